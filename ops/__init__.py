@@ -1,0 +1,22 @@
+"""Operator Lab's compute layer: load a Qwen2-family model and run it operator by operator.
+
+    from ops import load_model
+    model = load_model()                       # the bundled Qwen2.5-Coder-0.5B-Instruct, offline
+    trace = model.trace(["I like shanghai", "你好"])
+    trace["layers.0.attn.probs"].shape         # (B, nh, S, S)
+"""
+from .config import ConfigError, ModelConfig
+from .model import InputError, Model, token_limit
+from .sampling import SamplingError, SamplingParams
+from .trace import Trace
+
+
+def load_model(source=None, device=None, dtype=None, progress=None) -> Model:
+    """source: None/"default" (bundled), a Hugging Face model folder, or a GGUF file."""
+    from .loading import load_source
+    config, weights, tokenizer = load_source(source, progress=progress)
+    return Model(config, weights, tokenizer, device=device, dtype=dtype)
+
+
+__all__ = ["load_model", "Model", "ModelConfig", "Trace", "ConfigError", "InputError", "SamplingError",
+           "SamplingParams", "token_limit"]

@@ -1,0 +1,335 @@
+"""The runner: a Qwen2-family decoder run operator by operator, recording every step by name.
+
+Reads top to bottom like the pipeline: embedding -> L x (norm, attention, residual, norm, MLP/MoE,
+residual) -> final norm -> LM head. Each step calls record(name, tensor) with a trace-contract name.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from . import functional as fn
+from .config import ModelConfig
+from .sampling import SamplingParams, make_generator, sample_stages
+from .trace import Trace, capture_filter
+
+MAX_BATCH = 8
+
+
+class InputError(ValueError):
+    """A prompt or setting the model cannot take, explained in words."""
+
+
+def token_limit(config: ModelConfig) -> int:
+    """Longest prompt a trace or generation may use: the server's limit, never past the model's context.
+    Set OPERATOR_LAB_MAX_TOKENS to change the server's limit (default 2048)."""
+    try:
+        limit = int(os.environ.get("OPERATOR_LAB_MAX_TOKENS", "2048"))
+    except ValueError:
+        limit = 2048
+    return max(1, min(limit, config.max_position_embeddings))
+
+
+def pick_device(device: str | None = None) -> str:
+    """Chosen once: CUDA when asked for or available, else CPU."""
+    if device in (None, "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise InputError("device 'cuda' was asked for, but PyTorch sees no CUDA GPU on this machine")
+    if device != "cpu" and not device.startswith("cuda"):
+        raise InputError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    return device
+
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def pick_dtype(dtype, device: str) -> torch.dtype:
+    if dtype is None:
+        return torch.float32
+    if isinstance(dtype, str):
+        if dtype not in DTYPES:
+            raise InputError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+        dtype = DTYPES[dtype]
+    if dtype == torch.float16 and device == "cpu":
+        raise InputError("float16 is for CUDA; on the CPU use float32 or bfloat16")
+    return dtype
+
+
+class KVCache:
+    """Keys and values of every layer, preallocated for `capacity` positions.  k[i]: (B, nkv, capacity, hd)"""
+
+    def __init__(self, config: ModelConfig, B: int, capacity: int, device, dtype):
+        shape = (B, config.num_key_value_heads, capacity, config.head_dim)
+        self.k = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(config.num_hidden_layers)]
+        self.v = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(config.num_hidden_layers)]
+        self.length = 0        # positions filled so far
+        self.positions = None  # (B, length) position id of every cached key
+
+    def update(self, i: int, k: torch.Tensor, v: torch.Tensor):
+        """Write this call's (B, nkv, S, hd) keys/values after the cached ones; return all (B, nkv, T, hd)."""
+        end = self.length + k.shape[2]
+        self.k[i][:, :, self.length:end] = k
+        self.v[i][:, :, self.length:end] = v
+        return self.k[i][:, :, :end], self.v[i][:, :, :end]
+
+    def advance(self, n: int):
+        self.length += n
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes actually holding keys and values (filled positions only)."""
+        k = self.k[0]
+        return 2 * len(self.k) * k.shape[0] * k.shape[1] * self.length * k.shape[3] * k.element_size()
+
+
+@dataclass
+class GenerationStep:
+    token_id: int
+    piece: str
+    phase: str                      # "prefill" (the first token, whole prompt) or "decode"
+    seconds: float
+    kv_tokens: int                  # positions in the KV cache after this step
+    kv_bytes: int
+    candidates: list[int]           # top token ids by raw logit, for showing the stages
+    stages: dict                    # stage name -> values at `candidates` (logits ... probs)
+    chosen_prob: float
+
+
+@dataclass
+class Generation:
+    prompt: str
+    text: str                       # the generated text only
+    token_ids: list[int]            # generated ids (the stop token included when reached)
+    prompt_ids: list[int]
+    steps: list[GenerationStep] = field(default_factory=list)
+    stopped: str = "max_new_tokens"  # or "eos"
+
+
+class Model:
+    def __init__(self, config: ModelConfig, weights: dict, tokenizer=None, device=None, dtype=None):
+        self.config = config
+        self.tokenizer = tokenizer
+        self.device = pick_device(device)
+        self.dtype = pick_dtype(dtype, self.device)
+        self.weights = {n: t.to(self.device, self.dtype) for n, t in weights.items()}
+        if "lm_head.weight" not in self.weights:            # tied: the LM head is the embedding table
+            self.weights["lm_head.weight"] = self.weights["model.embed_tokens.weight"]
+
+    def w(self, name: str) -> torch.Tensor | None:
+        return self.weights.get(name)
+
+    @property
+    def num_parameters(self) -> int:
+        """Every distinct weight tensor counted once (a tied LM head is not counted twice)."""
+        seen = {}
+        for t in self.weights.values():
+            seen[t.data_ptr()] = t.numel()
+        return sum(seen.values())
+
+    # ---- one forward pass -------------------------------------------------
+    @torch.inference_mode()
+    def forward(self, ids: torch.Tensor, positions: torch.Tensor, key_valid: torch.Tensor,
+                cache: KVCache | None = None, record=None, last_only: bool = False) -> torch.Tensor:
+        """ids, positions (B, S); key_valid (B, T) covers cached + new keys. Returns logits (B, S|1, V)."""
+        c = self.config
+        rec = record or (lambda name, t: None)
+        ids, positions, key_valid = ids.to(self.device), positions.to(self.device), key_valid.to(self.device)
+        past = cache.length if cache else 0
+        k_positions = torch.arange(past + ids.shape[1], device=self.device)[None].expand(ids.shape[0], -1)
+        if past:                                                    # per-row key positions after the prompt
+            k_positions = torch.cat([cache.positions, positions], dim=1)
+        mask = fn.attention_mask(key_valid, positions, k_positions, dtype=torch.float32)   # (B, 1, S, T)
+        cos, sin = fn.rope_cos_sin(positions, c.head_dim, c.rope_theta)                     # (B, S, hd)
+
+        rec("tokens.ids", ids)
+        x = fn.embedding(ids, self.w("model.embed_tokens.weight"))                          # (B, S, H)
+        rec("embed.out", x)
+        for i in range(c.num_hidden_layers):
+            x = self.layer(i, x, cos, sin, mask, cache, rec)
+        if cache is not None:
+            cache.positions = k_positions
+            cache.advance(ids.shape[1])
+        x = fn.rms_norm(x, self.w("model.norm.weight"), c.rms_norm_eps)
+        rec("final_norm.out", x)
+        if last_only:
+            x = x[:, -1:]
+        logits = fn.lm_head(x, self.w("lm_head.weight"))                                    # (B, S, V)
+        rec("logits", logits)
+        return logits
+
+    def layer(self, i, x, cos, sin, mask, cache, rec):
+        c, p, n = self.config, f"model.layers.{i}.", f"layers.{i}."
+        h = fn.rms_norm(x, self.w(p + "input_layernorm.weight"), c.rms_norm_eps)
+        rec(n + "attn_norm.out", h)
+        a = self.attention(i, h, cos, sin, mask, cache, rec)
+        x = x + a
+        rec(n + "resid_mid", x)
+        h = fn.rms_norm(x, self.w(p + "post_attention_layernorm.weight"), c.rms_norm_eps)
+        rec(n + "mlp_norm.out", h)
+        m = self.moe(i, h, rec) if c.is_moe_layer(i) else self.mlp(i, h, rec)
+        x = x + m
+        rec(n + "resid_out", x)
+        return x
+
+    def attention(self, i, h, cos, sin, mask, cache, rec):
+        c, p, n = self.config, f"model.layers.{i}.self_attn.", f"layers.{i}.attn."
+        B, S, _ = h.shape
+        nh, nkv, hd = c.num_attention_heads, c.num_key_value_heads, c.head_dim
+        q = fn.linear(h, self.w(p + "q_proj.weight"), self.w(p + "q_proj.bias")).view(B, S, nh, hd).transpose(1, 2)
+        k = fn.linear(h, self.w(p + "k_proj.weight"), self.w(p + "k_proj.bias")).view(B, S, nkv, hd).transpose(1, 2)
+        v = fn.linear(h, self.w(p + "v_proj.weight"), self.w(p + "v_proj.bias")).view(B, S, nkv, hd).transpose(1, 2)
+        if c.has_qk_norm:                                       # Qwen3: per-head RMSNorm of q and k
+            q = fn.rms_norm(q, self.w(p + "q_norm.weight"), c.rms_norm_eps)
+            k = fn.rms_norm(k, self.w(p + "k_norm.weight"), c.rms_norm_eps)
+        rec(n + "q", q)                                         # (B, nh, S, hd)
+        rec(n + "k", k)                                         # (B, nkv, S, hd)
+        rec(n + "v", v)
+        q = fn.apply_rope(q, cos, sin)
+        k = fn.apply_rope(k, cos, sin)
+        rec(n + "q_rope", q)
+        rec(n + "k_rope", k)
+        if cache is not None:
+            k, v = cache.update(i, k, v)                        # (B, nkv, T, hd)
+        k, v = fn.repeat_kv(k, c.n_rep), fn.repeat_kv(v, c.n_rep)   # (B, nh, T, hd)
+        scores = fn.attention_scores(q, k, mask)                # (B, nh, S, T)
+        rec(n + "scores", scores)
+        probs = fn.softmax(scores)
+        rec(n + "probs", probs)
+        ctx = fn.attention_context(probs, v)                    # (B, S, nh*hd)
+        rec(n + "context", ctx)
+        out = fn.linear(ctx, self.w(p + "o_proj.weight"), self.w(p + "o_proj.bias"))   # (B, S, H)
+        rec(n + "out", out)
+        return out
+
+    def mlp(self, i, h, rec):
+        p, n = f"model.layers.{i}.mlp.", f"layers.{i}.mlp."
+        gate, up, act, out = fn.swiglu(h, self.w(p + "gate_proj.weight"), self.w(p + "up_proj.weight"),
+                                       self.w(p + "down_proj.weight"))
+        rec(n + "gate", gate)
+        rec(n + "up", up)
+        rec(n + "act", act)
+        rec(n + "out", out)
+        return out
+
+    def moe(self, i, h, rec):
+        c, p, n = self.config, f"model.layers.{i}.mlp.", f"layers.{i}."
+        B, S, H = h.shape
+        experts = [tuple(self.w(f"{p}experts.{e}.{m}_proj.weight") for m in ("gate", "up", "down"))
+                   for e in range(c.num_experts)]
+        shared = None
+        if c.shared_expert_intermediate_size:
+            shared = tuple(self.w(f"{p}shared_expert.{m}_proj.weight") for m in ("gate", "up", "down"))
+        out, probs, idx, weight = fn.moe(h.reshape(-1, H), self.w(p + "gate.weight"), experts,
+                                         c.num_experts_per_tok, c.norm_topk_prob, shared,
+                                         self.w(p + "shared_expert_gate.weight"))
+        rec(n + "moe.router_probs", probs.view(B, S, -1))
+        rec(n + "moe.topk_idx", idx.view(B, S, -1))
+        rec(n + "moe.topk_weight", weight.view(B, S, -1))
+        out = out.view(B, S, H)
+        rec(n + "mlp.out", out)
+        return out
+
+    # ---- prompts -> ids -----------------------------------------------------
+    def encode_prompts(self, prompts, chat: bool = False, system: str | None = None):
+        """Validate and tokenise; returns (prompts, texts, ids per row)."""
+        if isinstance(prompts, str):
+            prompts = [prompts]
+        prompts = list(prompts)
+        if not prompts:
+            raise InputError("no prompt given: type at least one line of text")
+        if len(prompts) > MAX_BATCH:
+            raise InputError(f"{len(prompts)} prompts given; a batch holds at most {MAX_BATCH}")
+        limit = token_limit(self.config)
+        texts, rows = [], []
+        for j, prompt in enumerate(prompts):
+            if not isinstance(prompt, str) or not prompt.strip():
+                raise InputError(f"prompt {j + 1} is empty: type some text")
+            text = self.tokenizer.apply_chat_template(prompt, system=system) if chat else prompt
+            ids = self.tokenizer.encode(text)
+            if len(ids) > limit:
+                raise InputError(f"prompt {j + 1} is {len(ids)} tokens; this server's limit is {limit} tokens "
+                                 f"(OPERATOR_LAB_MAX_TOKENS). Shorten it, or truncate to the first {limit} tokens.")
+            texts.append(text)
+            rows.append(ids)
+        return prompts, texts, rows
+
+    def pad_id(self) -> int:
+        pad = getattr(self.tokenizer, "pad_token_id", None)
+        return 0 if pad is None else int(pad)
+
+    # ---- the two things pages and tests call ------------------------------------
+    def trace(self, prompts, chat: bool = False, capture=None, system: str | None = None) -> Trace:
+        """Run the prompts (right-padded into one batch) and keep every named tensor that `capture` allows."""
+        prompts, texts, rows = self.encode_prompts(prompts, chat, system)
+        return self.trace_ids(rows, capture=capture, prompts=prompts, texts=texts)
+
+    def trace_ids(self, rows: list[list[int]], capture=None, prompts=None, texts=None) -> Trace:
+        B, S = len(rows), max(len(r) for r in rows)
+        ids = torch.full((B, S), self.pad_id(), dtype=torch.long)
+        for b, r in enumerate(rows):
+            ids[b, :len(r)] = torch.tensor(r, dtype=torch.long)
+        lengths = [len(r) for r in rows]
+        valid = torch.arange(S)[None] < torch.tensor(lengths)[:, None]       # (B, S) real tokens
+        positions = torch.arange(S)[None].expand(B, S)                       # right padding: 0..S-1 per row
+        keep = capture_filter(capture)
+        tensors = {}
+
+        def record(name, t):
+            if keep(name):
+                tensors[name] = t.detach().to("cpu")
+
+        self.forward(ids, positions, valid, record=record)
+        texts = texts or [""] * B
+        return Trace(self.config, prompts or texts, texts, ids, lengths, tensors)
+
+    @torch.inference_mode()
+    def generate(self, prompt: str, chat: bool = True, max_new_tokens: int = 32, temperature: float = 0.0,
+                 top_k: int = 0, top_p: float = 1.0, repetition_penalty: float = 1.0, seed: int = 0,
+                 on_token=None, system: str | None = None, stop_at_eos: bool = True) -> Generation:
+        """Autoregressive decoding with a KV cache: one prefill of the prompt, then one token per step."""
+        params = SamplingParams(temperature, top_k, top_p, repetition_penalty, seed)
+        prompts, texts, rows = self.encode_prompts(prompt, chat, system)
+        if len(rows) != 1:
+            raise InputError("generate takes one prompt at a time")
+        limit = token_limit(self.config)
+        if not isinstance(max_new_tokens, int) or not 1 <= max_new_tokens <= limit:
+            raise InputError(f"max_new_tokens = {max_new_tokens!r}: it must be a whole number from 1 to {limit}")
+        prompt_ids = rows[0]
+        max_new_tokens = min(max_new_tokens, self.config.max_position_embeddings - len(prompt_ids))
+        eos = set(getattr(self.tokenizer, "eos_token_ids", ()) or ()) | set(self.config.eos_ids)
+        gen = make_generator(params.seed)
+        cache = KVCache(self.config, 1, len(prompt_ids) + max_new_tokens, self.device, self.dtype)
+        seen = list(prompt_ids)
+        out = Generation(prompt=prompts[0], text="", token_ids=[], prompt_ids=prompt_ids)
+
+        ids = torch.tensor([prompt_ids])
+        for step in range(max_new_tokens):
+            t0 = time.perf_counter()
+            S = ids.shape[1]
+            positions = torch.arange(cache.length, cache.length + S)[None]
+            key_valid = torch.ones(1, cache.length + S, dtype=torch.bool)
+            logits = self.forward(ids, positions, key_valid, cache=cache, last_only=True)[0, -1]
+            st = sample_stages(logits, seen, params, gen)
+            token = st["chosen"]
+            cand = torch.topk(st["logits"], 20).indices
+            out.steps.append(GenerationStep(
+                token_id=token, piece=self.tokenizer.decode([token]) if self.tokenizer else str(token),
+                phase="prefill" if step == 0 else "decode", seconds=time.perf_counter() - t0,
+                kv_tokens=cache.length, kv_bytes=cache.nbytes, candidates=cand.tolist(),
+                stages={k: v[cand].tolist() for k, v in st.items() if k != "chosen"},
+                chosen_prob=float(st["probs"][token])))
+            out.token_ids.append(token)
+            seen.append(token)
+            if on_token:
+                on_token(out.steps[-1])
+            if stop_at_eos and token in eos:
+                out.stopped = "eos"
+                break
+            ids = torch.tensor([[token]])
+        if self.tokenizer:
+            out.text = self.tokenizer.decode(out.token_ids, skip_special_tokens=True)
+        return out
