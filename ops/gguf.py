@@ -218,8 +218,8 @@ def dequantize(f: GGUFFile, info: TensorInfo) -> np.ndarray:
 
     raw = f.blob[info.offset:info.offset + info.nbytes]
     qtype = GGMLQuantizationType(info.ggml_type)
-    if qtype == GGMLQuantizationType.F32:
-        return raw.view(np.float32).reshape(info.shape)
+    if qtype == GGMLQuantizationType.F32:  # a copy: the map is read-only and may be deleted
+        return raw.view(np.float32).reshape(info.shape).copy()
     if qtype == GGMLQuantizationType.BF16:  # numpy has no bfloat16: widen the bits by hand
         return (raw.view(np.uint16).astype(np.uint32) << 16).view(np.float32).reshape(info.shape)
     # gguf.dequantize works on rows of blocks: give it (rows, bytes per row)
@@ -242,8 +242,6 @@ def gguf_tensors(f: GGUFFile, config: ModelConfig, progress=None):
         if name is None:
             continue
         w = torch.from_numpy(np.ascontiguousarray(dequantize(f, info), dtype=np.float32))
-        if not w.flags_writeable if hasattr(w, "flags_writeable") else False:
-            w = w.clone()
         if config.model_type == "llama" and info.name.endswith(("attn_q.weight", "attn_k.weight")):
             n = config.num_attention_heads if "attn_q" in info.name else config.num_key_value_heads
             w = unpermute(w, n).contiguous()
@@ -267,9 +265,21 @@ def gguf_tokenizer(f: GGUFFile) -> Tokenizer:
 
 
 def read_gguf(path, progress=None, name: str | None = None):
-    """(ModelConfig, {hf_name: float32 tensor}, Tokenizer) from a GGUF file. Raises GGUFError/ConfigError."""
-    f = open_gguf(path)
-    config = gguf_config(f, name)
-    tokenizer = gguf_tokenizer(f)
-    weights = dict(gguf_tensors(f, config, progress))
+    """(ModelConfig, {hf_name: float32 tensor}, Tokenizer) from a GGUF file. Raises LoadError."""
+    from .loading import LoadError  # loading imports this module: import late
+
+    try:
+        f = open_gguf(path)
+        config = gguf_config(f, name)
+        tokenizer = gguf_tokenizer(f)
+        weights = dict(gguf_tensors(f, config, progress))
+    except GGUFError as e:
+        if "unsupported architecture" in str(e):
+            raise LoadError(f"{path}: {e}") from e
+        raise LoadError(f"{path} is not a readable GGUF file (truncated or corrupted?): {e}") from e
+    except (ConfigError, LoadError):
+        raise
+    except Exception as e:  # numpy/gguf errors on damaged data
+        raise LoadError(f"{path} is not a readable GGUF file (truncated or corrupted?): "
+                        f"{type(e).__name__}: {e}") from e
     return config, weights, tokenizer

@@ -1,0 +1,70 @@
+"""The sidebar every page shares: model source, device and dtype, prompts, chat toggle, language."""
+from __future__ import annotations
+
+import streamlit as st
+import torch
+
+from ops.model import MAX_BATCH, token_limit
+from .state import get_model, settings, t
+
+
+def classroom_mode() -> bool:
+    import os
+    return os.environ.get("OPERATOR_LAB_CLASSROOM", "0") == "1"
+
+
+def render():
+    """Draw the sidebar; returns the loaded model (or None after an error shown in the page)."""
+    sb = st.sidebar
+    sb.title(t("算子实验室", "Operator Lab"))
+    sb.radio("语言 / Language", ["zh", "en"], key="lang", horizontal=True,
+             format_func=lambda v: "中文" if v == "zh" else "English")
+    st.query_params["lang"] = st.session_state.lang
+
+    with sb.expander(t("模型", "Model"), expanded=False):
+        choice = st.radio(t("模型来源", "Model source"), ["default", "path"],
+                          index=0 if st.session_state.source == "default" else 1,
+                          format_func=lambda v: t("内置：Qwen2.5-Coder-0.5B-Instruct", "Bundled: Qwen2.5-Coder-0.5B-Instruct")
+                          if v == "default" else t("模型文件夹或 GGUF 文件", "A model folder or a GGUF file"),
+                          disabled=classroom_mode())
+        if choice == "path" and not classroom_mode():
+            path = st.text_input(t("路径（含 config.json 的文件夹，或 .gguf 文件）",
+                                   "Path (a folder with config.json, or a .gguf file)"),
+                                 value="" if st.session_state.source == "default" else st.session_state.source)
+            if st.button(t("加载", "Load")) and path.strip():
+                st.session_state.source = path.strip()
+        elif choice == "default":
+            st.session_state.source = "default"
+        devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+        st.selectbox(t("设备", "Device"), devices, key="device")
+        dtypes = ["float32", "bfloat16"] + (["float16"] if st.session_state.device == "cuda" else [])
+        if st.session_state.dtype not in dtypes:
+            st.session_state.dtype = "float32"
+        st.selectbox(t("精度", "dtype"), dtypes, key="dtype",
+                     help=t("讲解页面用 float32 以便与 PyTorch 精确对照。", "The stage pages use float32 to match PyTorch exactly."))
+
+    sb.text_area(t(f"提示词（每行一个，最多 {MAX_BATCH} 行 = 批大小 B）", f"Prompts (one per line, up to {MAX_BATCH} = batch B)"),
+                 key="prompt_text", height=110)
+    sb.toggle(t("套用聊天模板 (ChatML)", "Apply the chat template (ChatML)"), key="chat")
+    s = settings()
+    if s.prompts:
+        st.query_params["prompt"] = "\n".join(s.prompts)
+    st.query_params["chat"] = "1" if s.chat else "0"
+    sb.caption(f"B = {min(len(s.prompts), MAX_BATCH)}")
+
+    model = get_model()
+    if model is not None:
+        c = model.config
+        sb.markdown(f"**{c.name or s.source}** · `{c.model_type}` · {model.device} · {str(model.dtype).replace('torch.', '')}")
+        sb.markdown(
+            f"| | |\n|---|---|\n"
+            f"| {t('层数', 'layers')} L | {c.num_hidden_layers} |\n"
+            f"| {t('隐藏维度', 'hidden')} H | {c.hidden_size} |\n"
+            f"| {t('注意力头 / KV 头', 'heads / KV heads')} | {c.num_attention_heads} / {c.num_key_value_heads} |\n"
+            f"| {t('头维度', 'head dim')} | {c.head_dim} |\n"
+            f"| MLP I | {c.intermediate_size} |\n"
+            f"| {t('词表（嵌入行数）', 'vocab (embedding rows)')} | {c.vocab_size:,} |\n"
+            f"| {t('分词器词数', 'tokenizer tokens')} | {model.tokenizer.vocab_size:,} |\n"
+            f"| {t('参数量', 'parameters')} | {model.num_parameters:,} |\n"
+            f"| {t('最长输入', 'token limit')} | {token_limit(c):,} |")
+    return model
