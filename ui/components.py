@@ -102,19 +102,37 @@ def check(label: str, ours, reference, tol: float = 1e-4):
     return d
 
 
+def human(n: float, unit: str = "") -> str:
+    """1234567 -> '1.23 M' (FLOPs, parameters, bytes)."""
+    for div, suffix in ((1e12, " T"), (1e9, " G"), (1e6, " M"), (1e3, " k")):
+        if abs(n) >= div:
+            return f"{n / div:.3g}{suffix}{unit}"
+    return f"{n:.4g} {unit}".rstrip()
+
+
 def at_scale(stage: str, B: int, S: int):
     """The same operator's shapes, parameters, FLOPs and bytes for Qwen2.5-32B at the user's B and S."""
     from ops import costs
-    st.subheader(t("放大到 Qwen2.5-32B", "At scale: Qwen2.5-32B"))
+    st.header(t("放大到 Qwen2.5-32B", "At scale: Qwen2.5-32B"))
     try:
         ref = costs.reference_configs()["Qwen2.5-32B-Instruct"]
-        rows = costs.operator_costs(ref, stage, B, S)
+        c = costs.operator_costs(ref, stage, B, S)
     except Exception as e:
         st.info(t("规模数据暂不可用：", "Scale figures unavailable: ") + str(e))
         return
-    st.caption(t(f"B = {B}, S = {S}，数值由 ops/costs.py 依据配置计算。",
-                 f"B = {B}, S = {S}; figures computed by ops/costs.py from the config."))
-    st.dataframe(rows, width="stretch", hide_index=True)
+    st.caption(t(f"B = {B}, S = {S}（当前提示词），由 ops/costs.py 依据 Qwen2.5-32B 的 config 计算；层数 {c.get('layers', 1)}。",
+                 f"B = {B}, S = {S} (your prompts), computed by ops/costs.py from Qwen2.5-32B's config; "
+                 f"{c.get('layers', 1)} layer(s)."))
+    cols = st.columns(4)
+    cols[0].metric(t("输入 → 输出", "input → output"), f"{shape_str(c['input_shape'])} → {shape_str(c['output_shape'])}")
+    cols[1].metric(t("参数量", "parameters"), human(c.get("params", 0)))
+    cols[2].metric("FLOPs", human(c.get("flops", 0)))
+    cols[3].metric(t("读写字节 (bf16)", "bytes moved (bf16)"), human(c.get("bytes", 0), "B"))
+    if c.get("tensors"):
+        st.dataframe([{t("权重", "weight"): n, t("形状", "shape"): shape_str(sh)} for n, sh in c["tensors"]],
+                     hide_index=True, width="stretch")
+    if c.get("note"):
+        st.caption(c["note"])
 
 
 def token_labels(model, trace, b: int) -> list[str]:

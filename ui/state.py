@@ -50,8 +50,9 @@ def init_state():
 
 def settings() -> Settings:
     ss = st.session_state
-    lines = [line for line in ss.prompt_text.splitlines() if line.strip()]
-    return Settings(ss.source, ss.device, ss.dtype, tuple(lines), bool(ss.chat), ss.lang)
+    get = lambda k: ss.get(k, DEFAULTS[k])
+    lines = [line for line in str(get("prompt_text")).splitlines() if line.strip()]
+    return Settings(get("source"), get("device"), get("dtype"), tuple(lines), bool(get("chat")), get("lang"))
 
 
 def lang() -> str:

