@@ -171,8 +171,8 @@ def gguf_config(f: GGUFFile, name: str | None = None) -> ModelConfig:
         if model_type == "qwen2_moe" and d["shared_expert_intermediate_size"] == 0 \
                 and "blk.0.ffn_up_shexp.weight" in f.tensors:
             d["shared_expert_intermediate_size"] = f.tensors["blk.0.ffn_up_shexp.weight"].shape[0]
-        if model_type == "qwen3_moe" and "expert_weights_norm" in " ".join(md):
-            d["norm_topk_prob"] = bool(get("expert_weights_norm", True))
+        if get("expert_weights_norm") is not None:  # else: Qwen3-MoE always renormalises, Qwen2-MoE never
+            d["norm_topk_prob"] = bool(get("expert_weights_norm"))
     return ModelConfig.from_dict(d)
 
 
@@ -245,6 +245,8 @@ def gguf_tensors(f: GGUFFile, config: ModelConfig, progress=None):
         if config.model_type == "llama" and info.name.endswith(("attn_q.weight", "attn_k.weight")):
             n = config.num_attention_heads if "attn_q" in info.name else config.num_key_value_heads
             w = unpermute(w, n).contiguous()
+        if name.endswith("shared_expert_gate.weight") and w.ndim == 1:  # GGUF keeps it as a vector [H]
+            w = w[None, :]
         if "{e}" in name:  # stacked experts [E, rows, cols] -> one HF tensor per expert
             for e in range(w.shape[0]):
                 yield name.format(e=e), w[e].clone()

@@ -291,6 +291,7 @@ def _atomic_write(path: Path, write):
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
     try:
         write(tmp)
+        os.chmod(tmp, 0o644)  # some writers create 0600 temp files
         os.replace(tmp, path)
     finally:
         if tmp.exists():

@@ -14,9 +14,9 @@ thousands separators ("32,763,876,352") or units ("1.00 GiB").
 """
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
-from pathlib import Path
 
 from ops import costs
 from ops.config import ModelConfig
@@ -140,3 +140,9 @@ def numbers(config: ModelConfig, tokenizer_vocab: int | None = None, B: int = 1,
         params_72b=costs.human(costs.total_params(refs['Qwen2.5-72B-Instruct'])),
     )
     return out
+
+
+def cheatsheet(numbers: dict) -> list[dict]:
+    """assets/cheatsheet.json rows with their shape templates filled from `numbers`."""
+    rows = json.loads((costs.ASSETS / "cheatsheet.json").read_text("utf-8"))
+    return [{k: fill(v, numbers) if isinstance(v, str) else v for k, v in r.items()} for r in rows]

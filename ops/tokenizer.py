@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from functools import cached_property, lru_cache
 
 from tokenizers import AddedToken, Regex, decoders, normalizers, pre_tokenizers
@@ -285,7 +284,3 @@ class Tokenizer:
     def __repr__(self):
         return f"Tokenizer(vocab_size={self.vocab_size}, eos={self.eos_token_ids})"
 
-
-def nfc(text: str) -> str:
-    """What decode(encode(text)) gives back for a Qwen tokenizer: the NFC form of text."""
-    return unicodedata.normalize("NFC", text)

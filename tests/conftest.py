@@ -180,3 +180,12 @@ def write_tiny_gguf(path: Path, weights: dict, arch="qwen2", n_layers=2, hidden=
     w.write_tensors_to_file()
     w.close()
     return path
+
+
+@pytest.fixture(scope="session")
+def real_model(bundled):
+    """The bundled model as an ops.Model on the CPU in float32 (shared by every real-model test)."""
+    from ops import Model
+
+    config, weights, tokenizer = bundled
+    return Model(config, weights, tokenizer, device="cpu", dtype="float32")

@@ -1,0 +1,178 @@
+"""AppTest for the MLP/MoE, LM head, sampling, generate and tour pages: real model and tiny random ones."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+PAGES = ["pages/mlp.py", "pages/lm_head.py", "pages/sampling.py", "pages/generate.py", "pages/tour.py"]
+
+
+def _tiny_folder(folder: Path, model_type: str) -> Path:
+    """A random tiny Qwen2 / Qwen2-MoE with the real 151,936-row vocabulary and the real tokenizer.json."""
+    import torch
+    import transformers as tf
+    from ops import loading
+
+    tok = loading.cache_dir() / "qwen2.5-coder-0.5b-instruct" / "tokenizer.json"
+    if not tok.exists():
+        pytest.skip("the bundled tokenizer.json is not prepared")
+    torch.manual_seed(0)
+    common = dict(vocab_size=151936, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512)
+    if model_type == "qwen2":
+        config = tf.Qwen2Config(**common)
+        model = tf.Qwen2ForCausalLM(config)
+    else:
+        config = tf.Qwen2MoeConfig(**common, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=16,
+                                   shared_expert_intermediate_size=32)
+        model = tf.Qwen2MoeForCausalLM(config)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(str(folder))
+    shutil.copy(tok, folder / "tokenizer.json")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tiny_dense(tmp_path_factory):
+    return str(_tiny_folder(tmp_path_factory.mktemp("tiny_qwen2"), "qwen2"))
+
+
+@pytest.fixture(scope="module")
+def tiny_moe(tmp_path_factory):
+    return str(_tiny_folder(tmp_path_factory.mktemp("tiny_qwen2_moe"), "qwen2_moe"))
+
+
+def _open(page: str, source: str | None = None, prompt: str | None = None):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    if source is not None:
+        at.session_state["source"] = source
+    if prompt is not None:
+        at.session_state["prompt_text"] = prompt
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _texts(at) -> str:
+    parts = [m.value for m in at.markdown] + [h.value for h in at.title] + [h.value for h in at.header]
+    parts += [h.value for h in at.subheader] + [x.value for x in at.caption] + [x.value for x in at.info]
+    parts += [x.value for x in at.warning] + [x.value for x in at.error] + [x.value for x in at.success]
+    return "\n".join(str(p) for p in parts)
+
+
+def _check_mlp(at, moe_real: bool):
+    txt = _texts(at)
+    assert "MoE" in txt
+    assert "Qwen2.5-32B" in txt
+    if moe_real:
+        assert any("MoE" in s.value for s in at.success)
+    else:
+        assert any("random weights" in e.value or "随机权重" in e.value for e in at.error)
+        assert all("max |diff|" in s.value for s in at.success if "diff" in s.value)
+    assert len(at.dataframe) >= 2                           # the MoE facts table and the top-k table
+
+
+def _check_generate(at):
+    nxt = [b for b in at.button if b.key == "gen_next"][0]
+    nxt.click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.dataframe[0].value) == 1
+    [b for b in at.button if b.key == "gen_next"][0].click()
+    at.run()
+    assert not at.exception
+    df = at.dataframe[0].value
+    assert len(df) == 2
+    assert list(df.iloc[:, 3]) == ["prefill", "decode"]        # phase
+    assert int(df.iloc[1, 4]) == 1                             # a decode step processes 1 token
+    [b for b in at.button if b.key == "gen_reset"][0].click()
+    at.run()
+    assert not at.exception
+    assert len(at.dataframe) == 0
+
+
+def _check_tour(at):
+    assert at.session_state["tour_step"] == 0
+    [b for b in at.button if b.key == "tour_next"][0].click()
+    at.run()
+    assert not at.exception
+    assert at.session_state["tour_step"] == 1
+    [b for b in at.button if b.key == "tour_next"][0].click()
+    at.run()
+    assert at.session_state["tour_step"] == 2
+    [b for b in at.button if b.key == "tour_back"][0].click()
+    at.run()
+    assert not at.exception
+    assert at.session_state["tour_step"] == 1
+    for _ in range(40):                                       # walk to the end: every step renders
+        nxt = [b for b in at.button if b.key == "tour_next"][0]
+        if nxt.proto.disabled:
+            break
+        nxt.click()
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["tour_step"] >= 19
+    assert at.query_params["step"] == [str(at.session_state["tour_step"])]
+
+
+def _check_sampling(at):
+    assert not at.error
+    at.number_input(key="smp_temp").set_value(-1.0)
+    at.run()
+    assert not at.exception
+    assert at.error and "temperature" in at.error[0].value
+    at.number_input(key="smp_temp").set_value(0.0)
+    at.run()
+    assert not at.exception and not at.error
+    at.number_input(key="smp_topp").set_value(1.5)
+    at.run()
+    assert not at.exception
+    assert at.error and "top_p" in at.error[0].value
+
+
+def _run_all(source=None, prompt=None, moe_real=False):
+    for page in PAGES:
+        at = _open(page, source, prompt)
+        assert at.title, page
+        if page.endswith("mlp.py"):
+            _check_mlp(at, moe_real)
+        elif page.endswith("generate.py"):
+            _check_generate(at)
+        elif page.endswith("tour.py"):
+            _check_tour(at)
+        elif page.endswith("sampling.py"):
+            _check_sampling(at)
+        elif page.endswith("lm_head.py"):
+            assert any("lens" in s.value for s in at.success)
+            assert not any("✗" in e.value for e in at.error)
+
+
+@pytest.mark.real
+def test_pages_real_model():
+    _run_all()
+
+
+@pytest.mark.real
+def test_pages_real_model_batch_and_single_token():
+    for page in PAGES:
+        at = _open(page, prompt="I like shanghai\nHi")
+        assert not at.exception
+    for page in PAGES:
+        at = _open(page, prompt="Hi")
+        assert not at.exception
+
+
+def test_pages_tiny_dense(tiny_dense):
+    _run_all(tiny_dense, prompt="I like shanghai\nHello there, friend")
+
+
+def test_pages_tiny_moe(tiny_moe):
+    _run_all(tiny_moe, moe_real=True)

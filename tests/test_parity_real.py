@@ -1,0 +1,71 @@
+"""The bundled Qwen2.5-Coder-0.5B-Instruct against transformers' own Qwen2ForCausalLM on the same GGUF."""
+from pathlib import Path
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.real
+PROMPTS = ["I like shanghai", "上海是中国最大的城市之一，", "def fib(n):\n    return", "12345 + 678 = "]
+
+
+@pytest.fixture(scope="module")
+def reference(bundled_gguf_path):
+    """transformers' model dequantized by transformers itself from the same GGUF (float32, eager)."""
+    transformers = pytest.importorskip("transformers")
+    p = Path(bundled_gguf_path)
+    ref = transformers.AutoModelForCausalLM.from_pretrained(str(p.parent), gguf_file=p.name, dtype=torch.float32,
+                                                            attn_implementation="eager")
+    return ref.eval()
+
+
+def maxdiff(a, b):
+    return (a.float() - b.float()).abs().max().item()
+
+
+@pytest.mark.parametrize("prompt", PROMPTS)
+def test_every_layer_and_logits(real_model, reference, prompt):
+    trace = real_model.trace(prompt)
+    with torch.no_grad():
+        out = reference(trace.token_ids, output_hidden_states=True)
+    L = real_model.config.num_hidden_layers
+    assert maxdiff(trace.embeddings, out.hidden_states[0]) == 0
+    for i in range(L - 1):        # hidden_states[L] is after the final norm in transformers
+        d = maxdiff(trace.layer(i, "resid_out"), out.hidden_states[i + 1])
+        assert d <= 1e-3, f"layer {i} output differs by {d}"
+    d = maxdiff(trace.final_hidden(), out.hidden_states[L])
+    assert d <= 1e-3, f"final norm differs by {d}"
+    d = maxdiff(trace.logits, out.logits)
+    assert d <= 1e-3, f"logits differ by {d}"
+
+
+def test_padded_batch_equals_each_prompt(real_model, reference):
+    trace = real_model.trace(PROMPTS)
+    for b, prompt in enumerate(PROMPTS):
+        n = trace.lengths[b]
+        with torch.no_grad():
+            ref = reference(trace.token_ids[b:b + 1, :n]).logits[0]
+        d = maxdiff(trace.logits[b, :n], ref)
+        assert d <= 1e-3, f"row {b} of the padded batch differs from transformers by {d}"
+
+
+def test_known_next_tokens(real_model):
+    trace = real_model.trace("I like shanghai")
+    top = trace.logits[0, -1].topk(5)
+    assert top.indices.tolist() == [13, 11, 323, 271, 382]
+    torch.testing.assert_close(top.values, torch.tensor([12.887, 12.839, 12.565, 11.188, 10.968]), atol=2e-3, rtol=0)
+
+
+def test_32_greedy_tokens_equal_transformers_generate(real_model, reference):
+    out = real_model.generate("Write a Python function that reverses a string.", chat=True, max_new_tokens=32,
+                              stop_at_eos=False)
+    ids = torch.tensor([out.prompt_ids])
+    with torch.no_grad():
+        ref = reference.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=32, min_new_tokens=32,
+                                 do_sample=False)
+    assert out.token_ids == ref[0, len(out.prompt_ids):].tolist()
+
+
+def test_chat_answer(real_model):
+    out = real_model.generate("What is the capital of France?", chat=True, max_new_tokens=24)
+    assert out.text == "The capital of France is Paris."
+    assert out.stopped == "eos"

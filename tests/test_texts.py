@@ -1,0 +1,108 @@
+"""Explanation texts: complete, filled, corrected, and in our own words."""
+import os
+import pathlib
+import re
+
+import pytest
+
+from ops import costs, texts
+from ops.config import ModelConfig
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+TINY = ModelConfig(vocab_size=320, hidden_size=64, intermediate_size=96, num_hidden_layers=3,
+                   num_attention_heads=4, num_key_value_heads=2, name="tiny")
+
+
+@pytest.fixture(scope="module", params=["bundled", "tiny"])
+def nums(request):
+    if request.param == "bundled":
+        return texts.numbers(costs.load_config(ROOT / "assets/configs/qwen2.5-0.5b-instruct.json"), B=2, S=7)
+    return texts.numbers(TINY, B=1, S=5)
+
+
+@pytest.mark.parametrize("stage", texts.STAGES)
+def test_every_text_filled(stage, nums):
+    for lang in texts.LANGS:
+        for level in texts.LEVELS:
+            t = texts.explain(stage, lang, level, nums)
+            assert len(t) > 120, (stage, lang, level, len(t))
+            leftover = [p for p in texts.placeholders(texts.template(stage, lang, level)) if p not in nums]
+            assert not leftover
+
+
+def test_missing_placeholder_raises():
+    with pytest.raises(KeyError):
+        texts.explain("embedding", "en", "academic", {})
+    assert texts.fill("$\\sqrt{{d}}$ = {H}", {"H": "5"}) == "$\\sqrt{d}$ = 5"
+
+
+def test_stages_and_unknown():
+    assert texts.stages()[0] == "overview" and "decode" in texts.stages()
+    with pytest.raises(KeyError):
+        texts.explain("nope", "en", "plain", {})
+
+
+def test_live_numbers_not_typed():
+    n = texts.numbers(costs.reference_config("Qwen2.5-0.5B-Instruct"))
+    t = texts.explain("embedding", "en", "academic", n)
+    assert "[151936, 896]" in t and "[152064, 5120]" in t
+    assert "5120" not in texts.template("embedding", "en", "academic")
+
+
+def test_cheatsheet_filled():
+    rows = texts.cheatsheet(texts.numbers(costs.reference_config(), B=2, S=9))
+    assert len(rows) >= 10
+    assert any(r["output_shape"] == "[2, 9, 5120]" for r in rows)
+    assert any("[2, 9, 152064]" == r["output_shape"] for r in rows)
+    assert all(r["purpose_zh"] and r["purpose_en"] for r in rows)
+
+
+CORRECTIONS = [  # (stage, lang, must contain)
+    ("moe", "en", "dense"), ("moe", "zh", "稠密"), ("mlp", "en", "dense"), ("mlp", "zh", "稠密"),
+    ("overview", "en", "dense"), ("overview", "zh", "稠密"),
+    ("tokenize", "en", "151,665"), ("tokenize", "zh", "151,665"),
+    ("tokenize", "en", "[40, 1075, 557, 30070]"), ("tokenize", "zh", "[40, 1075, 557, 30070]"),
+    ("tokenize", "en", "no BOS"), ("tokenize", "zh", "不加 BOS"),
+    ("lm_head", "en", "Qwen2.5-32B-Instruct has false"), ("lm_head", "zh", "Qwen2.5-32B-Instruct 为 false"),
+    ("attention", "en", "40 query heads"), ("attention", "zh", "40 个查询头"),
+    ("attention", "en", "causal mask"), ("attention", "zh", "因果掩码"),
+    ("attention", "en", "bias"), ("attention", "zh", "偏置"),
+    ("attention", "en", "float32"), ("attention", "zh", "float32"),
+    ("sampling", "en", "-\\infty"), ("sampling", "zh", "-\\infty"),
+    ("sampling", "en", "not to zero"), ("sampling", "zh", "不是置零"),
+]
+
+
+@pytest.mark.parametrize("stage, lang, needle", CORRECTIONS)
+def test_corrections_present(stage, lang, needle):
+    n = texts.numbers(costs.reference_config("Qwen2.5-0.5B-Instruct"))
+    body = "\n".join(texts.explain(stage, lang, lv, n) for lv in texts.LEVELS)
+    assert needle in body, (stage, lang, needle)
+
+
+# ---- own words: the team hook's rule -------------------------------------------------------
+def _seeds_dir():
+    env = os.environ.get("OPERATOR_LAB_SEEDS")
+    for d in ([pathlib.Path(env)] if env else []) + [ROOT.parent / "shared" / "seeds"]:
+        if d.is_dir() and list(d.glob("*.txt")):
+            return d
+    return None
+
+
+def test_no_run_shared_with_seeds():
+    seeds = _seeds_dir()
+    if seeds is None:
+        pytest.skip("seed articles not found (../shared/seeds or $OPERATOR_LAB_SEEDS); overlap not checked")
+    ws, cjk, N = re.compile(r"\s+"), re.compile(r"[\u4e00-\u9fff]"), 20
+    s = ws.sub("", "".join(p.read_text("utf-8") for p in sorted(seeds.glob("*.txt"))))
+    runs = {s[i:i + N] for i in range(len(s) - N + 1)}
+    files = [p for p in (ROOT / "assets").rglob("*") if p.is_file() and p.suffix in {".md", ".json", ".txt"}]
+    files += [ROOT / "ops" / "texts.py", ROOT / "ops" / "practice.py"]
+    hits = {}
+    for p in files:
+        f = ws.sub("", p.read_text("utf-8"))
+        for i in range(len(f) - N + 1):
+            r = f[i:i + N]
+            if r in runs and len(cjk.findall(r)) >= N // 2:
+                hits.setdefault(str(p.relative_to(ROOT)), r)
+    assert not hits, f"text copied from the seed articles: {hits}"

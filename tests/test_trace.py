@@ -1,0 +1,61 @@
+"""The trace contract: golden names in order, shapes, and the residual identities."""
+import pytest
+import torch
+
+from tests.test_parity_tiny import tiny_pair
+
+LAYER_NAMES = ["attn_norm.out", "attn.q", "attn.k", "attn.v", "attn.q_rope", "attn.k_rope", "attn.scores",
+               "attn.probs", "attn.context", "attn.out", "resid_mid", "mlp_norm.out", "mlp.gate", "mlp.up",
+               "mlp.act", "mlp.out", "resid_out"]
+
+
+def golden_names(L):
+    return (["tokens.ids", "embed.out"] + [f"layers.{i}.{n}" for i in range(L) for n in LAYER_NAMES]
+            + ["final_norm.out", "logits"])
+
+
+def check_trace(trace, c):
+    B, S = trace.token_ids.shape
+    H, nh, nkv, hd, I, V = (c.hidden_size, c.num_attention_heads, c.num_key_value_heads, c.head_dim,
+                            c.intermediate_size, c.vocab_size)
+    assert trace.names() == golden_names(c.num_hidden_layers)
+    expect = {"tokens.ids": (B, S), "embed.out": (B, S, H), "final_norm.out": (B, S, H), "logits": (B, S, V),
+              "layers.0.attn.q": (B, nh, S, hd), "layers.0.attn.k": (B, nkv, S, hd), "layers.0.attn.v": (B, nkv, S, hd),
+              "layers.0.attn.q_rope": (B, nh, S, hd), "layers.0.attn.scores": (B, nh, S, S),
+              "layers.0.attn.probs": (B, nh, S, S), "layers.0.attn.context": (B, S, nh * hd),
+              "layers.0.attn.out": (B, S, H), "layers.0.mlp.act": (B, S, I), "layers.0.resid_out": (B, S, H)}
+    for name, shape in expect.items():
+        assert tuple(trace[name].shape) == shape, name
+    for i in range(c.num_hidden_layers):
+        x = trace.layer_input(i)
+        assert torch.equal(trace.layer(i, "resid_mid"), x + trace.layer(i, "attn.out")), f"layer {i} resid_mid"
+        assert torch.equal(trace.layer(i, "resid_out"), trace.layer(i, "resid_mid") + trace.layer(i, "mlp.out"))
+        probs = trace.attention_probs(i)
+        torch.testing.assert_close(probs.sum(-1), torch.ones(probs.shape[:-1]))
+        assert probs.triu(1).abs().max() == 0
+    for t in trace.tensors.values():
+        assert t.device.type == "cpu" and not t.requires_grad
+
+
+def test_tiny_trace_contract():
+    model, _ = tiny_pair("qwen2")
+    trace = model.trace_ids([[1, 2, 3, 4, 5], [6, 7]])
+    check_trace(trace, model.config)
+    assert trace.lengths == [5, 2] and trace.attention_mask.tolist()[1] == [True, True, False, False, False]
+
+
+def test_capture_filter_keeps_only_what_is_asked():
+    model, _ = tiny_pair("qwen2")
+    full = model.trace_ids([[1, 2, 3]])
+    small = model.trace_ids([[1, 2, 3]], capture=["layers.1.attn.*", "logits"])
+    assert set(small.names()) == {n for n in full.names() if n.startswith("layers.1.attn.")} | {"logits"}
+    assert torch.equal(small.logits, full.logits)
+    only_logits = model.trace_ids([[1, 2, 3]], capture=lambda n: n == "logits")
+    assert only_logits.names() == ["logits"]
+
+
+@pytest.mark.real
+def test_real_trace_contract(real_model):
+    trace = real_model.trace(["I like shanghai", "你好，世界！今天天气很好"])
+    check_trace(trace, real_model.config)
+    assert trace.token_ids[0, :4].tolist() == [40, 1075, 557, 30070]

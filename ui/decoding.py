@@ -1,0 +1,132 @@
+"""Helpers for the MLP/MoE, LM head, sampling, generate and tour pages (kept out of the shared modules)."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+import torch
+
+import ops
+from ops import functional as fn
+from ops.config import ModelConfig
+from viz.figures import _layout
+
+
+def short(piece: str, n: int = 8) -> str:
+    """A token piece fit for an axis label: whitespace made visible, cut to n characters."""
+    s = str(piece).replace("\n", "↵").replace("\t", "⇥").replace(" ", "␣")
+    if s == "":
+        s = "∅"
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def pieces(model, ids) -> list[str]:
+    ids = [int(i) for i in ids]
+    try:
+        return model.tokenizer.pieces(ids)
+    except Exception:
+        return [str(i) for i in ids]
+
+
+def short_labels(model, ids, n: int = 8) -> list[str]:
+    return [short(p, n) for p in pieces(model, ids)]
+
+
+# ---- a tiny random-weight MoE, only to show the mechanism on a dense model ---------------------------
+TINY_MOE = dict(vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                num_key_value_heads=2, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32,
+                shared_expert_intermediate_size=64, max_position_embeddings=4096)
+
+
+@st.cache_resource(show_spinner=False)
+def tiny_moe_model(seed: int = 0):
+    """ops.Model of a 2-layer qwen2_moe with seeded random weights under the Hugging Face names."""
+    c = ModelConfig(model_type="qwen2_moe", name="tiny random MoE (8 experts, top-2)", **TINY_MOE)
+    from ops.loading import expected_shapes
+    g = torch.Generator().manual_seed(seed)
+    weights = {}
+    for name, shape in expected_shapes(c).items():
+        if name.endswith("layernorm.weight") or name == "model.norm.weight":
+            weights[name] = torch.ones(shape)
+        elif name.endswith(".bias"):
+            weights[name] = torch.zeros(shape)
+        else:
+            weights[name] = torch.randn(shape, generator=g) * (1.0 / shape[-1] ** 0.5)
+    return ops.Model(c, weights, tokenizer=None, device="cpu", dtype="float32")
+
+
+def moe_trace(trace, model):
+    """(trace with MoE tensors, the model that made it, real?) for the MoE section; tiny one cached per trace."""
+    if any(trace.has_moe(i) for i in range(trace.config.num_hidden_layers)):
+        return trace, model, True
+    key = ("_moe_tiny", id(trace))
+    if key not in st.session_state:
+        tiny = tiny_moe_model()
+        rows = [[int(v) % tiny.config.vocab_size for v in trace.token_ids[b, :trace.lengths[b]].tolist()]
+                for b in range(trace.B)]
+        st.session_state[key] = tiny.trace_ids(rows)
+    return st.session_state[key], tiny_moe_model(), False
+
+
+# ---- logit lens ----------------------------------------------------------------------------------
+def logit_lens(model, trace, b: int):
+    """Top token and its probability at every residual-stream state (embed + each layer) and position of row b.
+
+    Returns (ids [L+1, n], probs [L+1, n]); computed once per (trace, row), kept in session_state."""
+    store = st.session_state.setdefault("_lens", {})
+    key = (id(trace), b)
+    if key not in store:
+        if len(store) > 16:
+            store.clear()
+        n = trace.lengths[b]
+        w_norm = model.w("model.norm.weight").float().cpu()
+        w_head = model.w("lm_head.weight").float().cpu()
+        ids, probs = [], []
+        with torch.inference_mode():
+            for state in trace.residual_stream():
+                h = fn.rms_norm(state[b, :n].float(), w_norm, model.config.rms_norm_eps)
+                p = torch.softmax(fn.lm_head(h, w_head), dim=-1)         # (n, V)
+                top = p.max(dim=-1)
+                ids.append(top.indices)
+                probs.append(top.values)
+        store[key] = (torch.stack(ids), torch.stack(probs))
+    return store[key]
+
+
+# ---- figures not in viz/figures.py ---------------------------------------------------------------
+def silu_curve(gate_values, title="", xlabel="gate z", ylabel="silu(z)") -> go.Figure:
+    z = torch.linspace(-8, 8, 400)
+    fig = go.Figure(go.Scatter(x=z.tolist(), y=torch.nn.functional.silu(z).tolist(), mode="lines",
+                               name="silu(z) = z·σ(z)", line=dict(width=3)))
+    g = gate_values.float().clamp(-8, 8)
+    fig.add_trace(go.Scatter(x=g.tolist(), y=torch.nn.functional.silu(g).tolist(), mode="markers",
+                             name="gate", marker=dict(size=6, opacity=0.35)))
+    fig.update_layout(legend=dict(orientation="h", y=1.12))
+    return _layout(fig, title, xlabel, ylabel, 420)
+
+
+def bar_pair(labels, a, b, name_a, name_b, title="", xlabel="", ylabel="", height=440) -> go.Figure:
+    fig = go.Figure([go.Bar(x=labels, y=[float(v) for v in a], name=name_a, text=[f"{float(v):.3f}" for v in a],
+                            textposition="auto"),
+                     go.Bar(x=labels, y=[float(v) for v in b], name=name_b, text=[f"{float(v):.3f}" for v in b],
+                            textposition="auto")])
+    fig.update_layout(barmode="group", legend=dict(orientation="h", y=1.12))
+    fig.update_xaxes(type="category", tickangle=-45)
+    return _layout(fig, title, xlabel, ylabel, height)
+
+
+def text_heatmap(z, text, x, y, title="", xlabel="", ylabel="", height=600, colorscale="Viridis") -> go.Figure:
+    """Heatmap with a string per cell (e.g. the logit lens: color = probability, text = token piece)."""
+    z = z.float().tolist() if hasattr(z, "tolist") else z
+    show = len(x) * len(y) <= 600
+    hm = go.Heatmap(z=z, x=x, y=y, colorscale=colorscale, zmin=0, zmax=1, text=text,
+                    texttemplate="%{text}" if show else None, textfont=dict(size=13),
+                    hovertemplate="%{y}<br>%{x}<br>%{text}: p = %{z:.3f}<extra></extra>")
+    fig = go.Figure(hm)
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(type="category", tickangle=-45)
+    return _layout(fig, title, xlabel, ylabel, height)
+
+
+def html_escape(s: str) -> str:
+    import html
+    return html.escape(str(s)).replace("\n", "<br>")

@@ -1,0 +1,84 @@
+"""Token chips, short axis labels and URL-kept choices for the pages of part A (overview, tokenize,
+rmsnorm, attention, residual)."""
+from __future__ import annotations
+
+import html
+
+import streamlit as st
+
+PALETTE = ["#fde2e4", "#e2ece9", "#dfe7fd", "#fff1c1", "#e8dff5", "#d8f3dc", "#ffd6a5", "#cddafd"]
+SPECIAL_STYLE = "background:#6a1b9a;color:white"
+PAD_STYLE = "background:#bbbbbb;color:#444;text-decoration:line-through"
+
+
+def short(label: str, n: int = 8) -> str:
+    """A piece cut to n characters for an axis; whitespace made visible."""
+    label = str(label).replace("\n", "↵").replace("\t", "⇥")
+    return label if len(label) <= n else label[: n - 1] + "…"
+
+
+def shown(piece: str) -> str:
+    """A piece with leading/trailing spaces and newlines made visible (for chips)."""
+    return piece.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥") or "∅"
+
+
+def row_labels(model, trace, b: int, n: int = 8, with_pad: bool = False) -> list[str]:
+    """Short readable labels of row b (real tokens; padding as 'pad' when with_pad)."""
+    length = trace.lengths[b]
+    ids = trace.token_ids[b].tolist()
+    try:
+        pieces = model.tokenizer.pieces(ids[:length])
+    except Exception:
+        pieces = [str(i) for i in ids[:length]]
+    out = [short(p, n) for p in pieces]
+    if with_pad:
+        out += ["pad"] * (len(ids) - length)
+    return out
+
+
+def chips(infos: list[dict], pad_from: int | None = None, show_ids: bool = True, size: int = 22) -> str:
+    """HTML: one coloured chip per token (piece_info dicts), its id under it.
+
+    Special tokens are purple, partial UTF-8 pieces have a dashed red border, padding is grey."""
+    out = []
+    for k, p in enumerate(infos):
+        padded = pad_from is not None and k >= pad_from
+        if padded:
+            style = PAD_STYLE
+        elif p.get("special"):
+            style = SPECIAL_STYLE
+        else:
+            style = f"background:{PALETTE[k % len(PALETTE)]};color:#111"
+        border = "border:2px dashed #d62728;" if p.get("partial") and not padded else "border:1px solid #999;"
+        title = html.escape(f"id {p['id']} · raw {p.get('raw', '')!r} · bytes {p.get('bytes', b'')!r}")
+        idline = (f'<div style="font-size:{int(size * 0.62)}px;color:#333;font-family:monospace">{p["id"]}</div>'
+                  if show_ids else "")
+        out.append(f'<span title="{title}" style="display:inline-block;text-align:center;margin:3px 2px;'
+                   f'vertical-align:top"><span style="{style};{border}padding:2px 6px;border-radius:6px;'
+                   f'font-size:{size}px;white-space:pre;display:inline-block">{html.escape(shown(p["piece"]))}'
+                   f'</span>{idline}</span>')
+    return '<div style="line-height:1.2">' + "".join(out) + "</div>"
+
+
+def highlight_specials(text: str, specials) -> str:
+    """HTML of text with every special token (e.g. <|im_start|>) in a purple box; newlines kept."""
+    import re
+    escaped = html.escape(text)
+    names = sorted((html.escape(s) for s in specials), key=len, reverse=True)
+    if names:
+        pat = re.compile("|".join(re.escape(s) for s in names))
+        escaped = pat.sub(lambda m: f'<span style="{SPECIAL_STYLE};padding:0 4px;border-radius:4px">{m.group(0)}</span>',
+                          escaped)
+    escaped = escaped.replace("\n", '<span style="color:#999">↵</span><br>')
+    return (f'<div style="font-family:monospace;font-size:20px;line-height:1.6;background:#f7f7f9;'
+            f'padding:10px;border-radius:8px">{escaped}</div>')
+
+
+def url_choice(label: str, key: str, options: list[str], format_func=str, horizontal: bool = True) -> str:
+    """A radio whose value lives in the URL (like ui.state.picker, for named choices)."""
+    if key not in st.session_state or st.session_state[key] not in options:
+        v = st.query_params.get(key)
+        st.session_state[key] = v if v in options else options[0]
+    value = st.radio(label, options, key=key, format_func=format_func, horizontal=horizontal)
+    st.query_params[key] = value
+    return value
