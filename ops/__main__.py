@@ -60,7 +60,7 @@ def main(argv=None) -> int:
 
 
 def print_trace(model, args) -> int:
-    trace = model.trace(args.prompts, chat=args.chat)
+    trace = model.trace(args.prompts, chat=args.chat, warn=lambda m: print(f"warning: {m}", file=sys.stderr))
     L = model.config.num_hidden_layers
     keep = set(range(L)) if args.layers == "all" else {int(x) for x in args.layers.split(",") if x.strip()}
     c = model.config

@@ -81,7 +81,7 @@ pos = torch.arange(n, dtype=torch.float64)
 angles = pos * inv_freq
 before = torch.stack([q[b, h, :n, j], q[b, h, :n, j + half]], -1).float()
 after = torch.stack([q_rope[b, h, :n, j], q_rope[b, h, :n, j + half]], -1).float()
-c1, c2 = st.columns([3, 2])
+c1, c2 = st.columns([1, 1])
 with c1:
     st.plotly_chart(rope_pairs(before, after, angles.numpy(), labels,
                                title=t(f"q 的维度对 ({j}, {j + half})，头 {h}：空心 = RoPE 前，实心 = 后",
@@ -90,10 +90,10 @@ with c1:
 with c2:
     measured = torch.atan2(after[:, 1], after[:, 0]) - torch.atan2(before[:, 1], before[:, 0])
     wrap = lambda a: (a + math.pi) % (2 * math.pi) - math.pi
-    st.dataframe([{t("位置 p", "pos p"): p, "token": labels[p], "θ_j·p (rad)": f"{float(angles[p]):.4f}",
-                   t("角度 (°, mod 360)", "angle (°, mod 360)"): f"{math.degrees(float(angles[p])) % 360:.1f}",
-                   t("实测转角 (°)", "measured turn (°)"): f"{math.degrees(wrap(float(measured[p]))) % 360:.1f}",
-                   t("长度不变", "length kept"): f"{float(before[p].norm()):.3f} → {float(after[p].norm()):.3f}"}
+    st.dataframe([{t("位置 p", "pos p"): p, "token": labels[p], "θ_j·p": f"{float(angles[p]):.3f}",
+                   t("角度°", "angle°"): f"{math.degrees(float(angles[p])) % 360:.1f}",
+                   t("实测°", "measured°"): f"{math.degrees(wrap(float(measured[p]))) % 360:.1f}",
+                   t("长度", "length"): f"{float(before[p].norm()):.3f} → {float(after[p].norm()):.3f}"}
                   for p in range(n)], hide_index=True, width="stretch", height=min(560, 40 + 36 * n))
     st.caption(t(f"θ_j = {c.rope_theta:g}^(-2·{j}/{hd}) = {inv_freq:.4g} rad/位置。旋转不改变长度，只改变方向；"
                  "q·k 于是只依赖两者的位置差。",
@@ -116,7 +116,7 @@ with c2:
     ui.tensor_view(t("掩码（因果 + 填充）", "mask (causal + padding)"), mask,
                    heatmap(allowed, x=labels_all, y=labels_all, colorscale=[[0, "#444444"], [1, "#fff3c4"]], zmid=None,
                            zmin=0, zmax=1, title=t("浅色 = 可见 (0)，深色 = -inf", "light = visible (0), dark = -inf"),
-                           xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i")), key="mask")
+                           xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i")).update_traces(showscale=False), key="mask")
 p_show = probs[b, h].float().clone()
 p_show[~torch.isfinite(mask)] = float("nan")                                       # masked cells blank
 ui.tensor_view(f"layers.{i}.attn.probs", probs,
@@ -130,8 +130,10 @@ if S > n:
 
 # ---- all heads --------------------------------------------------------------------------------------
 st.subheader(t(f"第 {i} 层全部 {nh} 个头", f"All {nh} heads of layer {i}"))
+grid = probs[b, :, :n, :n].float().clone()
+grid[:, ~torch.isfinite(mask[:n, :n])] = float("nan")                           # masked cells blank
 ui.tensor_view(f"layers.{i}.attn.probs[{b}, :, :{n}, :{n}]", probs[b, :, :n, :n],
-               heads_grid(probs[b, :, :n, :n], title=t("每个小图一个头（同一色标 0..1）", "One small map per head (same scale 0..1)"),
+               heads_grid(grid, title=t("每个小图一个头（同一色标 0..1）", "One small map per head (same scale 0..1)"),
                           cols=7, subtitle=lambda hh: f"h{hh} · kv{hh // n_rep}"), key="grid")
 
 # ---- GQA --------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import torch
 
 from ops import sampling as smp
 from ops import texts
+from ops.inputs import max_new_tokens_limit
 from ops.model import InputError, KVCache
 from ui import components as ui
 from ui import decoding as dec
@@ -29,7 +30,7 @@ if len(s_.prompts) > 1:
 
 st.header(t("参数", "Controls"))
 cols = st.columns(6)
-max_new = int(cols[0].number_input(t("最多生成 token 数", "max new tokens"), min_value=1, max_value=256, value=24, step=1, key="gen_max"))
+max_new = int(cols[0].number_input(t("最多生成 token 数", "max new tokens"), min_value=1, max_value=min(256, max_new_tokens_limit(model.config)), value=min(24, max_new_tokens_limit(model.config)), step=1, key="gen_max"))
 temp = cols[1].number_input(t("温度 T", "temperature T"), value=0.0, step=0.1, format="%.2f", key="gen_temp",
                             help=t("0 = 贪心", "0 = greedy"))
 top_k = cols[2].number_input("top-k", value=0, step=1, key="gen_topk")

@@ -85,7 +85,8 @@ else:
         ui.tensor_view(f"layers.{i}.mlp.act[{b}, {s}] top-{k}", a[top.indices],
                        bars(a[top.indices], [f"#{j}" for j in top.indices.tolist()],
                             title=t(f"“{tok}” 最活跃的 {k} 个神经元", f"The {k} most active neurons of “{tok}”"),
-                            xlabel=t("神经元编号", "neuron index"), ylabel="silu(gate)·up", text_fmt=".2f"), key="mlp-top")
+                            xlabel=t("神经元编号", "neuron index"), ylabel="silu(gate)·up", text_fmt=".1f").update_xaxes(tickangle=-45),
+                       key="mlp-top")
 
     st.header(t("与 PyTorch 对照", "Check against PyTorch"))
     x = trace.layer(i, "mlp_norm.out").float()

@@ -6,7 +6,7 @@ from ui import components as ui
 from ui.state import get_model, get_trace, t
 from viz.diagrams import pipeline_diagram
 
-st.title(t("🗺️ 总览：一句话如何穿过 Qwen2.5", "🗺️ Overview: how a prompt travels through Qwen2.5"))
+st.title(t("总览：一句话如何穿过 Qwen2.5", "Overview: how a prompt travels through Qwen2.5"))
 st.markdown(t(
     "**算子实验室**把一个*真实的* Qwen2.5 模型拆成一个个算子：分词 → 嵌入 → 每层（RMSNorm → 注意力 → 残差 → "
     "RMSNorm → MLP → 残差）→ 最终 RMSNorm → LM Head → 采样。每一页都展示这一步的**真实张量**、精确形状、公式、"
@@ -86,7 +86,8 @@ try:
 except Exception:   # no cheat sheet file: build the table from the trace itself
     table = [{t("张量", "tensor"): n, t("形状", "shape"): ui.shape_str(s)} for n, s in shapes.items()
              if not n.startswith("layers.") or n.startswith("layers.0.")]
-st.dataframe(table, hide_index=True, width="stretch", row_height=42)
+import pandas as pd  # noqa: E402
+st.table(pd.DataFrame(table).set_index(list(table[0])[0]) if table else [])
 st.caption(t(f"形状中的数字来自当前模型与输入：B = {B}, S = {S}, H = {H}, nh = {nh}, nkv = {nkv}, hd = {hd}, I = {I}, V = {V:,}。",
              f"Numbers in the shapes come from the loaded model and your prompts: B = {B}, S = {S}, H = {H}, "
              f"nh = {nh}, nkv = {nkv}, hd = {hd}, I = {I}, V = {V:,}."))

@@ -7,6 +7,7 @@ from ui import components as ui
 from ui import tokens as tk
 from ui.state import get_model, get_trace, picker, t
 from viz import heatmap, lines
+from viz.diagrams import roomy
 
 model = get_model()
 trace = get_trace(model) if model else None
@@ -43,9 +44,9 @@ stream = trace.residual_stream()                                          # L + 
 norms = torch.stack([x[b, :n].float().norm(dim=-1) for x in stream])      # (L + 1, n)
 xs = [t("嵌入", "embed")] + [f"{t('层', 'L')}{k}" for k in range(len(stream) - 1)]
 ui.tensor_view(t("残差流的 L2 范数", "residual stream L2 norm"), norms,
-               lines({f"{k}:{lab}": norms[:, k] for k, lab in enumerate(labels)}, x=xs,
+               roomy(lines({f"{k}:{lab}": norms[:, k] for k, lab in enumerate(labels)}, x=xs,
                      title=t("每个 token 的 ‖x‖ 随层增长（0 = 嵌入输出）", "Each token's ‖x‖ through the layers (0 = embedding)"),
-                     xlabel=t("经过的层", "after layer"), ylabel="‖x‖₂", height=480), key="stream")
+                     xlabel=t("经过的层", "after layer"), ylabel="‖x‖₂", height=480)), key="stream")
 st.caption(t("第一个 token 的范数常常远大于其他 token（“注意力汇聚点”）；主干越来越长，每层只在上面加一小步。",
              "The first token's norm often grows far beyond the others (an “attention sink”); the stream lengthens "
              "and each layer adds a small step onto it."))
@@ -60,14 +61,15 @@ if layers_ok:
     mlp_rel = torch.stack([trace.layer(k, "mlp.out")[b, s].float().norm() / trace.layer(k, "resid_mid")[b, s].float().norm()
                            for k in layers_ok])
     ui.tensor_view(t("相对增量", "relative update"), torch.stack([attn_rel, mlp_rel]),
-                   lines({"‖attn.out‖ / ‖x‖": attn_rel, "‖mlp.out‖ / ‖resid_mid‖": mlp_rel}, x=layers_ok,
+                   roomy(lines({"‖attn.out‖ / ‖x‖": attn_rel, "‖mlp.out‖ / ‖resid_mid‖": mlp_rel}, x=layers_ok,
                          title=t("加上去的量相对主干的大小", "Size of what is added, relative to the stream"),
-                         xlabel=t("层", "layer"), ylabel=t("比值", "ratio"), height=440), key="rel")
+                         xlabel=t("层", "layer"), ylabel=t("比值（对数轴）", "ratio (log axis)"), height=440)).update_yaxes(type="log"), key="rel")
     rel_all = torch.stack([trace.layer(k, "mlp.out")[b, :n].float().norm(dim=-1)
                            / trace.layer(k, "resid_mid")[b, :n].float().norm(dim=-1) for k in layers_ok])   # (L, n)
     ui.tensor_view(t("MLP 相对增量（层 × token）", "MLP relative update (layer × token)"), rel_all,
-                   heatmap(rel_all.T, x=[str(k) for k in layers_ok], y=labels, colorscale="Viridis", zmid=None,
-                           title=t("‖mlp.out‖ / ‖resid_mid‖：每个 token、每一层", "‖mlp.out‖ / ‖resid_mid‖ per token and layer"),
+                   heatmap(rel_all.T.clamp_min(1e-6).log10(), x=None, y=labels, colorscale="Viridis", zmid=None,
+                           title=t("log₁₀(‖mlp.out‖ / ‖resid_mid‖)：每个 token、每一层",
+                                   "log₁₀(‖mlp.out‖ / ‖resid_mid‖) per token and layer"),
                            xlabel=t("层", "layer"), ylabel="token", height=160 + 32 * n), key="relmap")
 else:
     st.info(t("这次运行没有记录 attn.out / mlp.out。", "This run did not record attn.out / mlp.out."))

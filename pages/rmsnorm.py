@@ -10,6 +10,7 @@ from ui import components as ui
 from ui import tokens as tk
 from ui.state import get_model, get_trace, picker, t
 from viz import bars, histogram, lines
+from viz.diagrams import roomy
 
 model = get_model()
 trace = get_trace(model) if model else None
@@ -93,9 +94,9 @@ st.caption(t(f"RMS = √mean(x²) = {float(mean.sqrt()):.4f}；除以它之后�
 
 c1, c2 = st.columns(2)
 with c1:
-    st.plotly_chart(histogram({"x": v, "x · rsqrt": normed, "y = γ·x·rsqrt": out},
+    st.plotly_chart(roomy(histogram({"x": v, "x · rsqrt": normed, "y = γ·x·rsqrt": out},
                               title=t("归一化前后的数值分布（这个 token）", "Values before / after (this token)"),
-                              xlabel=t("数值", "value"), ylabel=t("个数", "count")), width="stretch", key="hist")
+                              xlabel=t("数值", "value"), ylabel=t("个数", "count"))), width="stretch", key="hist")
 with c2:
     rms_all = x[b, :n].float().pow(2).mean(-1).sqrt()
     fig = bars(rms_all, [f"{k}:{lab}" for k, lab in enumerate(labels)],
@@ -103,9 +104,9 @@ with c2:
                xlabel="token", ylabel="RMS", color=["#d62728" if k == s else "#1f77b4" for k in range(n)])
     ui.tensor_view(f"rms({xname})", rms_all, fig, key="rms")
 
-ui.tensor_view(yname, y, lines({t("归一化前 x", "x before"): v, t("之后 y", "y after"): y[b, s].float()},
+ui.tensor_view(yname, y, roomy(lines({t("归一化前 x", "x before"): v, t("之后 y", "y after"): y[b, s].float()},
                                title=t("这个 token 在每一维上的值", "This token, dimension by dimension"),
-                               xlabel=t("隐藏维度", "hidden dimension"), ylabel=t("数值", "value"), markers=False), key="y")
+                               xlabel=t("隐藏维度", "hidden dimension"), ylabel=t("数值", "value"), markers=False)), key="y")
 ui.tensor_view(wname, gamma, lines({"γ": gamma}, title=t(f"γ（可学习的缩放，{H} 维）", f"γ (the learned scale, {H} dims)"),
                                   xlabel=t("隐藏维度", "hidden dimension"), ylabel="γ", markers=False), key="gamma",
                caption=t("少数维度的 γ 特别大或特别小：模型借此放大或压低某些特征。",
@@ -119,9 +120,9 @@ cols[0].metric(t("均值 μ", "mean μ"), f"{float(v.mean()):.4f}")
 cols[1].metric(t("RMS（RMSNorm 除以它）", "RMS (RMSNorm divides by)"), f"{float(mean.sqrt()):.4f}")
 cols[2].metric(t("标准差 σ（LayerNorm 除以它）", "std σ (LayerNorm divides by)"), f"{float(v.var(unbiased=False).sqrt()):.4f}")
 cols[3].metric(t("两者输出 max |差|", "max |diff| of outputs"), f"{float((ln - out).abs().max()):.4g}")
-st.plotly_chart(lines({"RMSNorm": out[:128], "LayerNorm (F.layer_norm, β=0)": ln[:128]},
+st.plotly_chart(roomy(lines({"RMSNorm": out[:128], "LayerNorm (F.layer_norm, β=0)": ln[:128]},
                       title=t("同一输入、同一 γ：前 128 维", "Same input, same γ: first 128 dims"),
-                      xlabel=t("隐藏维度", "hidden dimension"), ylabel="y", markers=False), width="stretch", key="ln")
+                      xlabel=t("隐藏维度", "hidden dimension"), ylabel="y", markers=False)), width="stretch", key="ln")
 st.caption(t("当均值 μ 接近 0 时两者几乎相同；RMSNorm 省掉求均值和 β，更快，效果相当。",
              "When the mean μ is near 0 they nearly agree; RMSNorm skips the mean and β: cheaper, and works as well."))
 

@@ -51,7 +51,7 @@ c1, c2 = st.columns(2)
 with c1:
     b = picker(t("批中的第几行 b", "batch row b"), "row", 0, B - 1)
 with c2:
-    N = st.slider(t("显示前 N 个候选", "top N candidates shown"), 5, 30, 12, key="smp_n")
+    N = st.slider(t("显示前 N 个候选", "top N candidates shown"), 5, 30, 10, key="smp_n")
 n = trace.lengths[b]
 seen = trace.token_ids[b, :n].tolist()
 logits = trace.logits[b, n - 1].float()                                   # (V,)
@@ -77,17 +77,20 @@ color_of = ["#d62728" if int(i) == chosen else "#1f77b4" for i in cand.tolist()]
 import plotly.graph_objects as go  # noqa: E402
 from viz.figures import _layout  # noqa: E402
 
-grid = st.columns(3)
+grid = st.columns(2)
 for j, (key, title) in enumerate(STAGES):
     v = stages[key][cand]
     finite = torch.isfinite(v)
     shown = torch.where(finite, v, torch.zeros_like(v))
     text = [f"{float(x):.2f}" if f else "−∞" for x, f in zip(v, finite)] if key != "probs" else [f"{float(x):.3f}" for x in v]
     fig = go.Figure(go.Bar(x=names, y=shown.tolist(), text=text, textposition="outside", marker_color=color_of,
-                           textfont=dict(size=14)))
+                           textfont=dict(size=16), cliponaxis=False))
+    fig.update_layout(uniformtext=dict(minsize=13, mode="show"))
     fig.update_xaxes(type="category", tickangle=-45)
-    _layout(fig, title, "", t("概率", "probability") if key == "probs" else "logit", 400)
-    with grid[j % 3]:
+    _layout(fig, title, "", t("概率", "probability") if key == "probs" else "logit", 440)
+    if j % 2 == 0:
+        grid = st.columns(2)
+    with grid[j % 2]:
         ui.tensor_view(f"sampling.{key}", stages[key], fig, key=f"smp-{key}")
 n_inf = int((~torch.isfinite(stages["top_p"])).sum())
 ch = dec.pieces(model, [chosen])[0]

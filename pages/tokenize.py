@@ -75,7 +75,7 @@ hover = [[("" if not valid[b, s] else tk.short(tok.pieces([int(ids_np[b, s])])[0
 fig = go.Figure(go.Heatmap(z=valid.numpy(), x=[str(s) for s in range(S)], y=[f"row {b}" for b in range(B)],
                            colorscale=[[0, "#cccccc"], [1, "#bbdefb"]], zmin=0, zmax=1, showscale=False,
                            text=cell if B * S <= 240 else None, texttemplate="%{text}" if B * S <= 240 else None,
-                           textfont=dict(size=14), customdata=hover,
+                           textfont=dict(size=18), customdata=hover,
                            hovertemplate="%{y}, position %{x}<br>id %{text} %{customdata}<extra></extra>"))
 fig.update_yaxes(autorange="reversed", type="category", title_text=t("批中的行 b", "batch row b"))
 fig.update_xaxes(type="category", title_text=t("位置 s", "position s"), nticks=min(S, 40))

@@ -29,6 +29,7 @@ prompt = trace.prompts[b]
 name = c.name or c.model_type
 
 st.markdown("""<style>
+.tour-hero {font-size: 52px; font-weight: 700; margin: 10px 0;}
 .tour-big {font-size: 34px; line-height: 1.45; margin: 8px 0 14px 0;}
 .tour-step {font-size: 22px; color: #666; font-weight: 600;}
 .tour-title {font-size: 44px; font-weight: 800; margin: 0 0 6px 0;}
@@ -56,7 +57,7 @@ def hm(z, x, y, title, xl, yl, **kw):
 q0 = trace.layer(0, "attn.q")[b, 0, :n]
 # Each step: (title, tensor name, tensor or None, figure-or-html maker, explanation)
 STEPS = [
-    (t("提示词", "The prompt"), None, None, lambda: st.markdown(f'<div class="tour-big">“{dec.html_escape(prompt)}”</div>', unsafe_allow_html=True),
+    (t("提示词", "The prompt"), None, None, lambda: st.markdown(f'<div class="tour-hero">“{dec.html_escape(prompt)}”</div>', unsafe_allow_html=True),
      t(f"一切从一句话开始。模型是 {name}：{L} 层，隐藏维度 {H}。", f"It all starts with a sentence. The model is {name}: {L} layers, hidden size {H}.")),
     (t("切成 token", "Split into tokens"), None, None, lambda: st.markdown(tok_chips(labels), unsafe_allow_html=True),
      t(f"分词器把它切成 {n} 个 token（字节级 BPE；Qwen 不加起始符）。", f"The tokenizer splits it into {n} tokens (byte-level BPE; Qwen adds no start token).")),

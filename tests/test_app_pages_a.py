@@ -144,6 +144,8 @@ def test_attention_pickers_from_url():
 def test_page_tiny(page, tiny_dense):
     at = _open(page, source=tiny_dense)
     _assert_page(at, page)
+    if page == "overview":   # the tiny model really was loaded
+        assert any("H = 32" in c.value for c in at.caption), [c.value for c in at.caption]
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -120,7 +120,8 @@ def _check_tour(at):
         at.run()
         assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["tour_step"] >= 19
-    assert at.query_params["step"] == [str(at.session_state["tour_step"])]
+    step = at.query_params["step"]
+    assert (step if isinstance(step, str) else step[0]) == str(at.session_state["tour_step"])
 
 
 def _check_sampling(at):
@@ -176,3 +177,17 @@ def test_pages_tiny_dense(tiny_dense):
 
 def test_pages_tiny_moe(tiny_moe):
     _run_all(tiny_moe, moe_real=True)
+
+
+def test_tour_step_from_url(tiny_dense):
+    """A shared link ?step=7 opens the tour at step 8 (0-based 7)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.session_state["source"] = tiny_dense
+    at.query_params["step"] = "7"
+    at.switch_page("pages/tour.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["tour_step"] == 7

@@ -363,6 +363,7 @@ def test_corrupt_cache_rebuilt(monkeypatch, tmp_path, bundled, bundled_gguf_path
     assert torch.equal(weights["model.norm.weight"], bundled[1]["model.norm.weight"])
     assert load_file(str(st))["model.norm.weight"].shape == (896,)
     print(f"cold preparation from an assembled GGUF: {cold:.1f}s")
+    shutil.rmtree(folder)  # 3 GB: do not leave it in pytest's kept tmp folders
 
 
 # ---- SmolLM2 (llama GGUF, Q4_1) ---------------------------------------------------------

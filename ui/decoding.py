@@ -94,12 +94,13 @@ def logit_lens(model, trace, b: int):
 
 # ---- figures not in viz/figures.py ---------------------------------------------------------------
 def silu_curve(gate_values, title="", xlabel="gate z", ylabel="silu(z)") -> go.Figure:
-    z = torch.linspace(-8, 8, 400)
+    g = gate_values.float()
+    lo, hi = min(-6.0, float(g.min()) - 0.5), max(3.0, float(g.max()) + 0.5)   # the curve where the gates are
+    z = torch.linspace(lo, hi, 400)
     fig = go.Figure(go.Scatter(x=z.tolist(), y=torch.nn.functional.silu(z).tolist(), mode="lines",
                                name="silu(z) = z·σ(z)", line=dict(width=3)))
-    g = gate_values.float().clamp(-8, 8)
     fig.add_trace(go.Scatter(x=g.tolist(), y=torch.nn.functional.silu(g).tolist(), mode="markers",
-                             name="gate", marker=dict(size=6, opacity=0.35)))
+                             name="gate", marker=dict(size=9, opacity=0.35, color="#d62728")))
     fig.update_layout(legend=dict(orientation="h", y=1.12))
     return _layout(fig, title, xlabel, ylabel, 420)
 

