@@ -53,8 +53,8 @@ def _open(page: str, source: str | None = None, prompt: str | None = None, lang:
     at.run()
     if source is not None:
         at.session_state["source"] = source
-    if prompt is not None:      # through the widget: a session_state write would be undone by it on the next run
-        at.text_area(key="prompt_text").set_value(prompt)
+    if prompt is not None:      # holds for this run only: after switch_page AppTest's tree has no sidebar widgets,
+        at.session_state["prompt_text"] = prompt   # so later runs fall back to the default prompt
     at.switch_page(f"pages/{page}.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -173,9 +173,10 @@ def test_practice_quiz_real():
 @pytest.mark.real
 def test_practice_english_batch(english):
     at = _open("practice", prompt="I like shanghai\nA second, longer prompt line here", lang="en")
-    _answer(at, "[2, 8]")                                      # whatever S is, the page answers cleanly
-    assert _score(at) == "1 / 1" or _score(at) == "0 / 1"
+    assert any("B = 2" in m.value for m in at.markdown)       # the quiz is built on the two-row trace
     assert len(at.expander) >= 40
+    _answer(at, "[2, 99]")
+    assert _score(at) == "0 / 1"
 
 
 # ---- tiny random model ---------------------------------------------------------------------------
@@ -192,9 +193,9 @@ def test_scale_tiny(tiny_dense):
 
 
 def test_practice_tiny(tiny_dense):
-    at = _open("practice", source=tiny_dense, prompt="a")
-    _answer(at, "[1, 1]")
+    at = _open("practice", source=tiny_dense)
+    _answer(at, "[1, 4]")                                      # the real tokenizer: "I like shanghai" = 4 tokens
     assert _score(at) == "1 / 1", _score(at)
     _next(at)
-    _answer(at, "[1, 1, 32]")
+    _answer(at, "1 x 4 x 32")                                  # tiny hidden size 32
     assert _score(at) == "2 / 2", [e.value for e in at.error]

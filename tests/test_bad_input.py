@@ -333,12 +333,11 @@ def test_app_too_long_then_truncate_button(english, monkeypatch):
 
 @pytest.mark.real
 def test_app_controls_and_surrogates(english):
-    at = _app()
-    at.session_state["prompt_text"] = "I like\x00 shang\x1bhai \ud800 👩‍👩‍👧 שלום"
-    at.run()
+    # lone surrogates cannot reach the app: a browser's text box cannot send one and Streamlit decodes the URL
+    # with replacement (AppTest cannot even encode one); the API tests above cover them
+    at = _app("I like\x00 shang\x1bhai \ufffd 👩‍👩‍👧 שלום")
     assert not at.exception, [e.value for e in at.exception]
     assert "control" in _texts(at, "info") and "U+0000" in _texts(at, "info")
-    assert "U+FFFD" in _texts(at, "info")
     tr = at.session_state.traces[list(at.session_state.traces)[-1]]
     assert tr.prompts == ["I like shanghai \ufffd 👩‍👩‍👧 שלום"]
 

@@ -79,8 +79,8 @@ def allowed_models() -> dict[str, str]:
         candidates = [root] if _is_model(root) else (sorted(root.iterdir()) if root.is_dir() else [])
         for c in candidates:
             real = Path(os.path.realpath(c))
-            if _is_model(real) and _inside(real, roots):   # a symlink out of the list is not offered
-                found.setdefault(c.name, str(real))
+            if _is_model(real) and _inside(real, roots) and str(real) not in found.values():
+                found.setdefault(c.name, str(real))        # a symlink out of the list is not offered
     return found
 
 

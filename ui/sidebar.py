@@ -16,17 +16,17 @@ def render():
     sb = st.sidebar
     sb.title(t("算子实验室", "Operator Lab"))
     sb.radio("语言 / Language", ["zh", "en"], key="lang", horizontal=True,
-             format_func=lambda v: "中文" if v == "zh" else "English")
+             format_func={"zh": "中文", "en": "English"}.get)
     st.query_params["lang"] = st.session_state.lang
 
     with sb.expander(t("模型", "Model"), expanded=False):
         if classroom.classroom_mode():
             _classroom_models()
-        choice = "classroom" if classroom.classroom_mode() else st.radio(t("模型来源", "Model source"), ["default", "path"],
-                          index=0 if st.session_state.source == "default" else 1,
-                          format_func=lambda v: t("内置：Qwen2.5-Coder-0.5B-Instruct", "Bundled: Qwen2.5-Coder-0.5B-Instruct")
-                          if v == "default" else t("模型文件夹或 GGUF 文件", "A model folder or a GGUF file"),
-                          )
+        labels = {"default": t("内置：Qwen2.5-Coder-0.5B-Instruct", "Bundled: Qwen2.5-Coder-0.5B-Instruct"),
+                  "path": t("模型文件夹或 GGUF 文件", "A model folder or a GGUF file")}
+        choice = "classroom" if classroom.classroom_mode() else st.radio(
+            t("模型来源", "Model source"), ["default", "path"],
+            index=0 if st.session_state.source == "default" else 1, format_func=labels.get)
         if choice == "path":
             path = st.text_input(t("路径（含 config.json 的文件夹，或 .gguf 文件）",
                                    "Path (a folder with config.json, or a .gguf file)"),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 import ops
+from ops.loading import prepare_bundled
 from ops.config import ConfigError
 from ops import inputs
 from ops.model import InputError, PromptTooLong
@@ -69,10 +70,11 @@ def t(zh: str, en: str) -> str:
     return zh if lang() == "zh" else en
 
 
-@st.cache_resource(show_spinner=False, max_entries=3)
-def load_model(source: str, device: str, dtype: str, _progress=None):
-    """One model per (source, device, dtype), shared by all sessions; never mutated after loading."""
-    return ops.load_model(None if source == "default" else source, device=device, dtype=dtype, progress=_progress)
+@st.cache_resource(show_spinner="Loading the model · 正在加载模型……", max_entries=3)
+def load_model(source: str, device: str, dtype: str):
+    """One model per (source, device, dtype), shared by all sessions; never mutated after loading.
+    No st element is drawn in here: st.cache_resource would replay it on every later hit."""
+    return ops.load_model(None if source == "default" else source, device=device, dtype=dtype)
 
 
 def get_model():
@@ -91,7 +93,9 @@ def get_model():
     try:
         if classroom.classroom_mode() and not classroom.is_allowed(s.source):
             raise InputError(t(f"课堂模式下不允许这个模型来源：{s.source}", f"this model source is not allowed in classroom mode: {s.source}"))
-        model = load_model(s.source, s.device, s.dtype, _progress=progress)
+        if s.source == "default":            # first start: assemble + dequantize once, with a progress bar
+            prepare_bundled(progress=progress)
+        model = load_model(s.source, s.device, s.dtype)
     except Exception as e:                     # a broken model file must never become a traceback
         st.error(t("模型加载失败：", "Could not load the model: ") + str(e))
         if good is None or good == (s.source, s.device, s.dtype):
@@ -100,7 +104,7 @@ def get_model():
         ss.source, ss["_failed_source"] = good[0], s.source
         st.warning(t(f"继续使用上一个成功加载的模型：{good[0]}", f"Still showing the last model that loaded: {good[0]}"))
         try:
-            return load_model(*good, _progress=progress)
+            return load_model(*good)
         except Exception:
             return None
     finally:
@@ -110,9 +114,8 @@ def get_model():
     return model
 
 
-def _truncate_prompts(model, n: int):
+def _truncate_prompts(model, n: int, lines: list):
     """Button callback (runs before the script, so the prompt box may still be rewritten)."""
-    lines = inputs.split_lines(str(st.session_state.get("prompt_text", "")))
     chat = bool(st.session_state.get("chat"))
     tok = model.tokenizer
     overhead = len(tok.encode(tok.apply_chat_template(""))) if chat else 0
@@ -163,7 +166,7 @@ def get_trace(model=None, prompts=None):
         st.error(str(e))
         n = e.limit
         st.button(t(f"截断为前 {n} 个 token", f"truncate to the first {n} tokens"), key="truncate_prompt",
-                  on_click=_truncate_prompts, args=(model, n))
+                  on_click=_truncate_prompts, args=(model, n, list(s.prompts)))
         return _fallback(s)
     except (InputError, ConfigError, ValueError) as e:
         st.error(str(e))

@@ -31,7 +31,7 @@ def _arrow(fig, x0, y0, x1, y1, label="", label_side="right", color="#333"):
                        showarrow=True, arrowhead=3, arrowsize=1.3, arrowwidth=2.2, arrowcolor=color)
     if label:
         mx, my = (x0 + x1) / 2, (y0 + y1) / 2
-        fig.add_annotation(x=mx + (0.05 if label_side == "right" else -0.05), y=my, text=label, showarrow=False,
+        fig.add_annotation(x=mx + (0.06 if label_side == "right" else -0.05), y=my, text=label, showarrow=False,
                            xanchor="left" if label_side == "right" else "right",
                            font=dict(size=16, color="#b71c1c", family="monospace"))
 
@@ -46,26 +46,26 @@ def pipeline_diagram(steps: list[tuple[str, str]], layer_steps: list[tuple[str, 
     x_main = 0.0
     for k, (text, shape) in enumerate(steps):
         fill = "#ffe0b2" if k == layer_index else "#e3f2fd"
-        _box(fig, x_main, ys[k], 1.5, 0.62, text, fill)
+        _box(fig, x_main, ys[k], 2.0, 0.62, text, fill)
         if k + 1 < n:
             _arrow(fig, x_main, ys[k] - 0.31, x_main, ys[k + 1] + 0.31, shape)
     # inside one layer, to the right
     m = len(layer_steps)
-    x_in = 3.6
+    x_in = 4.1
     lys = np.linspace(n - 1, 0, m)
     for k, (text, shape) in enumerate(layer_steps):
         fill = "#fff3e0" if not text.startswith("+") else "#f1f8e9"
-        _box(fig, x_in, lys[k], 1.9, 0.55 * (n - 1) / max(m - 1, 1) * 0.75 + 0.05, text, fill, size=15)
+        _box(fig, x_in, lys[k], 2.7, 0.55 * (n - 1) / max(m - 1, 1) * 0.75 + 0.05, text, fill, size=15)
         if k + 1 < m:
             top = lys[k] - (0.55 * (n - 1) / max(m - 1, 1) * 0.75 + 0.05) / 2
             bot = lys[k + 1] + (0.55 * (n - 1) / max(m - 1, 1) * 0.75 + 0.05) / 2
             _arrow(fig, x_in, top, x_in, bot, shape)
     # the layer box opens into the right column
     yl = ys[layer_index]
-    fig.add_shape(type="path", path=f"M 0.75 {yl + 0.31} L {x_in - 0.95} {lys[0] + 0.3} L {x_in - 0.95} {lys[-1] - 0.3} "
-                                    f"L 0.75 {yl - 0.31} Z",
+    fig.add_shape(type="path", path=f"M 1.0 {yl + 0.31} L {x_in - 1.35} {lys[0] + 0.3} L {x_in - 1.35} {lys[-1] - 0.3} "
+                                    f"L 1.0 {yl - 0.31} Z",
                   fillcolor="rgba(255,183,77,0.12)", line=dict(color="rgba(255,152,0,0.5)", dash="dot"), layer="below")
-    fig.update_xaxes(range=[-0.9, 7.9])
+    fig.update_xaxes(range=[-1.1, 8.4])
     fig.update_yaxes(range=[-0.6, n - 0.4])
     return fig
 

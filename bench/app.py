@@ -1,0 +1,95 @@
+"""Figure 5: the app's server time for a re-render after a picker change (trace cached), and its memory.
+
+    python bench/app.py [--quick]
+
+Runs app.py in streamlit.testing.v1.AppTest (the server side of a page run, no browser), in this process:
+  1. first run of pages/attention.py, which computes the trace (the reference the ratio is taken against);
+  2. a picker change (the layer slider, then the head slider, alternating) and at.run(), the trace cached;
+for the default prompt and for a prompt of about 512 tokens. Memory: this process's resident set
+(VmRSS) with the model loaded and the S = 512 trace held, and its peak (VmHWM), from /proc/self/status.
+"""
+from __future__ import annotations
+
+import _common as C  # noqa: I001
+
+import os
+import time
+
+PAGE = "pages/attention.py"
+
+
+def long_prompt(tokenizer, n=512):
+    text, base = "", ("Shanghai is a large city by the sea; people ride the metro, eat dumplings and walk "
+                      "along the river at night. ")
+    while len(tokenizer.encode(text + base)) <= n:
+        text += base
+    ids = tokenizer.encode(text)
+    words = text.split(" ")
+    while len(ids) < n and words:                       # top up word by word to exactly n where possible
+        text += " " + words.pop(0)
+        ids = tokenizer.encode(text)
+    return text, len(ids)
+
+
+def main():
+    p = C.parser(__doc__.splitlines()[0], repeats=7, quick=3)
+    args = p.parse_args()
+    n = C.repeats(args)
+    os.environ.setdefault("OPERATOR_LAB_SESSION_MB", "4096")    # a 512-token full trace is ~2.1 GB
+    print(C.machine())
+    print(f"OPERATOR_LAB_SESSION_MB={os.environ['OPERATOR_LAB_SESSION_MB']}; RSS before anything "
+          f"{C.rss_gb():.2f} GB")
+    from streamlit.testing.v1 import AppTest
+
+    import ops
+
+    at = AppTest.from_file(str(C.ROOT / "app.py"), default_timeout=600)
+    t0 = time.perf_counter()
+    at.run()
+    t_first = time.perf_counter() - t0
+    assert not at.exception, [e.value for e in at.exception]
+    print(f"first app run (overview, loads the model): {t_first:.2f} s, RSS {C.rss_gb():.2f} GB")
+    from ui import state
+
+    model = state.load_model("default", "cpu", "float32")
+    text, S512 = long_prompt(model.tokenizer)
+    rows, mem = [], {}
+    for label, prompt in [("default prompt", None), (f"{S512}-token prompt", text)]:
+        if prompt is not None:
+            at.session_state["prompt_text"] = prompt
+        at.switch_page(PAGE)
+        t0 = time.perf_counter()
+        at.run()
+        first = time.perf_counter() - t0
+        assert not at.exception, [e.value for e in at.exception]
+        S = state.settings()
+        times = []
+        for r in range(n):
+            key = "layer" if r % 2 == 0 else "head"
+            sl = at.slider(key=key)
+            sl.set_value(sl.max if sl.value != sl.max else sl.min)
+            t0 = time.perf_counter()
+            at.run()
+            times.append(time.perf_counter() - t0)
+            assert not at.exception, [e.value for e in at.exception]
+        med = C.median(times)
+        print(f"  {label}: first run {first:.2f} s; re-renders " + ", ".join(f"{x:.3f}" for x in times))
+        rows.append([label, f"{first:.2f}", f"{med:.3f}", f"{min(times):.3f}..{max(times):.3f}", f"{med / first:.3f}x"])
+        mem[label] = C.rss_gb()
+    traces = at.session_state["traces"]
+    held = sum(tr.nbytes for tr in traces.values()) / 1e9
+    print()
+    print(f"server time of {PAGE}; re-render = median of {n} picker changes with the trace cached; "
+          "ratio = re-render / first run (which computes the trace)")
+    print(C.table(["prompt", "first run, computes trace (s)", "re-render median (s)", "range (s)", "ratio"], rows))
+    print()
+    print(C.table(["memory", "GB"], [
+        ["model weights (float32)", f"{model.num_parameters * 4 / 1e9:.2f}"],
+        ["traces held by the session", f"{held:.2f}"],
+        ["RSS with model + the S=512 trace held (steady)", f"{mem[rows[-1][0]]:.2f}"],
+        ["peak RSS of the process (VmHWM)", f"{C.peak_rss_gb():.2f}"]]))
+    print("targets: re-render <= 0.3 s; steady memory <= 4 GB")
+
+
+if __name__ == "__main__":
+    main()

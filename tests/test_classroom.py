@@ -1,0 +1,134 @@
+"""Classroom mode: allow-listed model sources (symlinks resolved), per-session limits, isolated sessions."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ops import inputs
+from ui import classroom
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+@pytest.fixture
+def room(monkeypatch, tmp_path, tiny_hf_folder):
+    """An allow-list folder holding one tiny model, plus a model outside it and a symlink leading out."""
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    inside = tiny_hf_folder("qwen2")
+    (allowed / "tiny").symlink_to(inside, target_is_directory=True)   # resolved: its real folder is listed below
+    outside = tiny_hf_folder("qwen2")
+    (allowed / "escape").symlink_to(outside, target_is_directory=True)
+    monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "1")
+    monkeypatch.setenv("OPERATOR_LAB_ALLOWED_MODELS", os.pathsep.join([str(allowed), str(inside)]))
+    for k in ("OPERATOR_LAB_MAX_TOKENS", "OPERATOR_LAB_SESSION_MB", "OPERATOR_LAB_CLASSROOM_MAX_BATCH"):
+        monkeypatch.delenv(k, raising=False)
+    return dict(allowed=allowed, inside=inside, outside=outside)
+
+
+def test_allow_list_and_symlinks(room):
+    assert classroom.classroom_mode()
+    assert classroom.is_allowed("default")
+    assert classroom.is_allowed(str(room["inside"]))
+    assert classroom.is_allowed(str(room["allowed"] / "tiny"))          # a symlink into the list is fine
+    assert not classroom.is_allowed(str(room["allowed"] / "escape"))    # a symlink out of it is not
+    assert not classroom.is_allowed(str(room["outside"]))
+    assert not classroom.is_allowed("/etc/passwd")
+    assert not classroom.is_allowed(str(room["allowed"] / ".." / "elsewhere"))
+    models = classroom.allowed_models()
+    assert "escape" not in models and os.path.realpath(room["inside"]) in models.values()
+
+
+def test_no_secrets_file_is_fine(monkeypatch):
+    monkeypatch.setattr(classroom, "_synced", False)
+    monkeypatch.delenv("OPERATOR_LAB_CLASSROOM", raising=False)
+    assert classroom.classroom_mode() is False
+
+
+def test_secrets_turn_classroom_on(monkeypatch):
+    import streamlit as st
+
+    monkeypatch.setattr(classroom, "_synced", False)
+    monkeypatch.delenv("OPERATOR_LAB_CLASSROOM", raising=False)
+    monkeypatch.delenv("OPERATOR_LAB_CLASSROOM_MAX_TOKENS", raising=False)
+    monkeypatch.setattr(st, "secrets", {"classroom": True, "max_tokens": 100})
+    try:
+        assert classroom.classroom_mode() is True
+        assert inputs.token_limit() == 100
+    finally:
+        os.environ.pop("OPERATOR_LAB_CLASSROOM", None)
+        os.environ.pop("OPERATOR_LAB_CLASSROOM_MAX_TOKENS", None)
+
+
+def test_session_budget_defaults(monkeypatch):
+    monkeypatch.delenv("OPERATOR_LAB_SESSION_MB", raising=False)
+    monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "1")
+    assert classroom.session_budget_bytes() == 256 * 2**20
+    monkeypatch.setenv("OPERATOR_LAB_SESSION_MB", "3")
+    assert classroom.session_budget_bytes() == 3 * 2**20
+    monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "0")
+    monkeypatch.delenv("OPERATOR_LAB_SESSION_MB")
+    assert classroom.session_budget_bytes() == 2048 * 2**20
+
+
+def _app(prompt="I like shanghai"):
+    import ui.state
+    from streamlit.testing.v1 import AppTest
+
+    ui.state.lang = lambda: "en"
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["lang"] = "en"
+    at.query_params["prompt"] = prompt
+    at.run()
+    return at
+
+
+@pytest.fixture
+def english(monkeypatch):
+    import ui.state
+
+    monkeypatch.setattr(ui.state, "lang", lambda: "en")
+
+
+@pytest.mark.real
+def test_app_classroom_sidebar_and_refusal(room, english):
+    at = _app()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert not at.text_input                                           # never a free path box
+    box = [s for s in at.selectbox if "classroom" in s.label]
+    assert box and len(box[0].options) == 2 and "escape" not in box[0].options
+    at.session_state["source"] = str(room["allowed"] / "escape")        # forged: not in the list
+    at.run()
+    assert "not allowed" in " ".join(e.value for e in at.error)
+    assert at.session_state.source == "default"
+
+
+@pytest.mark.real
+def test_app_classroom_batch_and_budget(room, english, monkeypatch):
+    at = _app("\n".join(f"student {i}" for i in range(10)))
+    assert "only the first 4" in " ".join(w.value for w in at.warning)
+    assert at.session_state.traces[list(at.session_state.traces)[-1]].B == 4
+    monkeypatch.setenv("OPERATOR_LAB_SESSION_MB", "1")                   # a full 0.5B trace never fits in 1 MB
+    at.session_state["prompt_text"] = "a longer prompt that would need a lot of memory"
+    at.run()
+    errors = " ".join(e.value for e in at.error)
+    assert "memory budget" in errors and "shorter prompt" in errors
+    assert len(at.session_state.traces) == 1                            # the last good trace is kept
+
+
+@pytest.mark.real
+def test_sessions_isolated_and_oldest_dropped(english, monkeypatch):
+    monkeypatch.delenv("OPERATOR_LAB_CLASSROOM", raising=False)
+    a, b = _app("student 1 likes pandas"), _app("student 2 likes tigers")
+    ta = [k[3] for k in a.session_state.traces]
+    tb = [k[3] for k in b.session_state.traces]
+    assert ta == [("student 1 likes pandas",)] and tb == [("student 2 likes tigers",)]
+    one = next(iter(a.session_state.traces.values())).nbytes
+    monkeypatch.setenv("OPERATOR_LAB_SESSION_MB", str(2.5 * one / 2**20))  # room for two traces of this size
+    for p in ("student 1 likes cats", "student 1 likes dogs", "student 1 likes owls"):
+        a.session_state["prompt_text"] = p
+        a.run()
+    keys = [k[3][0] for k in a.session_state.traces]
+    assert keys[-1] == "student 1 likes owls" and "student 1 likes pandas" not in keys and len(keys) <= 2
