@@ -54,11 +54,17 @@ def parser(description: str, repeats: int, quick: int) -> argparse.ArgumentParse
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--quick", action="store_true", help=f"fewer repeats ({quick} instead of {repeats})")
     p.add_argument("--repeats", type=int, default=None, help="repeats per side (overrides --quick)")
+    p.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: torch's own)")
     p.set_defaults(_repeats=repeats, _quick_repeats=quick)
     return p
 
 
 def repeats(args) -> int:
+    """The number of repeats; also applies --threads (every script calls this first)."""
+    if getattr(args, "threads", None):
+        import torch
+
+        torch.set_num_threads(args.threads)
     if args.repeats:
         return args.repeats
     return args._quick_repeats if args.quick else args._repeats

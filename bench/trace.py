@@ -20,7 +20,6 @@ def main():
     p.add_argument("--lengths", default="16,128,512")
     args = p.parse_args()
     n = C.repeats(args)
-    torch.set_num_threads(torch.get_num_threads())
     print(C.machine())
     import ops
 

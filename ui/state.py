@@ -41,7 +41,7 @@ DEFAULTS = dict(source="default", device="cpu", dtype="float32", prompt_text=DEF
 def init_state():
     """Fill session_state from the URL (a shared link) and the defaults, once per session."""
     ss = st.session_state
-    if ss.get("_initialised"):
+    if ss.get("_initialised") and "traces" in ss:
         return
     qp = st.query_params
     ss.source = DEFAULTS["source"]
