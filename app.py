@@ -26,7 +26,7 @@ PAGES = [  # (file, url path, 中文, English, icon)
     ("practice", "面试练习", "Interview practice", "📝"),
 ]
 
-pages = [st.Page(f"pages/{name}.py", title=state.t(zh, en), icon=icon, url_path=name, default=(name == "overview"))
+pages = [st.Page(f"app_pages/{name}.py", title=state.t(zh, en), icon=icon, url_path=name, default=(name == "overview"))
          for name, zh, en, icon in PAGES]
 nav = st.navigation(pages)
 sidebar.render()

@@ -3,7 +3,7 @@
     python bench/app.py [--quick]
 
 Runs app.py in streamlit.testing.v1.AppTest (the server side of a page run, no browser), in this process:
-  1. first run of pages/attention.py, which computes the trace (the reference the ratio is taken against);
+  1. first run of app_pages/attention.py, which computes the trace (the reference the ratio is taken against);
   2. a picker change (the layer slider, then the head slider, alternating) and at.run(), the trace cached;
 for the default prompt and for a prompt of about 512 tokens. Memory: this process's resident set
 (VmRSS) with the model loaded and the S = 512 trace held, and its peak (VmHWM), from /proc/self/status.
@@ -15,7 +15,7 @@ import _common as C  # noqa: I001
 import os
 import time
 
-PAGE = "pages/attention.py"
+PAGE = "app_pages/attention.py"
 
 
 def long_prompt(tokenizer, n=512):

@@ -391,8 +391,24 @@ class Model:
             for name, t in self.weights.items():
                 if t.data_ptr() not in by_ptr:
                     by_ptr[t.data_ptr()] = t.to(dtype).contiguous()
-            store[dtype] = {name: by_ptr[t.data_ptr()] for name, t in self.weights.items()}
+            W = {name: by_ptr[t.data_ptr()] for name, t in self.weights.items()}
+            if any(W[n].data_ptr() != t.data_ptr() for n, t in self.weights.items()):
+                W = self._fuse(W)      # a copy anyway: fuse q/k/v and gate/up into fewer, larger products
+            store[dtype] = W
         return store[dtype]
+
+    def _fuse(self, W: dict) -> dict:
+        """q|k|v -> qkv_proj and gate|up -> gate_up_proj (concatenated rows; the parts are views of them)."""
+        c = self.config
+        for i in range(c.num_hidden_layers):
+            a, m = f"model.layers.{i}.self_attn.", f"model.layers.{i}.mlp."
+            for suffix in ("weight", "bias"):
+                parts = [a + f"{x}_proj.{suffix}" for x in "qkv"]
+                if all(n in W for n in parts):
+                    W[a + "qkv_proj." + suffix] = torch.cat([W.pop(n) for n in parts])
+            if not c.is_moe_layer(i):
+                W[m + "gate_up_proj.weight"] = torch.cat([W.pop(m + "gate_proj.weight"), W.pop(m + "up_proj.weight")])
+        return W
 
     def rope_table(self, length: int, dtype: torch.dtype | None = None):
         """cos, sin (length, hd) for positions 0..length-1, computed in float32, then cast (as HF does)."""
@@ -422,9 +438,16 @@ class Model:
             p = f"model.layers.{i}."
             a = p + "self_attn."
             h = fn.rms_norm(x, W[p + "input_layernorm.weight"], eps)
-            q = F.linear(h, W[a + "q_proj.weight"], W.get(a + "q_proj.bias")).view(B, S, nh, hd).transpose(1, 2)
-            k = F.linear(h, W[a + "k_proj.weight"], W.get(a + "k_proj.bias")).view(B, S, nkv, hd).transpose(1, 2)
-            v = F.linear(h, W[a + "v_proj.weight"], W.get(a + "v_proj.bias")).view(B, S, nkv, hd).transpose(1, 2)
+            if a + "qkv_proj.weight" in W:                             # fused copy: one product for q, k, v
+                q, k, v = F.linear(h, W[a + "qkv_proj.weight"], W.get(a + "qkv_proj.bias")).split(
+                    [nh * hd, nkv * hd, nkv * hd], dim=-1)
+            else:
+                q = F.linear(h, W[a + "q_proj.weight"], W.get(a + "q_proj.bias"))
+                k = F.linear(h, W[a + "k_proj.weight"], W.get(a + "k_proj.bias"))
+                v = F.linear(h, W[a + "v_proj.weight"], W.get(a + "v_proj.bias"))
+            q = q.reshape(B, S, nh, hd).transpose(1, 2)                 # (B, nh, S, hd)
+            k = k.reshape(B, S, nkv, hd).transpose(1, 2)                # (B, nkv, S, hd)
+            v = v.reshape(B, S, nkv, hd).transpose(1, 2)
             if c.has_qk_norm:
                 q = fn.rms_norm(q, W[a + "q_norm.weight"], eps)
                 k = fn.rms_norm(k, W[a + "k_norm.weight"], eps)
@@ -440,7 +463,11 @@ class Model:
                 x = x + self._fast_moe(p + "mlp.", h, W)
             else:
                 m = p + "mlp."
-                act = F.silu(F.linear(h, W[m + "gate_proj.weight"])) * F.linear(h, W[m + "up_proj.weight"])
+                if m + "gate_up_proj.weight" in W:
+                    gate, up = F.linear(h, W[m + "gate_up_proj.weight"]).chunk(2, dim=-1)
+                else:
+                    gate, up = F.linear(h, W[m + "gate_proj.weight"]), F.linear(h, W[m + "up_proj.weight"])
+                act = F.silu(gate) * up
                 x = x + F.linear(act, W[m + "down_proj.weight"])
         cache.positions = torch.arange(past + S, device=self.device)[None].expand(B, -1)
         cache.advance(S)

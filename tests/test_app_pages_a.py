@@ -70,7 +70,7 @@ def _open(page: str, source: str | None = None, prompt: str | None = None, lang:
         at.session_state["source"] = source
     if prompt is not None:
         at.session_state["prompt_text"] = prompt
-    at.switch_page(f"pages/{page}.py")
+    at.switch_page(f"app_pages/{page}.py")
     at.run()
     return at
 
@@ -121,7 +121,7 @@ def test_rmsnorm_each_norm(norm):
     at.query_params["norm"] = norm
     at.query_params["layer"] = "5"
     at.run()
-    at.switch_page("pages/rmsnorm.py")
+    at.switch_page("app_pages/rmsnorm.py")
     at.run()
     _assert_page(at, "rmsnorm")
 
@@ -133,7 +133,7 @@ def test_attention_pickers_from_url():
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update({"layer": "23", "head": "13", "pair": "31"})
     at.run()
-    at.switch_page("pages/attention.py")
+    at.switch_page("app_pages/attention.py")
     at.run()
     _assert_page(at, "attention")
     assert at.slider(key="head").value == 13

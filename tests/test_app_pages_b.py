@@ -8,7 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
-PAGES = ["pages/mlp.py", "pages/lm_head.py", "pages/sampling.py", "pages/generate.py", "pages/tour.py"]
+PAGES = ["app_pages/mlp.py", "app_pages/lm_head.py", "app_pages/sampling.py", "app_pages/generate.py", "app_pages/tour.py"]
 
 
 def _tiny_folder(folder: Path, model_type: str) -> Path:
@@ -187,7 +187,7 @@ def test_tour_step_from_url(tiny_dense):
     at.run()
     at.session_state["source"] = tiny_dense
     at.query_params["step"] = "7"
-    at.switch_page("pages/tour.py")
+    at.switch_page("app_pages/tour.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["tour_step"] == 7

@@ -55,7 +55,7 @@ def _open(page: str, source: str | None = None, prompt: str | None = None, lang:
         at.session_state["source"] = source
     if prompt is not None:      # holds for this run only: after switch_page AppTest's tree has no sidebar widgets,
         at.session_state["prompt_text"] = prompt   # so later runs fall back to the default prompt
-    at.switch_page(f"pages/{page}.py")
+    at.switch_page(f"app_pages/{page}.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
@@ -140,7 +140,7 @@ def test_practice_browse_real():
     assert not at.exception and not at.error
     at.selectbox(key="practice_stage").set_value("all")
     at.run()
-    assert "🔢" in "".join(e.label for e in at.expander)
+    assert "［实算］" in "".join(e.label for e in at.expander)
 
 
 @pytest.mark.real

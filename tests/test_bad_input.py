@@ -290,7 +290,7 @@ def _app(prompt="I like shanghai", page=None):
     at.query_params["prompt"] = prompt
     at.run()
     if page:
-        at.switch_page(f"pages/{page}.py")
+        at.switch_page(f"app_pages/{page}.py")
         at.run()
     return at
 

@@ -95,7 +95,8 @@ def test_every_page_renders_without_an_exception(server):
             "--disable-component-update", "--no-first-run", "--disable-sync"])
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
         for name in PAGES:
-            page.goto(f"{server}/{name}?prompt=I%20like%20shanghai")
+            path = "" if name == "overview" else name          # the default page lives at /
+            page.goto(f"{server}/{path}?prompt=I%20like%20shanghai")
             try:
                 wait_rendered(page)
             except Exception as e:          # a hung page is a failure, with a screenshot of it

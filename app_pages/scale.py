@@ -1,8 +1,11 @@
 """Scale: parameters, FLOPs, memory and the roofline of any Qwen2-family config at the user's B and S."""
+import math
+
 import plotly.graph_objects as go
 import streamlit as st
 
 from ops import costs
+from ui.components import human as si
 from ui.state import get_model, get_trace, t
 from viz import bars
 from viz.figures import FONT
@@ -11,7 +14,7 @@ LOADED = "__loaded__"           # the selectbox value that stands for the model 
 GPU_ORDER = ["RTX 4090 24GB", "A100 80GB", "H200 141GB"]
 PRECISIONS = [("bf16", 16), ("int8", 8), ("int4", 4)]
 
-st.title(t("📐 规模：参数、FLOPs、显存与屋顶线", "📐 Scale: parameters, FLOPs, memory and the roofline"))
+st.title(t("规模：参数、FLOPs、显存与屋顶线", "Scale: parameters, FLOPs, memory and the roofline"))
 st.markdown(t(
     "同一套算子，换一个 config 就是另一个模型。本页只用 config 计算（ops/costs.py），对已加载的模型还与真实权重逐个计数对照。",
     "The same operators with a different config make a different model. This page computes everything from the "
@@ -88,7 +91,7 @@ st.plotly_chart(bars([r["params"] / 1e6 for r in shown], [r["operator"] for r in
                      title=t(f"{name}：各算子参数量（百万）", f"{name}: parameters per operator (millions)"),
                      xlabel=t("参数量（百万）", "parameters (millions)"), ylabel=t("算子", "operator"),
                      height=120 + 48 * len(shown), text_fmt=",.1f"),
-                width="stretch", key="params-bars")
+                width="stretch", key="params-bars", theme=None)
 st.caption(t("注意力与 MLP 按所有层求和；RMSNorm 的参数极少，几乎看不见。",
              "Attention and MLP rows are summed over all layers; the RMSNorm weights are too few to see."))
 
@@ -117,18 +120,18 @@ st.markdown(t(
 fl = {ph: costs.flops(c, B, S, ph) for ph in ("prefill", "decode")}
 tot = {ph: sum(r["flops"] for r in rows) for ph, rows in fl.items()}
 mc = st.columns(4)
-mc[0].metric(t("预填充 FLOPs", "prefill FLOPs"), costs.human(tot["prefill"]))
-mc[1].metric(t("解码一步 FLOPs", "decode-step FLOPs"), costs.human(tot["decode"]))
-mc[2].metric(t("≈ 2 × 激活参数 × 预填充 token", "≈ 2 × active params × prefill tokens"), costs.human(2 * active * T))
-mc[3].metric(t("≈ 2 × 激活参数 × B", "≈ 2 × active params × B"), costs.human(2 * active * B))
+mc[0].metric(t("预填充 FLOPs", "prefill FLOPs"), si(tot["prefill"], "FLOP"))
+mc[1].metric(t("解码一步 FLOPs", "decode-step FLOPs"), si(tot["decode"], "FLOP"))
+mc[2].metric(t("≈ 2 × 激活参数 × 预填充 token", "≈ 2 × active params × prefill tokens"), si(2 * active * T, "FLOP"))
+mc[3].metric(t("≈ 2 × 激活参数 × B", "≈ 2 × active params × B"), si(2 * active * B, "FLOP"))
 ftabs = st.tabs([t("预填充（逐算子）", "Prefill (per operator)"), t("解码一步（逐算子）", "One decode step (per operator)")])
 for tab, ph in zip(ftabs, ("prefill", "decode")):
     with tab:
         st.dataframe([{t("算子", "operator"): r["operator"], t("公式", "formula"): r["formula"],
-                       t("每层", "per layer"): costs.human(r["per_layer"]), t("层数", "layers"): r["layers"],
+                       t("每层", "per layer"): si(r["per_layer"], "FLOP"), t("层数", "layers"): r["layers"],
                        "FLOPs": f"{r['flops']:,}", t("占比", "share"): f"{100 * r['flops'] / tot[ph]:.1f}%"}
                       for r in fl[ph]], hide_index=True, width="stretch")
-        st.markdown(t(f"**合计：{tot[ph]:,} FLOPs（{costs.human(tot[ph])}）**", f"**Total: {tot[ph]:,} FLOPs ({costs.human(tot[ph])})**"))
+        st.markdown(t(f"**合计：{tot[ph]:,} FLOPs（{si(tot[ph], 'FLOP')}）**", f"**Total: {tot[ph]:,} FLOPs ({si(tot[ph], 'FLOP')})**"))
 st.caption(t("预填充的注意力按完整 S×S 分数矩阵计数（与本实验室的 eager 实现一致，上三角被掩码）；FlashAttention 一类因果内核约省一半。"
              "预填充对全部 S 个位置算 logits（与 trace 一致），服务端通常只算最后一个位置。经验公式 2·N·T 忽略了注意力的 S² 项。",
              "Prefill attention is counted over the full S×S score matrix, as this lab's eager path computes it (the upper "
@@ -182,18 +185,21 @@ for ph, r in rl.items():
                              marker=dict(size=22, color=colors[ph], line=dict(width=2, color="white")),
                              text=[f"{names[ph]}: {r['intensity']:,.1f} FLOP/B"], textposition="bottom right",
                              textfont=dict(size=18, color=colors[ph])))
-fig.add_vline(x=ridge, line_dash="dash", line_color="#888",
-              annotation_text=t(f"拐点 {ridge:,.0f} FLOP/B", f"ridge {ridge:,.0f} FLOP/B"), annotation_font_size=16,
-              annotation_position="top left")
+fig.add_vline(x=ridge, line_dash="dash", line_color="#888")
+fig.add_annotation(x=math.log10(ridge), y=math.log10(peak / 1e12), text=t(f"拐点 {ridge:,.0f} FLOP/B<br>峰值 {g['tflops_bf16']:g} TFLOP/s",
+                   f"ridge {ridge:,.0f} FLOP/B<br>peak {g['tflops_bf16']:g} TFLOP/s"), showarrow=False, yshift=-40, xshift=10,
+                   xanchor="left", font=dict(size=18, color="#444"))
+fig.add_annotation(x=-0.6, y=math.log10(bw * 10 ** -0.6 / 1e12), text=t(f"带宽 {g['tb_per_s']:g} TB/s", f"bandwidth {g['tb_per_s']:g} TB/s"),
+                   showarrow=False, yshift=20, xanchor="right", font=dict(size=18, color="#444"))
 fig.update_xaxes(type="log", title_text=t("算术强度（FLOP / 字节，对数）", "arithmetic intensity (FLOP per byte, log)"),
-                 range=[-2, 5], exponentformat="power")
+                 range=[-2, 5], exponentformat="power", dtick=1, tickfont=dict(size=18))
 fig.update_yaxes(type="log", title_text=t("可达算力（TFLOP/s，对数）", "attainable compute (TFLOP/s, log)"),
-                 exponentformat="power")
+                 exponentformat="power", dtick=1, tickfont=dict(size=18))
 fig.update_layout(title=dict(text=t(f"{name} 在 {gpu} 上（B = {B}, S = {S:,}）", f"{name} on {gpu} (B = {B}, S = {S:,})"),
                              font=dict(size=22)),
                   font=dict(FONT, size=18), height=560, template="plotly_white", margin=dict(l=80, r=30, t=70, b=70),
                   legend=dict(orientation="h", y=-0.2, font=dict(size=18)))
-st.plotly_chart(fig, width="stretch", key="roofline")
+st.plotly_chart(fig, width="stretch", key="roofline", theme=None)
 
 bound_word = {"compute": t("算力受限（compute-bound）", "compute-bound"), "memory": t("带宽受限（memory-bound）", "memory-bound")}
 p, d = rl["prefill"], rl["decode"]
@@ -204,7 +210,13 @@ st.markdown(t(
     f"#### Prefill runs at {p['intensity']:,.1f} FLOP/byte, {'above' if p['intensity'] >= ridge else 'below'} the ridge at {ridge:,.0f}: "
     f"**{bound_word[p['bound']]}**, about {p['time_s'] * 1e3:,.2f} ms. One decode step runs at only {d['intensity']:,.1f} FLOP/byte: "
     f"**{bound_word[d['bound']]}**, about {d['time_s'] * 1e3:,.2f} ms per step (≈ {1 / d['time_s']:,.0f} tokens/s per row)."))
-st.dataframe([{t("阶段", "phase"): names[ph], "FLOPs": costs.human(r["flops"]), t("读写字节", "bytes moved"): costs.human(r["bytes"], "B"),
+if p["bound"] == "memory":      # where prefill crosses the ridge, for this B
+    cross = next((s2 for s2 in (2 ** k for k in range(0, 18)) if costs.roofline(c, B, s2, "prefill", gpu=gpu)["bound"] == "compute"), None)
+    if cross:
+        st.caption(t(f"提示：S 这么短时预填充也受带宽限制；B = {B} 时 S ≥ {cross:,} 左右预填充就越过拐点，变成算力受限。把上面的 S 调大试试。",
+                     f"Hint: with S this short even prefill is memory-bound; at B = {B} it crosses the ridge and becomes "
+                     f"compute-bound from about S = {cross:,}. Raise S above to see it."))
+st.dataframe([{t("阶段", "phase"): names[ph], "FLOPs": si(r["flops"], "FLOP"), t("读写字节", "bytes moved"): costs.human(r["bytes"], "B"),
                t("强度 FLOP/B", "intensity FLOP/B"): f"{r['intensity']:,.1f}",
                t("算力时间", "compute time"): f"{r['t_compute_s'] * 1e3:,.3f} ms",
                t("访存时间", "memory time"): f"{r['t_memory_s'] * 1e3:,.3f} ms",

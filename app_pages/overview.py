@@ -102,4 +102,4 @@ links = [("tokenize", "✂️", "1 分词", "1 Tokenize"), ("embedding", "📖",
 cols = st.columns(5)
 for k, (page, icon, zh, en) in enumerate(links):
     with cols[k % 5]:
-        st.page_link(f"pages/{page}.py", label=t(zh, en), icon=icon)
+        st.page_link(f"app_pages/{page}.py", label=t(zh, en), icon=icon)

@@ -18,15 +18,16 @@ def stage_name(s: str) -> str:
     return t(zh, en)
 
 
-st.title(t("📝 面试练习", "📝 Interview practice"))
+st.title(t("面试练习", "Interview practice"))
 LANG = t("zh", "en")
+SEED, CALC = t("［源文档］", "[documents]"), t("［实算］", "[computed]")   # text, not emoji: projector PCs often lack an emoji font
 model = get_model()
 trace = get_trace(model) if model else None
 config = model.config if model is not None else costs.reference_configs()["Qwen2.5-0.5B-Instruct"]
 B, S = (trace.B, trace.S) if trace is not None else (1, 8)
 numbers = texts.numbers(config, model.tokenizer.vocab_size if model is not None else None, B, S)
 
-browse, quiz = st.tabs([t("📚 题库浏览", "📚 Browse questions"), t("🎯 实时测验（用你的 trace）", "🎯 Quiz on your live trace")])
+browse, quiz = st.tabs([t("题库浏览", "Browse questions"), t("实时测验（用你的 trace）", "Quiz on your live trace")])
 
 # ---- browse --------------------------------------------------------------------------------------
 with browse:
@@ -46,8 +47,8 @@ with browse:
     if query.strip():
         q_low = query.strip().lower()
         items = [q for q in items if q_low in (q["question"] + q["short"] + q["long"]).lower()]
-    st.caption(t(f"共 {len(items)} 题。⭐ = 源文档中的面试题（已按事实校正）；🔢 = 答案在渲染时由 ops/costs.py 从模型 config 算出。",
-                 f"{len(items)} questions. ⭐ = from the source documents (facts corrected); 🔢 = the answer is computed "
+    st.caption(t(f"共 {len(items)} 题。{SEED} = 源文档中的面试题（已按事实校正）；{CALC} = 答案在渲染时由 ops/costs.py 从模型 config 算出。",
+                 f"{len(items)} questions. {SEED} = from the source documents (facts corrected); {CALC} = the answer is computed "
                  "from the model configs by ops/costs.py as the page renders."))
     by_stage = {}
     for q in items:
@@ -55,7 +56,7 @@ with browse:
     for s in [s for s in present if s in by_stage]:
         st.subheader(stage_name(s))
         for q in by_stage[s]:
-            mark = ("⭐ " if q["seed"] else "") + ("🔢 " if q["answer"] is not None else "")
+            mark = (SEED + " " if q["seed"] else "") + (CALC + " " if q["answer"] is not None else "")
             with st.expander(mark + q["question"]):
                 st.markdown(f"**{t('简答', 'Short answer')}：** {q['short']}" if LANG == "zh"
                             else f"**Short answer:** {q['short']}")
