@@ -15,6 +15,8 @@ from ui.state import get_model, get_trace, picker, t
 from viz import heatmap
 from viz.diagrams import gqa_diagram, heads_grid, rope_pairs
 
+ROPE_POSITIONS = 16
+
 model = get_model()
 trace = get_trace(model) if model else None
 if trace is None:
@@ -83,10 +85,13 @@ before = torch.stack([q[b, h, :n, j], q[b, h, :n, j + half]], -1).float()
 after = torch.stack([q_rope[b, h, :n, j], q_rope[b, h, :n, j + half]], -1).float()
 c1, c2 = st.columns([1, 1])
 with c1:
-    st.plotly_chart(rope_pairs(before, after, angles.numpy(), labels,
+    shown = min(n, ROPE_POSITIONS)                  # a drawn arc per position: a few read best, and draw fast
+    st.plotly_chart(rope_pairs(before[:shown], after[:shown], angles[:shown].numpy(), labels[:shown],
                                title=t(f"q 的维度对 ({j}, {j + half})，头 {h}：空心 = RoPE 前，实心 = 后",
                                        f"q pair ({j}, {j + half}), head {h}: hollow = before RoPE, filled = after")),
                     width="stretch", key="rope")
+    if shown < n:
+        st.caption(t(f"图中只画前 {shown} 个位置；右表列出全部 {n} 个。", f"The plot draws the first {shown} positions; the table lists all {n}."))
 with c2:
     measured = torch.atan2(after[:, 1], after[:, 0]) - torch.atan2(before[:, 1], before[:, 0])
     wrap = lambda a: (a + math.pi) % (2 * math.pi) - math.pi

@@ -49,7 +49,8 @@ st.subheader(t("token 之间的余弦相似度", "Cosine similarity between the 
 unit = F.normalize(emb.float(), dim=-1)
 ui.tensor_view("cosine(embed.out)", unit @ unit.T,
                heatmap(unit @ unit.T, x=labels, y=labels, title=t("余弦相似度", "cosine similarity"),
-                       zmin=-1, zmax=1, text_fmt=".2f"), key="cos")
+                       xlabel=t("token（位置:片段）", "token (position:piece)"),
+                       ylabel=t("token（位置:片段）", "token (position:piece)"), zmin=-1, zmax=1, text_fmt=".2f"), key="cos")
 
 tied = c.tie_word_embeddings
 st.info(t(f"LM head 与嵌入表{'共享' if tied else '不共享'}权重（tie_word_embeddings = {tied}）。Qwen2.5-0.5B 共享；Qwen2.5-32B 不共享；内置 GGUF 单独存了 output.weight。",

@@ -75,10 +75,14 @@ st.header(t("Logit lens：每一层“已经想到”了什么", "Logit lens: wh
 st.caption(t(f"把最终 RMSNorm + LM head 套在嵌入和每一层的 resid_out 上（共 {L + 1} 行），看每个位置排第一的 token。颜色 = 它的概率。",
              f"Apply the final RMSNorm + LM head to the embedding and every layer's resid_out ({L + 1} rows) and read the top "
              "token at every position. Colour = its probability."))
-lens_ids, lens_p = dec.logit_lens(model, trace, b)               # (L+1, n)
+lens_ids, lens_p = dec.logit_lens(model, trace, b)               # (L+1, w): the last w positions
+start = dec.lens_start(trace, b)
+if start:
+    st.caption(t(f"为保持页面流畅，只显示最后 {n - start} 个位置（{start}…{n - 1}）。",
+                 f"To keep the page fast, the last {n - start} positions ({start}…{n - 1}) are shown."))
 text = [[dec.short(p, 6) for p in dec.pieces(model, r)] for r in lens_ids.tolist()]
 rows = ["embed"] + [f"L{j}" for j in range(L)]
-cols = [f"{q}:{dec.short(x)}" for q, x in enumerate(labels)]
+cols = [f"{q}:{dec.short(x)}" for q, x in enumerate(labels)][start:]
 ui.tensor_view("logit_lens.top_prob", lens_p,
                dec.text_heatmap(lens_p, text, cols, rows, title=t("Logit lens（行 = 层，列 = 位置）", "Logit lens (rows = layers, columns = positions)"),
                                 xlabel=t("位置：输入 token", "position: input token"), ylabel=t("层", "layer"),
@@ -86,10 +90,10 @@ ui.tensor_view("logit_lens.top_prob", lens_p,
 
 st.header(t("与 PyTorch 对照", "Check against PyTorch"))
 w = model.w("lm_head.weight").float().cpu()
-h = trace.final_hidden().float()
-ui.check("fn.lm_head vs torch.matmul(h, Wᵀ)", logits, torch.matmul(h, w.T), tol=1e-4)
-ui.check("fn.lm_head vs F.linear(h, W)", logits, F.linear(h, w), tol=1e-4)
-ref_top = torch.softmax(logits[b, :n].float(), -1).max(-1)
+h = trace.final_hidden()[b, start:n].float()                     # the lens window: a V-wide product per position
+ui.check("fn.lm_head vs torch.matmul(h, Wᵀ)", logits[b, start:n], torch.matmul(h, w.T), tol=1e-4)
+ui.check("fn.lm_head vs F.linear(h, W)", logits[b, start:n], F.linear(h, w), tol=1e-4)
+ref_top = torch.softmax(logits[b, start:n].float(), -1).max(-1)
 ui.check(t("最后一层的 lens == trace 的 logits（第一名概率）", "last layer's lens == trace logits (top probability)"),
          lens_p[-1], ref_top.values, tol=1e-4)
 same = bool((lens_ids[-1] == ref_top.indices).all())

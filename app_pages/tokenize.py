@@ -26,8 +26,9 @@ ui.explanation("tokenize", texts.numbers(c, tok.vocab_size, B, S))
 
 st.header(t("公式与代码", "Formula and code"))
 ui.formula_and_code([r"\text{ids} = \mathrm{BPE}\big(\mathrm{pretokenize}(\mathrm{NFC}(\text{text}))\big)"
-                     r"\quad\text{(byte-level, no BOS)}",
-                     r"\text{BPE: repeatedly merge the adjacent pair with the lowest merge rank}"],
+                     + t(r"\quad\text{（字节级，不加 BOS）}", r"\quad\text{(byte-level, no BOS)}"),
+                     t(r"\text{BPE：反复合并合并表中排名最靠前的相邻一对}",
+                       r"\text{BPE: repeatedly merge the adjacent pair with the lowest merge rank}")],
                     Tokenizer.encode, Tokenizer.bpe_merges)
 
 # ---- the prompts as chips -----------------------------------------------------------------------
@@ -62,7 +63,7 @@ else:
 seed = "I like shanghai"
 seed_ids = tok.encode(seed)
 st.markdown(t(f"**例：** `\"{seed}\"` → {len(seed_ids)} 个 token `{seed_ids}` = "
-              + " · ".join(f"`{html.escape(p)}`" for p in tok.pieces(seed_ids)) + "。Qwen **不加 BOS**；原文说“3 个，加起始符 4 个”是错的。",
+              + " · ".join(f"`{html.escape(p)}`" for p in tok.pieces(seed_ids)) + "。Qwen **不加 BOS**：常见说法“3 个词再加起始符，共 4 个”不对，这 4 个全是正文 token。",
               f"**Example:** `\"{seed}\"` → {len(seed_ids)} tokens `{seed_ids}` = "
               + " · ".join(f"`{html.escape(p)}`" for p in tok.pieces(seed_ids)) + ". Qwen adds **no BOS** token."))
 

@@ -89,11 +89,12 @@ async def session(browser, base: str, i: int, n: int, results: list, timeout_s: 
                 await page.wait_for_function(
                     "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_s * 1000)
                 text = await page.inner_text("body")
+                typed = await page.input_value("[data-testid='stSidebar'] textarea")
                 box = await page.query_selector("[data-testid='stException']")
                 if box:
                     ok, why = False, "exception box: " + (await box.inner_text())[:300].replace("\n", " ")
-                elif mine not in text:
-                    ok, why = False, "own prompt not shown"
+                elif typed.strip() != mine:
+                    ok, why = False, f"own prompt not shown (prompt box: {typed[:60]!r})"
                 elif any(o in text for o in others):
                     ok, why = False, "ANOTHER STUDENT'S PROMPT SHOWN"
             except PwTimeout:

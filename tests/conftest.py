@@ -189,3 +189,52 @@ def real_model(bundled):
 
     config, weights, tokenizer = bundled
     return Model(config, weights, tokenizer, device="cpu", dtype="float32")
+
+
+# ---- tiny app models: the real 151,936-row vocabulary + the bundled tokenizer.json (for AppTest pages) ----
+def make_tiny_app_folder(folder: Path, model_type: str = "qwen2") -> Path:
+    """A random tiny Qwen2 (or Qwen2-MoE) with the real 151,936-row vocabulary and the real tokenizer.json."""
+    import shutil
+
+    import transformers as tf
+    from ops import loading
+
+    tok = loading.cache_dir() / "qwen2.5-coder-0.5b-instruct" / "tokenizer.json"
+    if not tok.exists():
+        pytest.skip("the bundled tokenizer.json is not prepared")
+    torch.manual_seed(0)
+    common = dict(vocab_size=151936, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512)
+    if model_type == "qwen2":
+        model = tf.Qwen2ForCausalLM(tf.Qwen2Config(**common))
+    elif model_type == "qwen2_moe":
+        model = tf.Qwen2MoeForCausalLM(tf.Qwen2MoeConfig(**common, num_experts=4, num_experts_per_tok=2,
+                                                         moe_intermediate_size=16, shared_expert_intermediate_size=32))
+    else:
+        raise ValueError(model_type)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(str(folder))
+    shutil.copy(tok, folder / "tokenizer.json")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_app_dense(tmp_path_factory):
+    """Folder (str) of a random tiny Qwen2 with the real vocabulary, shared by the AppTest page tests."""
+    return str(make_tiny_app_folder(tmp_path_factory.mktemp("tiny_app_qwen2"), "qwen2"))
+
+
+@pytest.fixture(scope="session")
+def tiny_app_moe(tmp_path_factory):
+    """Folder (str) of a random tiny Qwen2-MoE with the real vocabulary."""
+    return str(make_tiny_app_folder(tmp_path_factory.mktemp("tiny_app_qwen2_moe"), "qwen2_moe"))
+
+
+@pytest.fixture
+def english(monkeypatch):
+    """Run the app in English. AppTest formats radio options outside a script run, where session_state is
+    empty, so the sidebar's t()-based format_func would fall back to Chinese: pin the language instead."""
+    import ui.state
+
+    monkeypatch.setattr(ui.state, "lang", lambda: "en")
+    return "en"

@@ -1,78 +1,15 @@
 """AppTest for the overview, tokenize, RMSNorm, attention and residual pages: real model and tiny random ones."""
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
+from apptest_utils import APP, open_page as _open
+
 PAGES = ["overview", "tokenize", "rmsnorm", "attention", "residual"]
 TITLES_ZH = {"overview": "总览", "tokenize": "分词", "rmsnorm": "RMSNorm", "attention": "注意力", "residual": "残差"}
 TITLES_EN = {"overview": "Overview", "tokenize": "Tokenize", "rmsnorm": "RMSNorm", "attention": "Attention",
              "residual": "Residual"}
 BATCH = "I like shanghai\n人工智能 😀 你好吗？ and a longer second line"
-
-
-def _tiny_folder(folder: Path, model_type: str = "qwen2") -> Path:
-    """A random tiny Qwen2 (or Qwen2-MoE) with the real 151,936-row vocabulary and the real tokenizer.json."""
-    import torch
-    import transformers as tf
-    from ops import loading
-
-    tok = loading.cache_dir() / "qwen2.5-coder-0.5b-instruct" / "tokenizer.json"
-    if not tok.exists():
-        pytest.skip("the bundled tokenizer.json is not prepared")
-    torch.manual_seed(0)
-    common = dict(vocab_size=151936, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512)
-    if model_type == "qwen2":
-        model = tf.Qwen2ForCausalLM(tf.Qwen2Config(**common))
-    else:
-        model = tf.Qwen2MoeForCausalLM(tf.Qwen2MoeConfig(**common, num_experts=4, num_experts_per_tok=2,
-                                                         moe_intermediate_size=16, shared_expert_intermediate_size=32))
-    folder.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(str(folder))
-    shutil.copy(tok, folder / "tokenizer.json")
-    return folder
-
-
-@pytest.fixture(scope="module")
-def tiny_dense(tmp_path_factory):
-    return str(_tiny_folder(tmp_path_factory.mktemp("tiny_a_qwen2"), "qwen2"))
-
-
-@pytest.fixture(scope="module")
-def tiny_moe(tmp_path_factory):
-    return str(_tiny_folder(tmp_path_factory.mktemp("tiny_a_qwen2_moe"), "qwen2_moe"))
-
-
-@pytest.fixture
-def english(monkeypatch):
-    """Run the app in English. AppTest formats radio options outside a script run, where session_state is
-    empty, so the sidebar's t()-based format_func would fall back to Chinese: pin the language instead."""
-    import ui.state
-
-    monkeypatch.setattr(ui.state, "lang", lambda: "en")
-    return "en"
-
-
-def _open(page: str, source: str | None = None, prompt: str | None = None, lang: str = "zh", chat: bool = False):
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["lang"] = lang
-    if chat:
-        at.query_params["chat"] = "1"
-    at.run()
-    if source is not None:
-        at.session_state["source"] = source
-    if prompt is not None:
-        at.session_state["prompt_text"] = prompt
-    at.switch_page(f"app_pages/{page}.py")
-    at.run()
-    return at
 
 
 def _assert_page(at, page: str, lang: str = "zh"):
@@ -141,26 +78,51 @@ def test_attention_pickers_from_url():
 
 # ---- tiny random models -------------------------------------------------------------------------
 @pytest.mark.parametrize("page", PAGES)
-def test_page_tiny(page, tiny_dense):
-    at = _open(page, source=tiny_dense)
+def test_page_tiny(page, tiny_app_dense):
+    at = _open(page, source=tiny_app_dense)
     _assert_page(at, page)
     if page == "overview":   # the tiny model really was loaded
         assert any("H = 32" in c.value for c in at.caption), [c.value for c in at.caption]
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_page_tiny_batch_english(page, tiny_dense, english):
-    at = _open(page, source=tiny_dense, prompt=BATCH, lang="en")
+def test_page_tiny_batch_english(page, tiny_app_dense, english):
+    at = _open(page, source=tiny_app_dense, prompt=BATCH, lang="en")
     _assert_page(at, page, "en")
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_page_tiny_one_token(page, tiny_dense):
-    at = _open(page, source=tiny_dense, prompt="a")        # S = 1: every S x S map is 1 x 1
+def test_page_tiny_one_token(page, tiny_app_dense):
+    at = _open(page, source=tiny_app_dense, prompt="a")        # S = 1: every S x S map is 1 x 1
     _assert_page(at, page)
 
 
 @pytest.mark.parametrize("page", ["overview", "rmsnorm", "residual"])
-def test_page_tiny_moe(page, tiny_moe):
-    at = _open(page, source=tiny_moe, prompt=BATCH)
+def test_page_tiny_app_moe(page, tiny_app_moe):
+    at = _open(page, source=tiny_app_moe, prompt=BATCH)
     _assert_page(at, page)
+
+
+def test_sidebar_prompt_survives_page_switch(tiny_app_dense):
+    """A prompt typed in the sidebar is kept across a page switch and later reruns (checked in Chromium too)."""
+    from streamlit.testing.v1 import AppTest
+
+    new = "hello world\n人工智能很有趣"
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.session_state["source"] = tiny_app_dense
+    at.run()
+    at.sidebar.text_area(key="prompt_text").set_value(new).run()
+    assert not at.exception, [e.value for e in at.exception]
+    for _ in range(2):                         # the switch itself, then a plain rerun on the new page
+        if _ == 0:
+            at.switch_page("app_pages/tokenize.py")
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.session_state["prompt_text"] == new
+        assert at.sidebar.text_area(key="prompt_text").value == new
+        assert any("tokens.ids" in m.value and "[2," in m.value for m in at.markdown)
+        assert at.query_params["prompt"] == [new] or at.query_params["prompt"] == new
+    at.sidebar.radio(key="lang").set_value("en").run()          # a language switch keeps it too
+    assert at.session_state["prompt_text"] == new
+    assert any("Tokenize" in x.value for x in at.title)

@@ -1,62 +1,15 @@
 """AppTest for the MLP/MoE, LM head, sampling, generate and tour pages: real model and tiny random ones."""
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
+from apptest_utils import APP, open_page
+
 PAGES = ["app_pages/mlp.py", "app_pages/lm_head.py", "app_pages/sampling.py", "app_pages/generate.py", "app_pages/tour.py"]
 
 
-def _tiny_folder(folder: Path, model_type: str) -> Path:
-    """A random tiny Qwen2 / Qwen2-MoE with the real 151,936-row vocabulary and the real tokenizer.json."""
-    import torch
-    import transformers as tf
-    from ops import loading
-
-    tok = loading.cache_dir() / "qwen2.5-coder-0.5b-instruct" / "tokenizer.json"
-    if not tok.exists():
-        pytest.skip("the bundled tokenizer.json is not prepared")
-    torch.manual_seed(0)
-    common = dict(vocab_size=151936, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512)
-    if model_type == "qwen2":
-        config = tf.Qwen2Config(**common)
-        model = tf.Qwen2ForCausalLM(config)
-    else:
-        config = tf.Qwen2MoeConfig(**common, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=16,
-                                   shared_expert_intermediate_size=32)
-        model = tf.Qwen2MoeForCausalLM(config)
-    folder.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(str(folder))
-    shutil.copy(tok, folder / "tokenizer.json")
-    return folder
-
-
-@pytest.fixture(scope="module")
-def tiny_dense(tmp_path_factory):
-    return str(_tiny_folder(tmp_path_factory.mktemp("tiny_qwen2"), "qwen2"))
-
-
-@pytest.fixture(scope="module")
-def tiny_moe(tmp_path_factory):
-    return str(_tiny_folder(tmp_path_factory.mktemp("tiny_qwen2_moe"), "qwen2_moe"))
-
-
 def _open(page: str, source: str | None = None, prompt: str | None = None):
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    if source is not None:
-        at.session_state["source"] = source
-    if prompt is not None:
-        at.session_state["prompt_text"] = prompt
-    at.switch_page(page)
-    at.run()
+    at = open_page(page, source, prompt)
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -171,21 +124,21 @@ def test_pages_real_model_batch_and_single_token():
         assert not at.exception
 
 
-def test_pages_tiny_dense(tiny_dense):
-    _run_all(tiny_dense, prompt="I like shanghai\nHello there, friend")
+def test_pages_tiny_app_dense(tiny_app_dense):
+    _run_all(tiny_app_dense, prompt="I like shanghai\nHello there, friend")
 
 
-def test_pages_tiny_moe(tiny_moe):
-    _run_all(tiny_moe, moe_real=True)
+def test_pages_tiny_app_moe(tiny_app_moe):
+    _run_all(tiny_app_moe, moe_real=True)
 
 
-def test_tour_step_from_url(tiny_dense):
+def test_tour_step_from_url(tiny_app_dense):
     """A shared link ?step=7 opens the tour at step 8 (0-based 7)."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
-    at.session_state["source"] = tiny_dense
+    at.session_state["source"] = tiny_app_dense
     at.query_params["step"] = "7"
     at.switch_page("app_pages/tour.py")
     at.run()

@@ -1,62 +1,18 @@
 """AppTest for the scale and interview-practice pages: real bundled model and a tiny random one."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
+from apptest_utils import open_page
+
 BUNDLED_PARAMS = "630,167,424"      # untied GGUF: 494,032,768 + 151,936 × 896 for its own output.weight
 QWEN32B_PARAMS = "32,763,876,352"
 
 
-def _tiny_folder(folder: Path) -> Path:
-    """A random tiny Qwen2 with the real 151,936-row vocabulary and the bundled tokenizer.json."""
-    import torch
-    import transformers as tf
-    from ops import loading
-
-    tok = loading.cache_dir() / "qwen2.5-coder-0.5b-instruct" / "tokenizer.json"
-    if not tok.exists():
-        pytest.skip("the bundled tokenizer.json is not prepared")
-    torch.manual_seed(0)
-    model = tf.Qwen2ForCausalLM(tf.Qwen2Config(vocab_size=151936, hidden_size=32, intermediate_size=64,
-                                               num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                                               max_position_embeddings=512))
-    folder.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(str(folder))
-    shutil.copy(tok, folder / "tokenizer.json")
-    return folder
-
-
-@pytest.fixture(scope="module")
-def tiny_dense(tmp_path_factory):
-    return str(_tiny_folder(tmp_path_factory.mktemp("tiny_c_qwen2")))
-
-
-@pytest.fixture
-def english(monkeypatch):
-    """Run in English (see test_app_pages_a: AppTest formats the sidebar's options outside a script run)."""
-    import ui.state
-
-    monkeypatch.setattr(ui.state, "lang", lambda: "en")
-    return "en"
-
-
 def _open(page: str, source: str | None = None, prompt: str | None = None, lang: str = "zh"):
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["lang"] = lang
-    at.run()
-    if source is not None:
-        at.session_state["source"] = source
-    if prompt is not None:      # holds for this run only: after switch_page AppTest's tree has no sidebar widgets,
-        at.session_state["prompt_text"] = prompt   # so later runs fall back to the default prompt
-    at.switch_page(f"app_pages/{page}.py")
-    at.run()
+    at = open_page(page, source, prompt, lang)
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     return at
@@ -180,11 +136,11 @@ def test_practice_english_batch(english):
 
 
 # ---- tiny random model ---------------------------------------------------------------------------
-def test_scale_tiny(tiny_dense):
+def test_scale_tiny(tiny_app_dense):
     import json
 
-    at = _open("scale", source=tiny_dense)
-    cfg = json.loads((Path(tiny_dense) / "config.json").read_text())
+    at = _open("scale", source=tiny_app_dense)
+    cfg = json.loads((Path(tiny_app_dense) / "config.json").read_text())
     assert cfg["hidden_size"] == 32
     live = [s.value for s in at.success if "model.num_parameters" in s.value]
     assert live
@@ -192,8 +148,8 @@ def test_scale_tiny(tiny_dense):
     assert live[0].count(n) == 2, live[0]
 
 
-def test_practice_tiny(tiny_dense):
-    at = _open("practice", source=tiny_dense)
+def test_practice_tiny(tiny_app_dense):
+    at = _open("practice", source=tiny_app_dense)
     _answer(at, "[1, 4]")                                      # the real tokenizer: "I like shanghai" = 4 tokens
     assert _score(at) == "1 / 1", _score(at)
     _next(at)

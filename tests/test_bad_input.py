@@ -273,16 +273,8 @@ def test_cli_bad_inputs(tiny_hf_folder, capsys, monkeypatch):
 
 
 # ---- the app (AppTest) ---------------------------------------------------------------------------------
-@pytest.fixture
-def english(monkeypatch):
-    import ui.state
-
-    monkeypatch.setattr(ui.state, "lang", lambda: "en")
-
-
 def _app(prompt="I like shanghai", page=None):
-    """The app on its default page (overview): AppTest loses track of the sidebar's widgets after
-    switch_page, so tests that press or read sidebar widgets stay on the first page."""
+    """The app with ?lang=en&prompt=..., on its default page (overview) or switched to `page`."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(APP, default_timeout=120)

@@ -85,13 +85,6 @@ def _app(prompt="I like shanghai"):
     return at
 
 
-@pytest.fixture
-def english(monkeypatch):
-    import ui.state
-
-    monkeypatch.setattr(ui.state, "lang", lambda: "en")
-
-
 @pytest.mark.real
 def test_app_classroom_sidebar_and_refusal(room, english):
     at = _app()

@@ -68,10 +68,19 @@ def moe_trace(trace, model):
 
 
 # ---- logit lens ----------------------------------------------------------------------------------
-def logit_lens(model, trace, b: int):
-    """Top token and its probability at every residual-stream state (embed + each layer) and position of row b.
+LENS_WINDOW = 32   # positions: each costs (L + 1) LM-head products of width V, seconds each on a CPU
 
-    Returns (ids [L+1, n], probs [L+1, n]); computed once per (trace, row), kept in session_state."""
+
+def lens_start(trace, b: int) -> int:
+    """First position the logit lens covers: the last LENS_WINDOW real tokens of row b."""
+    return max(0, trace.lengths[b] - LENS_WINDOW)
+
+
+def logit_lens(model, trace, b: int):
+    """Top token and its probability at every residual-stream state (embed + each layer) for the last
+    LENS_WINDOW positions of row b (from lens_start).
+
+    Returns (ids [L+1, w], probs [L+1, w]); computed once per (trace, row), kept in session_state."""
     store = st.session_state.setdefault("_lens", {})
     key = (id(trace), b)
     if key not in store:
@@ -83,7 +92,7 @@ def logit_lens(model, trace, b: int):
         ids, probs = [], []
         with torch.inference_mode():
             for state in trace.residual_stream():
-                h = fn.rms_norm(state[b, :n].float(), w_norm, model.config.rms_norm_eps)
+                h = fn.rms_norm(state[b, lens_start(trace, b):n].float(), w_norm, model.config.rms_norm_eps)
                 p = torch.softmax(fn.lm_head(h, w_head), dim=-1)         # (n, V)
                 top = p.max(dim=-1)
                 ids.append(top.indices)

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .figures import FONT, _np
+from .figures import block_max, FONT, _np
 
 
 def _base(title: str, height: int) -> go.Figure:
@@ -138,6 +138,8 @@ def heads_grid(probs, title: str = "", cols: int = 7, subtitle=lambda h: f"head 
     """All heads' (S, S) attention maps as small multiples on one colour scale 0..1. probs: (nh, S, S)."""
     p = _np(probs)
     p = np.where(np.isfinite(p), p, np.nan)
+    p, _ = block_max(p, 1, 64)                      # small multiples: 64 x 64 cells each at most
+    p, _ = block_max(p, 2, 64)
     nh = p.shape[0]
     cols = max(1, min(cols, nh))
     rows = math.ceil(nh / cols)

@@ -29,13 +29,45 @@ def _ticks(labels, n):
     return [f"{i}:{lab}" for i, lab in enumerate(labels)]
 
 
+MAX_CELLS = 128        # per heatmap axis: a browser draws 512 x 512 cells x many figures far too slowly
+
+
+def block_max(z: np.ndarray, axis: int, max_cells: int = MAX_CELLS):
+    """Shrink one axis to at most max_cells by the max over consecutive blocks (NaN-aware, so a masked
+    block stays blank). Returns (z, block size); block size 1 means nothing was shrunk."""
+    n = z.shape[axis]
+    k = -(-n // max_cells)
+    if k <= 1:
+        return z, 1
+    pad = k * -(-n // k) - n
+    z = np.moveaxis(z, axis, -1)
+    z = np.concatenate([z, np.full(z.shape[:-1] + (pad,), np.nan)], axis=-1)
+    z = z.reshape(z.shape[:-1] + (-1, k))
+    with np.errstate(all="ignore"):
+        all_nan = np.isnan(z).all(-1)
+        z = np.where(all_nan, np.nan, np.nanmax(np.where(np.isnan(z), -np.inf, z), axis=-1))
+    return np.moveaxis(z, -1, axis), k
+
+
+def _block_labels(labels, n, k):
+    """'i-j' range labels for blocks of k positions (the token pieces of a range do not fit a tick)."""
+    return [f"{i}-{min(i + k, n) - 1}" for i in range(0, n, k)]
+
+
 def heatmap(z, x=None, y=None, title="", xlabel="", ylabel="", colorscale="RdBu", zmid=0.0,
             zmin=None, zmax=None, height=480, text_fmt=None) -> go.Figure:
-    """A 2-D tensor as a heatmap; -inf cells (masked) are left blank. z: (rows, cols)."""
+    """A 2-D tensor as a heatmap; -inf cells (masked) are left blank. z: (rows, cols).
+    Axes longer than MAX_CELLS are shown as block maxima, and the title says so."""
     z = _np(z)
     z = np.where(np.isfinite(z), z, np.nan)
     rows, cols = z.shape
-    xt, yt = _ticks(x, cols), _ticks(y, rows)
+    z, ky = block_max(z, 0)
+    z, kx = block_max(z, 1)
+    xt = _ticks(x, cols) if kx == 1 else _block_labels(x, cols, kx)
+    yt = _ticks(y, rows) if ky == 1 else _block_labels(y, rows, ky)
+    if kx > 1 or ky > 1:
+        title = f"{title}  (max over {ky}×{kx} blocks of {rows}×{cols})"
+    rows, cols = z.shape
     hm = go.Heatmap(z=z, x=xt, y=yt, colorscale=colorscale, zmid=zmid, zmin=zmin, zmax=zmax,
                     hovertemplate="row %{y}<br>col %{x}<br>value %{z:.4g}<extra></extra>")
     if text_fmt and rows * cols <= 400:
