@@ -83,6 +83,9 @@ def _classroom_models():
               **classroom.allowed_models()}
     labels = list(models)
     current = st.session_state.source
+    if current not in models.values():          # e.g. a forged session value or an old shared link
+        st.error(t(f"课堂模式下不允许这个模型来源：{current}；已改用内置模型。",
+                   f"this model source is not allowed in classroom mode: {current}; using the bundled model."))
     index = next((i for i, lab in enumerate(labels) if models[lab] == current), 0)
     label = st.selectbox(t("模型（课堂模式：仅限允许的模型）", "Model (classroom mode: allowed models only)"), labels, index=index)
     st.session_state.source = models[label]
