@@ -1,7 +1,6 @@
 """Stage 4 · Attention: q/k/v, RoPE, scores, causal + padding mask, softmax, GQA, context, o_proj."""
 import math
 
-import numpy as np
 import streamlit as st
 import torch
 import torch.nn.functional as F
@@ -11,16 +10,13 @@ from ops import functional as fn
 from ops import texts
 from ui import components as ui
 from ui import tokens as tk
-from ui.state import get_model, get_trace, picker, t
+from ui.state import require_trace, picker, t
 from viz import heatmap
 from viz.diagrams import gqa_diagram, heads_grid, rope_pairs
 
 ROPE_POSITIONS = 16
 
-model = get_model()
-trace = get_trace(model) if model else None
-if trace is None:
-    st.stop()
+model, trace = require_trace()
 c = model.config
 B, S, H, L = trace.B, trace.S, c.hidden_size, c.num_hidden_layers
 nh, nkv, hd, n_rep = c.num_attention_heads, c.num_key_value_heads, c.head_dim, c.n_rep
@@ -126,7 +122,7 @@ p_show = probs[b, h].float().clone()
 p_show[~torch.isfinite(mask)] = float("nan")                                       # masked cells blank
 ui.tensor_view(f"layers.{i}.attn.probs", probs,
                heatmap(p_show, x=labels_all, y=labels_all, colorscale="Viridis", zmid=None, zmin=0, zmax=1,
-                       title=t(f"注意力概率（每行和为 1，空白 = 被屏蔽）", f"attention probabilities (rows sum to 1, blank = masked)"),
+                       title=t("注意力概率（每行和为 1，空白 = 被屏蔽）", "attention probabilities (rows sum to 1, blank = masked)"),
                        xlabel=t("键 j（被看的位置）", "key j (looked at)"), ylabel=t("查询 i（正在看的位置）", "query i (looking)"),
                        text_fmt=fmt, height=520), key="probs")
 if S > n:

@@ -1,18 +1,14 @@
 """Stage 2 · Embedding: a gather of rows from the [V, H] table."""
 import streamlit as st
-import torch
 import torch.nn.functional as F
 
 from ops import functional as fn
 from ops import texts
 from ui import components as ui
-from ui.state import get_model, get_trace, picker, t
+from ui.state import require_trace, picker, t
 from viz import heatmap
 
-model = get_model()
-trace = get_trace(model) if model else None
-if trace is None:
-    st.stop()
+model, trace = require_trace()
 c = model.config
 B, S, H, V = trace.B, trace.S, c.hidden_size, c.vocab_size
 

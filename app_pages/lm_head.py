@@ -7,13 +7,10 @@ from ops import functional as fn
 from ops import texts
 from ui import components as ui
 from ui import decoding as dec
-from ui.state import get_model, get_trace, picker, t
+from ui.state import require_trace, picker, t
 from viz import bars
 
-model = get_model()
-trace = get_trace(model) if model else None
-if trace is None:
-    st.stop()
+model, trace = require_trace()
 c = model.config
 B, S, H, V, L = trace.B, trace.S, c.hidden_size, c.vocab_size, c.num_hidden_layers
 nums = texts.numbers(c, model.tokenizer.vocab_size, B, S)

@@ -8,13 +8,10 @@ from ops import functional as fn
 from ops import texts
 from ui import components as ui
 from ui import decoding as dec
-from ui.state import get_model, get_trace, picker, t
+from ui.state import require_trace, picker, t
 from viz import bars, heatmap, histogram
 
-model = get_model()
-trace = get_trace(model) if model else None
-if trace is None:
-    st.stop()
+model, trace = require_trace()
 c = model.config
 B, S, H, L, I = trace.B, trace.S, c.hidden_size, c.num_hidden_layers, c.intermediate_size
 nums = texts.numbers(c, model.tokenizer.vocab_size, B, S)

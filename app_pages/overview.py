@@ -3,7 +3,7 @@ import streamlit as st
 
 from ops import texts
 from ui import components as ui
-from ui.state import get_model, get_trace, t
+from ui.state import require_trace, t
 from viz.diagrams import pipeline_diagram
 
 st.title(t("总览：一句话如何穿过 Qwen2.5", "Overview: how a prompt travels through Qwen2.5"))
@@ -16,10 +16,7 @@ st.markdown(t(
     "shows the step's **live tensors**, exact shapes, the formula, the code that actually ran, and a check against "
     "PyTorch's own operator. Type prompts in the sidebar (one per line = batch B); every shape follows."))
 
-model = get_model()
-trace = get_trace(model) if model else None
-if trace is None:
-    st.stop()
+model, trace = require_trace()
 c = model.config
 B, S, H, L, V = trace.B, trace.S, c.hidden_size, c.num_hidden_layers, c.vocab_size
 nh, nkv, hd, I = c.num_attention_heads, c.num_key_value_heads, c.head_dim, c.intermediate_size

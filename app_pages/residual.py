@@ -5,14 +5,11 @@ import torch
 from ops import texts
 from ui import components as ui
 from ui import tokens as tk
-from ui.state import get_model, get_trace, picker, t
+from ui.state import require_trace, picker, t
 from viz import heatmap, lines
 from viz.diagrams import roomy
 
-model = get_model()
-trace = get_trace(model) if model else None
-if trace is None:
-    st.stop()
+model, trace = require_trace()
 c = model.config
 B, S, H, L = trace.B, trace.S, c.hidden_size, c.num_hidden_layers
 

@@ -8,14 +8,11 @@ from ops import functional as fn
 from ops import texts
 from ui import components as ui
 from ui import tokens as tk
-from ui.state import get_model, get_trace, picker, t
+from ui.state import require_trace, picker, t
 from viz import bars, histogram, lines
 from viz.diagrams import roomy
 
-model = get_model()
-trace = get_trace(model) if model else None
-if trace is None:
-    st.stop()
+model, trace = require_trace()
 c = model.config
 B, S, H, L, eps = trace.B, trace.S, c.hidden_size, c.num_hidden_layers, c.rms_norm_eps
 

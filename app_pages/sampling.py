@@ -6,12 +6,9 @@ from ops import sampling as smp
 from ops import texts
 from ui import components as ui
 from ui import decoding as dec
-from ui.state import get_model, get_trace, picker, t
+from ui.state import require_trace, picker, t
 
-model = get_model()
-trace = get_trace(model) if model else None
-if trace is None:
-    st.stop()
+model, trace = require_trace()
 c = model.config
 B, S, V = trace.B, trace.S, c.vocab_size
 

@@ -2,7 +2,6 @@
 import html
 import unicodedata
 
-import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 import torch
@@ -11,12 +10,9 @@ from ops import texts
 from ops.tokenizer import Tokenizer, raw_to_bytes, readable
 from ui import components as ui
 from ui import tokens as tk
-from ui.state import get_model, get_trace, picker, settings, t
+from ui.state import require_trace, picker, settings, t
 
-model = get_model()
-trace = get_trace(model) if model else None
-if trace is None:
-    st.stop()
+model, trace = require_trace()
 c, tok = model.config, model.tokenizer
 B, S = trace.B, trace.S
 

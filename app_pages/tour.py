@@ -5,13 +5,10 @@ import torch
 
 from ui import components as ui
 from ui import decoding as dec
-from ui.state import get_model, get_trace, query_int, t
+from ui.state import require_trace, query_int, t
 from viz import bars, heatmap
 
-model = get_model()
-trace = get_trace(model) if model else None
-if trace is None:
-    st.stop()
+model, trace = require_trace()
 c = model.config
 B, S, H, V, L = trace.B, trace.S, c.hidden_size, c.vocab_size, c.num_hidden_layers
 nh, nkv, hd, I = c.num_attention_heads, c.num_key_value_heads, c.head_dim, c.intermediate_size

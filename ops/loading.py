@@ -14,7 +14,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import time
 from pathlib import Path
 
 import torch

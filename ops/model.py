@@ -5,7 +5,6 @@ residual) -> final norm -> LM head. Each step calls record(name, tensor) with a 
 """
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 

@@ -1,5 +1,4 @@
 """ops/costs.py against published totals, hand counts, and real transformers models."""
-import math
 
 import pytest
 

@@ -1,6 +1,5 @@
 """Loading: HF folders, GGUF files, the bundled model and its cache; strict checks and clear errors."""
 import json
-import os
 import shutil
 import time
 from pathlib import Path

@@ -7,7 +7,6 @@ import torch
 from ops import inputs
 from ops.model import token_limit
 from . import classroom
-from .classroom import classroom_mode  # noqa: F401  (kept importable from here)
 from .state import get_model, settings, t
 
 

@@ -206,3 +206,12 @@ def picker(label: str, key: str, lo: int, hi: int, default: int = 0) -> int:
     value = st.slider(label, lo, hi, key=key)
     st.query_params[key] = str(value)
     return value
+
+
+def require_trace():
+    """(model, trace) for a stage page, or stop the page quietly: the reason was already shown."""
+    model = get_model()
+    trace = get_trace(model) if model else None
+    if trace is None:
+        st.stop()
+    return model, trace
