@@ -85,7 +85,7 @@ with c1:
     st.plotly_chart(rope_pairs(before[:shown], after[:shown], angles[:shown].numpy(), labels[:shown],
                                title=t(f"q 的维度对 ({j}, {j + half})，头 {h}：空心 = RoPE 前，实心 = 后",
                                        f"q pair ({j}, {j + half}), head {h}: hollow = before RoPE, filled = after")),
-                    width="stretch", key="rope")
+                    width="stretch", key="rope", theme=None)
     if shown < n:
         st.caption(t(f"图中只画前 {shown} 个位置；右表列出全部 {n} 个。", f"The plot draws the first {shown} positions; the table lists all {n}."))
 with c2:
@@ -143,7 +143,7 @@ st.subheader(t(f"GQA：{nh} 个查询头共享 {nkv} 个 KV 头（每 {n_rep} �
 st.plotly_chart(gqa_diagram(nh, nkv, highlight=h, title=t(f"查询头 h 读取 KV 头 ⌊h / {n_rep}⌋（当前头 {h} → KV 头 {g}）",
                                                        f"query head h reads KV head ⌊h / {n_rep}⌋ (head {h} → KV head {g})"),
                             q_label=t("查询头", "Q heads"), kv_label=t("KV 头", "KV heads")),
-                width="stretch", key="gqa")
+                width="stretch", key="gqa", theme=None)
 kv_tok = costs.kv_cache_bytes(c, 1, 2)
 ref = costs.reference_config()
 kv_ref = costs.kv_cache_bytes(ref, 1, 2)

@@ -50,7 +50,7 @@ layer_steps = [
 fig = pipeline_diagram(steps, layer_steps, layer_index=3,
                        title=t(f"B = {B}, S = {S}, H = {H}, L = {L}, V = {V:,}（{c.name or c.model_type}）",
                                f"B = {B}, S = {S}, H = {H}, L = {L}, V = {V:,} ({c.name or c.model_type})"))
-st.plotly_chart(fig, width="stretch", key="pipeline")
+st.plotly_chart(fig, width="stretch", key="pipeline", theme=None)
 st.caption(t("右侧是左边橙色方框里的一层；它被重复 L 次，每层输入输出都是 [B, S, H]。生成时会把新 id 接到末尾再走一遍（见“9 生成”）。",
              "The right column is one layer of the orange box, repeated L times; each layer maps [B, S, H] to [B, S, H]. "
              "Generation appends the new id and goes around again (see “9 Generate”)."))

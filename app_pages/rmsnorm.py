@@ -93,7 +93,7 @@ c1, c2 = st.columns(2)
 with c1:
     st.plotly_chart(roomy(histogram({"x": v, "x · rsqrt": normed, "y = γ·x·rsqrt": out},
                               title=t("归一化前后的数值分布（这个 token）", "Values before / after (this token)"),
-                              xlabel=t("数值", "value"), ylabel=t("个数", "count"))), width="stretch", key="hist")
+                              xlabel=t("数值", "value"), ylabel=t("个数", "count"))), width="stretch", key="hist", theme=None)
 with c2:
     rms_all = x[b, :n].float().pow(2).mean(-1).sqrt()
     fig = bars(rms_all, [f"{k}:{lab}" for k, lab in enumerate(labels)],
@@ -119,7 +119,7 @@ cols[2].metric(t("标准差 σ（LayerNorm 除以它）", "std σ (LayerNorm div
 cols[3].metric(t("两者输出 max |差|", "max |diff| of outputs"), f"{float((ln - out).abs().max()):.4g}")
 st.plotly_chart(roomy(lines({"RMSNorm": out[:128], "LayerNorm (F.layer_norm, β=0)": ln[:128]},
                       title=t("同一输入、同一 γ：前 128 维", "Same input, same γ: first 128 dims"),
-                      xlabel=t("隐藏维度", "hidden dimension"), ylabel="y", markers=False)), width="stretch", key="ln")
+                      xlabel=t("隐藏维度", "hidden dimension"), ylabel="y", markers=False)), width="stretch", key="ln", theme=None)
 st.caption(t("当均值 μ 接近 0 时两者几乎相同；RMSNorm 省掉求均值和 β，更快，效果相当。",
              "When the mean μ is near 0 they nearly agree; RMSNorm skips the mean and β: cheaper, and works as well."))
 

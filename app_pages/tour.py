@@ -169,6 +169,6 @@ out = show()
 if tensor is not None:
     ui.tensor_view(tname, tensor, out if isinstance(out, go.Figure) else None, key=f"tour-{k}")
 elif isinstance(out, go.Figure):
-    st.plotly_chart(out, width="stretch", key=f"tour-fig-{k}")
+    st.plotly_chart(out, width="stretch", key=f"tour-fig-{k}", theme=None)
 if B > 1:
     st.caption(t(f"演示使用第 0 行（共 {B} 行）。", f"The tour uses row 0 (of {B})."))

@@ -86,7 +86,7 @@ def tensor_view(name: str, tensor, fig=None, key: str | None = None, caption: st
     if caption:
         st.caption(caption)
     if fig is not None:
-        st.plotly_chart(fig, width="stretch", key=f"fig-{key or name}")
+        st.plotly_chart(fig, width="stretch", key=f"fig-{key or name}", theme=None)
     # deferred: the .npy bytes are made only when someone clicks, not on every rerun of the page
     st.download_button(t("下载该张量 (.npy)", "Download this tensor (.npy)"), data=lambda: npy_bytes(tensor),
                        file_name=f"{name}.npy", mime="application/octet-stream", key=f"dl-{key or name}",
