@@ -6,6 +6,7 @@ import streamlit as st
 
 st.set_page_config(page_title="Operator Lab · 算子实验室", page_icon="🔬", layout="wide")
 
+import viz  # noqa: E402,F401  (sets the plotly template every page's figures use)
 from ui import sidebar, state  # noqa: E402  (after set_page_config)
 
 state.init_state()

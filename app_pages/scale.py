@@ -197,7 +197,7 @@ fig.update_yaxes(type="log", title_text=t("可达算力（TFLOP/s，对数）", 
                  exponentformat="power", dtick=1, tickfont=dict(size=18))
 fig.update_layout(title=dict(text=t(f"{name} 在 {gpu} 上（B = {B}, S = {S:,}）", f"{name} on {gpu} (B = {B}, S = {S:,})"),
                              font=dict(size=22)),
-                  font=dict(FONT, size=18), height=560, template="plotly_white", margin=dict(l=80, r=30, t=70, b=70),
+                  font=dict(FONT, size=18), height=560, margin=dict(l=80, r=30, t=70, b=70),
                   legend=dict(orientation="h", y=-0.2, font=dict(size=18)))
 st.plotly_chart(fig, width="stretch", key="roofline", theme=None)
 

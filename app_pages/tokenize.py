@@ -78,7 +78,7 @@ fig.update_yaxes(autorange="reversed", type="category", title_text=t("批中的�
 fig.update_xaxes(type="category", title_text=t("位置 s", "position s"), nticks=min(S, 40))
 fig.update_layout(title=dict(text=t(f"tokens.ids [{B}, {S}]（灰色 = 填充，注意力中会被屏蔽）",
                                     f"tokens.ids [{B}, {S}] (grey = padding, masked out in attention)"), font=dict(size=20)),
-                  font=dict(size=16), height=140 + 60 * B, margin=dict(l=80, r=20, t=60, b=60), template="plotly_white")
+                  font=dict(size=16), height=140 + 60 * B, margin=dict(l=80, r=20, t=60, b=60))
 ui.tensor_view("tokens.ids", trace.token_ids, fig, key="ids")
 st.caption(t(f"填充 id = {model.pad_id()}（{html.escape(tok.pieces([model.pad_id()])[0])}）。长度：{trace.lengths}。"
              "填充只为凑成矩形；注意力掩码让真实 token 看不到它们。",

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from .figures import block_max, FONT, _np
 
@@ -14,7 +13,7 @@ from .figures import block_max, FONT, _np
 def _base(title: str, height: int) -> go.Figure:
     fig = go.Figure()
     fig.update_layout(title=dict(text=title, font=dict(size=20)), font=FONT, height=height,
-                      margin=dict(l=10, r=10, t=60, b=10), template="plotly_white", showlegend=False)
+                      margin=dict(l=10, r=10, t=60, b=10), showlegend=False)
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     return fig
@@ -71,33 +70,34 @@ def pipeline_diagram(steps: list[tuple[str, str]], layer_steps: list[tuple[str, 
 
 
 def rope_pairs(before, after, angles, labels, title="", height=560) -> go.Figure:
-    """One dimension pair per position: before RoPE (hollow) -> after (filled), arrows along the turn.
+    """One dimension pair per position: before RoPE (hollow) -> after (filled), the arc it turns along.
 
-    before, after: (S, 2); angles: (S,) radians of each position's rotation."""
+    before, after: (S, 2); angles: (S,) radians of each position's rotation. Three traces in all
+    (arcs, before, after), whatever S is: plotly builds a trace per position far too slowly."""
     before, after = _np(before), _np(after)
-    fig = go.Figure()
     colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+    pos_colors = [colors[s % len(colors)] for s in range(before.shape[0])]
     r = float(np.abs(np.concatenate([before, after])).max()) * 1.15 or 1.0
-    for s in range(before.shape[0]):
-        c = colors[s % len(colors)]
-        # the arc travelled: rotate `before` gradually up to the angle
+    arc_x, arc_y = [], []
+    for s in range(before.shape[0]):                 # the arc travelled: `before` turned gradually to its angle
         a = np.linspace(0, float(angles[s]), 24)
         x0, y0 = before[s]
-        arc_x = x0 * np.cos(a) - y0 * np.sin(a)
-        arc_y = x0 * np.sin(a) + y0 * np.cos(a)
-        fig.add_trace(go.Scatter(x=arc_x, y=arc_y, mode="lines", line=dict(color=c, width=1.5, dash="dot"),
-                                 hoverinfo="skip", showlegend=False))
-        fig.add_trace(go.Scatter(x=[x0], y=[y0], mode="markers", marker=dict(size=12, color="white", line=dict(color=c, width=2.5)),
-                                 name=f"{s}:{labels[s]}", legendgroup=str(s), showlegend=False,
-                                 hovertemplate=f"pos {s} before<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>"))
-        fig.add_trace(go.Scatter(x=[after[s, 0]], y=[after[s, 1]], mode="markers+text", marker=dict(size=13, color=c),
-                                 text=[f"{s}"], textposition="top center", textfont=dict(size=16, color=c),
-                                 name=f"{s}:{labels[s]}", legendgroup=str(s),
-                                 hovertemplate=f"pos {s} after<br>(%{{x:.3f}}, %{{y:.3f}})<extra></extra>"))
-        fig.add_annotation(x=after[s, 0], y=after[s, 1], ax=0, ay=0, axref="x", ayref="y", showarrow=True,
-                           arrowhead=3, arrowwidth=2, arrowcolor=c, opacity=0.8, text="")
-    fig.update_layout(title=dict(text=title, font=dict(size=20)), font=FONT, height=height, template="plotly_white",
-                      margin=dict(l=70, r=30, t=60, b=60), legend=dict(orientation="v", font=dict(size=14)))
+        arc_x += list(x0 * np.cos(a) - y0 * np.sin(a)) + [None]
+        arc_y += list(x0 * np.sin(a) + y0 * np.cos(a)) + [None]
+    names = [f"{s}:{labels[s]}" for s in range(before.shape[0])]
+    fig = go.Figure([
+        go.Scatter(x=arc_x, y=arc_y, mode="lines", line=dict(color="#888", width=1.5, dash="dot"),
+                   hoverinfo="skip", name="rotation"),
+        go.Scatter(x=before[:, 0], y=before[:, 1], mode="markers", name="before RoPE", customdata=names,
+                   marker=dict(size=12, color="white", line=dict(color=pos_colors, width=2.5)),
+                   hovertemplate="%{customdata} before<br>(%{x:.3f}, %{y:.3f})<extra></extra>"),
+        go.Scatter(x=after[:, 0], y=after[:, 1], mode="markers+text", name="after RoPE", customdata=names,
+                   marker=dict(size=13, color=pos_colors), text=[str(s) for s in range(before.shape[0])],
+                   textposition="top center", textfont=dict(size=16, color=pos_colors),
+                   hovertemplate="%{customdata} after<br>(%{x:.3f}, %{y:.3f})<extra></extra>"),
+    ])
+    fig.update_layout(title=dict(text=title, font=dict(size=20)), font=FONT, height=height,
+                      margin=dict(l=70, r=30, t=60, b=60), legend=dict(orientation="h", y=-0.15, font=dict(size=14)))
     fig.update_xaxes(range=[-r, r], zeroline=True, title_text="dim j")
     fig.update_yaxes(range=[-r, r], zeroline=True, scaleanchor="x", scaleratio=1, title_text="dim j + hd/2")
     return fig
@@ -135,26 +135,31 @@ def gqa_diagram(nh: int, nkv: int, highlight: int | None = None, title: str = ""
 
 
 def heads_grid(probs, title: str = "", cols: int = 7, subtitle=lambda h: f"head {h}", height_per_row: int = 210):
-    """All heads' (S, S) attention maps as small multiples on one colour scale 0..1. probs: (nh, S, S)."""
+    """All heads' (S, S) attention maps as small multiples on one colour scale 0..1. probs: (nh, S, S).
+
+    Drawn as ONE heatmap of tiles with blank gaps (fourteen subplots cost plotly ~0.2 s to build)."""
     p = _np(probs)
     p = np.where(np.isfinite(p), p, np.nan)
     p, _ = block_max(p, 1, 64)                      # small multiples: 64 x 64 cells each at most
     p, _ = block_max(p, 2, 64)
-    nh = p.shape[0]
+    nh, n, m = p.shape
     cols = max(1, min(cols, nh))
     rows = math.ceil(nh / cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[subtitle(h) for h in range(nh)],
-                        horizontal_spacing=0.02, vertical_spacing=0.3 / rows if rows > 1 else 0.05)
+    gap = max(1, n // 8)
+    tiles = np.full((rows * (n + gap), cols * (m + gap)), np.nan)
     for h in range(nh):
-        fig.add_trace(go.Heatmap(z=p[h], zmin=0, zmax=1, colorscale="Viridis", showscale=(h == 0),
-                                 colorbar=dict(title="p", len=0.8) if h == 0 else None,
-                                 hovertemplate=f"head {h}<br>query %{{y}}<br>key %{{x}}<br>p %{{z:.3f}}<extra></extra>"),
-                      row=h // cols + 1, col=h % cols + 1)
-    fig.update_xaxes(showticklabels=False)
-    fig.update_yaxes(showticklabels=False, autorange="reversed")
-    fig.update_annotations(font=dict(size=15))
+        r, c = divmod(h, cols)
+        tiles[r * (n + gap):r * (n + gap) + n, c * (m + gap):c * (m + gap) + m] = p[h]
+    fig = go.Figure(go.Heatmap(z=tiles, zmin=0, zmax=1, colorscale="Viridis", colorbar=dict(title="p", len=0.8),
+                               hovertemplate="p %{z:.3f}<extra></extra>"))
+    for h in range(nh):
+        r, c = divmod(h, cols)
+        fig.add_annotation(x=c * (m + gap) + (m - 1) / 2, y=r * (n + gap) - 0.5, yshift=12, text=subtitle(h),
+                           showarrow=False, font=dict(size=15))
+    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
+    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed")
     fig.update_layout(title=dict(text=title, font=dict(size=20)), font=FONT, height=80 + rows * height_per_row,
-                      margin=dict(l=20, r=20, t=80, b=20), template="plotly_white")
+                      margin=dict(l=20, r=20, t=80, b=20))
     return fig
 
 

@@ -15,10 +15,9 @@ def _np(x) -> np.ndarray:
 
 
 def _layout(fig: go.Figure, title: str, xlabel: str, ylabel: str, height: int) -> go.Figure:
-    fig.update_layout(title=dict(text=title, font=dict(size=20)), font=FONT, height=height,
-                      margin=dict(l=70, r=30, t=60, b=60), template="plotly_white")
-    fig.update_xaxes(title_text=xlabel)
-    fig.update_yaxes(title_text=ylabel)
+    fig.update_layout(title=dict(text=title, font=dict(size=20)), font=FONT, height=height,   # one call: each
+                      margin=dict(l=70, r=30, t=60, b=60),                                  # update validates
+                      xaxis_title_text=xlabel, yaxis_title_text=ylabel)
     return fig
 
 
