@@ -70,6 +70,14 @@ def start_server(port: int, env_extra: dict) -> subprocess.Popen:
     raise RuntimeError("the server did not start in 90 s")
 
 
+def stop_server(proc: subprocess.Popen):
+    proc.terminate()
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 async def session(browser, base: str, i: int, n: int, results: list, timeout_s: float):
     from playwright.async_api import TimeoutError as PwTimeout
 
@@ -138,11 +146,7 @@ def run(sessions: int = 30, timeout_s: float = 240, env_extra=None, write: bool 
         wall = time.perf_counter() - t0
         hwm = tree_hwm_kb(proc.pid)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_server(proc)
     times = [r["seconds"] for r in results]
     fails = [r for r in results if not r["ok"]]
     summary = dict(sessions=sessions, pages=len(results), failures=len(fails), p50=statistics.median(times),

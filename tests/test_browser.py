@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,48 +18,21 @@ PAGES = ["overview", "tokenize", "embedding", "rmsnorm", "attention", "residual"
 pytestmark = [pytest.mark.real, pytest.mark.browser]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_http(url: str, seconds: float):
-    import urllib.request
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError(f"streamlit did not answer at {url} within {seconds} s")
-
-
 @pytest.fixture(scope="module")
 def server():
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI"):
             pytest.fail("Debian chromium is missing: scripts/test.sh installs it (apt-get install chromium)")
         pytest.skip("Debian chromium is not installed")
+    sys.path.insert(0, str(ROOT / "bench"))
+    from load_test import free_port, start_server, stop_server   # the load test starts servers the same way
+
     port = free_port()
-    (ROOT / "artifacts").mkdir(exist_ok=True)
-    log = open(ROOT / "artifacts" / "streamlit-browser-test.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.headless", "true", "--server.address", "127.0.0.1"],
-                            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
+    proc = start_server(port, {})
     try:
-        wait_for_http(url, 90)
-        yield url
+        yield f"http://127.0.0.1:{port}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        stop_server(proc)
 
 
 def wait_rendered(page, timeout_s: float = 180):
