@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from . import functional as fn
 from .config import ModelConfig
 from .sampling import SamplingParams, make_generator, sample_stages
+from .tokenizer import MODEL_DEFAULT
 from .trace import Trace, capture_filter
 
 from . import inputs
@@ -224,7 +225,7 @@ class Model:
         return out
 
     # ---- prompts -> ids -----------------------------------------------------
-    def encode_prompts(self, prompts, chat: bool = False, system: str | None = None, truncate: bool = False,
+    def encode_prompts(self, prompts, chat: bool = False, system: str | None = MODEL_DEFAULT, truncate: bool = False,
                        warn=None):
         """Sanitise (ops/inputs.py policy), validate and tokenise; returns (prompts, texts, ids per row).
 
@@ -241,7 +242,7 @@ class Model:
         if len(prompts) > batch:
             raise InputError(f"{len(prompts)} prompts given; a batch holds at most {batch}")
         limit = token_limit(self.config)
-        overhead = len(self.tokenizer.encode(self.tokenizer.apply_chat_template("", system=system))) if chat else 0
+        overhead = self.tokenizer.chat_overhead(system) if chat else 0
         texts, rows, clean = [], [], []
         for j, prompt in enumerate(prompts):
             if not isinstance(prompt, str) or not prompt.strip():
@@ -278,7 +279,7 @@ class Model:
         return 0 if pad is None else int(pad)
 
     # ---- the two things pages and tests call ------------------------------------
-    def trace(self, prompts, chat: bool = False, capture=None, system: str | None = None, truncate: bool = False,
+    def trace(self, prompts, chat: bool = False, capture=None, system: str | None = MODEL_DEFAULT, truncate: bool = False,
               max_bytes: int | None = None, warn=None) -> Trace:
         """Run the prompts (right-padded into one batch) and keep every named tensor that `capture` allows.
 
@@ -316,7 +317,7 @@ class Model:
     @torch.inference_mode()
     def generate(self, prompt: str, chat: bool = True, max_new_tokens: int = 32, temperature: float = 0.0,
                  top_k: int = 0, top_p: float = 1.0, repetition_penalty: float = 1.0, seed: int = 0,
-                 on_token=None, system: str | None = None, stop_at_eos: bool = True,
+                 on_token=None, system: str | None = MODEL_DEFAULT, stop_at_eos: bool = True,
                  fast: bool = False) -> Generation:
         """Autoregressive decoding with a KV cache: one prefill of the prompt, then one token per step.
 

@@ -105,6 +105,9 @@ def _default_system_from_template(template: str | None) -> str | None:
     return m.group(1) if m else None
 
 
+MODEL_DEFAULT = "__model_default__"   # system= this: the model's own default system prompt
+
+
 class Tokenizer:
     """Byte-level BPE tokenizer: encode/decode, readable pieces, BPE merge steps, ChatML."""
 
@@ -271,15 +274,19 @@ class Tokenizer:
         return steps
 
     # ---- chat -----------------------------------------------------------
-    def apply_chat_template(self, user: str, system: str | None = "__model_default__") -> str:
+    def apply_chat_template(self, user: str, system: str | None = MODEL_DEFAULT) -> str:
         """ChatML prompt for one user turn, ending with the assistant header.
 
         system: the model's default system prompt when not given (Qwen: DEFAULT_SYSTEM);
         None leaves the system turn out."""
-        if system == "__model_default__":
+        if system == MODEL_DEFAULT:
             system = self.default_system
         head = f"<|im_start|>system\n{system}<|im_end|>\n" if system is not None else ""
         return head + f"<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"
+
+    def chat_overhead(self, system: str | None = MODEL_DEFAULT) -> int:
+        """Tokens the chat template adds around a user message (what a token limit must leave room for)."""
+        return len(self.encode(self.apply_chat_template("", system=system)))
 
     def __repr__(self):
         return f"Tokenizer(vocab_size={self.vocab_size}, eos={self.eos_token_ids})"

@@ -20,7 +20,6 @@ from ops.model import InputError, PromptTooLong
 from . import classroom
 
 DEFAULT_PROMPT = "I like shanghai"
-TRACE_BUDGET_BYTES = classroom.session_budget_bytes()   # at start-up; get_trace re-reads the setting
 # model runs at once across all sessions: on a small machine a class's requests queue instead of thrashing
 RUN_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("OPERATOR_LAB_CONCURRENT_RUNS", "2") or 2)))
 
@@ -116,9 +115,8 @@ def get_model():
 
 def _truncate_prompts(model, n: int, lines: list):
     """Button callback (runs before the script, so the prompt box may still be rewritten)."""
-    chat = bool(st.session_state.get("chat"))
     tok = model.tokenizer
-    overhead = len(tok.encode(tok.apply_chat_template(""))) if chat else 0
+    overhead = tok.chat_overhead() if st.session_state.get("chat") else 0
     st.session_state.prompt_text = "\n".join(inputs.truncate_text(tok, line, max(1, n - overhead)) for line in lines)
 
 
@@ -130,10 +128,6 @@ def _last_good_trace(s: Settings):
     return None
 
 
-def trace_key(model, s: Settings):
-    return (s.source, s.device, s.dtype, s.prompts, s.chat)
-
-
 def get_trace(model=None, prompts=None):
     """This session's trace for the current prompts, computed once and kept (oldest dropped first)."""
     model = model or get_model()
@@ -142,7 +136,7 @@ def get_trace(model=None, prompts=None):
     s = settings()
     if prompts is not None:
         s = Settings(s.source, s.device, s.dtype, tuple(prompts), s.chat, s.lang)
-    key = trace_key(model, s)
+    key = (s.source, s.device, s.dtype, s.prompts, s.chat)
     traces = st.session_state.traces
     if key in traces:
         traces.move_to_end(key)
