@@ -95,8 +95,13 @@ def swiglu(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor, w_down: to
     """
     gate = F.linear(x, w_gate)
     up = F.linear(x, w_up)
-    act = F.silu(gate) * up
+    act = swiglu_act(gate, up)
     return gate, up, act, F.linear(act, w_down)
+
+
+def swiglu_act(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
+    """The gated activation: silu(gate) * up, elementwise.  (.., I), (.., I) -> (.., I)"""
+    return F.silu(gate) * up
 
 
 def moe(x: torch.Tensor, router: torch.Tensor, experts: list, k: int, norm_topk_prob: bool,

@@ -18,6 +18,7 @@ This module never imports streamlit.
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import unicodedata
@@ -186,18 +187,21 @@ def trace_shapes(config, B: int, S: int) -> dict[str, tuple[tuple, int]]:
     return out
 
 
-def estimate_trace_bytes(config, B: int, S: int, capture=None) -> int:
-    """Bytes a float32 trace of a (B, S) batch will hold, from the shapes alone (before running)."""
-    from .trace import capture_filter
+def estimate_trace_bytes(config, B: int, S: int, capture=None, recompute: bool = True) -> int:
+    """Bytes a float32 trace of a (B, S) batch will hold, from the shapes alone (before running).
+    recompute: tensors the trace will hold as recipes (trace.RECOMPUTED, inputs kept) count nothing."""
+    from .trace import capture_filter, recipe_inputs
 
     keep = capture_filter(capture)
-    total = 0
+    total, kept = 0, set()
     for name, (shape, size) in trace_shapes(config, B, S).items():
-        if keep(name):
-            numel = 1
-            for d in shape:
-                numel *= d
-            total += numel * size
+        if not keep(name):
+            continue
+        kept.add(name)
+        inputs = recipe_inputs(name)
+        if recompute and inputs and all(n in kept for n in inputs):
+            continue                                       # held as a recipe
+        total += math.prod(shape) * size
     return total
 
 

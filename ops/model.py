@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -15,7 +16,7 @@ from . import functional as fn
 from .config import ModelConfig
 from .sampling import SamplingParams, make_generator, sample_stages
 from .tokenizer import MODEL_DEFAULT
-from .trace import Trace, capture_filter
+from .trace import Derived, Trace, capture_filter, recipe_inputs
 
 from . import inputs
 # input policy and limits live in ops/inputs.py (OPERATOR_LAB_MAX_TOKENS, classroom limits, sanitising)
@@ -280,7 +281,7 @@ class Model:
 
     # ---- the two things pages and tests call ------------------------------------
     def trace(self, prompts, chat: bool = False, capture=None, system: str | None = MODEL_DEFAULT, truncate: bool = False,
-              max_bytes: int | None = None, warn=None) -> Trace:
+              max_bytes: int | None = None, warn=None, recompute: bool = True) -> Trace:
         """Run the prompts (right-padded into one batch) and keep every named tensor that `capture` allows.
 
         truncate: cut prompts over the token limit instead of refusing them. max_bytes: refuse (TraceTooBig)
@@ -288,14 +289,15 @@ class Model:
         prompts, texts, rows = self.encode_prompts(prompts, chat, system, truncate=truncate, warn=warn)
         if max_bytes is not None:
             B, S = len(rows), max(len(r) for r in rows)
-            need = inputs.estimate_trace_bytes(self.config, B, S, capture)
+            need = inputs.estimate_trace_bytes(self.config, B, S, capture, recompute)
             if need > max_bytes:
                 raise TraceTooBig(f"this trace would hold {inputs.mib(need)} (B={B}, S={S}), over the memory budget of "
                                   f"{inputs.mib(max_bytes)} per session (OPERATOR_LAB_SESSION_MB): use a shorter prompt, "
                                   "fewer lines, or capture fewer tensors.", need, max_bytes)
-        return self.trace_ids(rows, capture=capture, prompts=prompts, texts=texts)
+        return self.trace_ids(rows, capture=capture, prompts=prompts, texts=texts, recompute=recompute)
 
-    def trace_ids(self, rows: list[list[int]], capture=None, prompts=None, texts=None) -> Trace:
+    def trace_ids(self, rows: list[list[int]], capture=None, prompts=None, texts=None, recompute: bool = True) -> Trace:
+        """recompute=True: tensors in trace.RECOMPUTED whose inputs are kept are held as recipes (see recipes())."""
         B, S = len(rows), max(len(r) for r in rows)
         ids = torch.full((B, S), self.pad_id(), dtype=torch.long)
         for b, r in enumerate(rows):
@@ -305,14 +307,40 @@ class Model:
         positions = torch.arange(S)[None].expand(B, S)                       # right padding: 0..S-1 per row
         keep = capture_filter(capture)
         tensors = {}
+        recipes = self.recipes(fn.attention_mask(valid, positions, positions)) if recompute else {}
 
         def record(name, t):
-            if keep(name):
+            if not keep(name):
+                return
+            inputs = recipe_inputs(name)
+            if recipes and inputs and all(n in tensors for n in inputs):       # held as a recipe, not a tensor
+                _, layer, part = name.split(".", 2)
+                tensors[name] = Derived(partial(recipes[part], int(layer)), inputs, tuple(t.shape), t.dtype)
+            else:
                 tensors[name] = t.detach().to("cpu")
 
         self.forward(ids, positions, valid, record=record)
         texts = texts or [""] * B
         return Trace(self.config, prompts or texts, texts, ids, lengths, tensors)
+
+    def recipes(self, mask: torch.Tensor) -> dict:
+        """part -> fn(layer, *inputs): the forward pass's own operator for each part in trace.RECOMPUTED,
+        so a recomputed tensor equals the one the forward pass made. mask: the trace's (B, 1, S, S) mask."""
+        c = self.config
+
+        def on_device(f):          # run where the weights are; the trace lives on the CPU
+            return lambda i, *xs: f(i, *(x.to(self.device) for x in xs)).to("cpu")
+
+        def gate(i, h):
+            return fn.linear(h, self.w(f"model.layers.{i}.mlp.gate_proj.weight"))
+
+        def up(i, h):
+            return fn.linear(h, self.w(f"model.layers.{i}.mlp.up_proj.weight"))
+
+        return {"attn.scores": on_device(lambda i, q, k: fn.attention_scores(q, fn.repeat_kv(k, c.n_rep),
+                                                                             mask.to(self.device))),
+                "mlp.gate": on_device(gate), "mlp.up": on_device(up),
+                "mlp.act": on_device(lambda i, g, u: fn.swiglu_act(g, u))}
 
     @torch.inference_mode()
     def generate(self, prompt: str, chat: bool = True, max_new_tokens: int = 32, temperature: float = 0.0,

@@ -6,11 +6,43 @@ Pages use the accessors below rather than building key strings themselves.
 from __future__ import annotations
 
 import fnmatch
+from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Callable
 
 import torch
 
 from .config import ModelConfig
+
+# Tensors one operator away from tensors the trace keeps: part -> the parts its operator reads (same layer).
+# A trace holds these as recipes (Derived) and reruns the operator when a page asks for one, so at S = 512
+# it keeps about half the bytes (attn.scores and the three MLP tensors are the largest after attn.probs).
+RECOMPUTED = {"attn.scores": ("attn.q_rope", "attn.k_rope"),      # q k^T / sqrt(hd) + mask
+              "mlp.gate": ("mlp_norm.out",),                        # h W_gate^T
+              "mlp.up": ("mlp_norm.out",),                          # h W_up^T
+              "mlp.act": ("mlp.gate", "mlp.up")}                    # silu(gate) * up
+RECENT = 4                                                          # recomputed tensors kept for reuse
+
+
+def recipe_inputs(name: str) -> tuple[str, ...]:
+    """"layers.3.mlp.act" -> ("layers.3.mlp.gate", "layers.3.mlp.up"); () for a name not in RECOMPUTED."""
+    head, layer, part = (name.split(".", 2) + ["", ""])[:3]
+    if head != "layers" or part not in RECOMPUTED:
+        return ()
+    return tuple(f"layers.{layer}.{p}" for p in RECOMPUTED[part])
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A recipe standing in for a trace tensor: fn(*tensors named in inputs) gives it back."""
+    fn: Callable
+    inputs: tuple
+    shape: tuple
+    dtype: torch.dtype
+
+    @property
+    def nbytes(self) -> int:
+        return torch.Size(self.shape).numel() * torch.empty((), dtype=self.dtype).element_size()
 
 
 def capture_filter(capture):
@@ -31,14 +63,28 @@ class Trace:
     texts: list[str]                   # what was tokenised (after the chat template, if any)
     token_ids: torch.Tensor            # (B, S) right-padded with the pad id
     lengths: list[int]                 # real tokens per row
-    tensors: dict = field(default_factory=dict)   # name -> tensor, insertion order = pipeline order
+    tensors: dict = field(default_factory=dict)   # name -> tensor or Derived, insertion order = pipeline order
+    recent: OrderedDict = field(default_factory=OrderedDict, repr=False)   # the last RECENT recomputed tensors
 
     # ---- the dict-like surface ------------------------------------------
     def __getitem__(self, name: str) -> torch.Tensor:
         try:
-            return self.tensors[name]
+            t = self.tensors[name]
         except KeyError:
             raise KeyError(f"'{name}' is not in this trace (captured: {len(self.tensors)} tensors)") from None
+        return self._recompute(name, t) if isinstance(t, Derived) else t
+
+    def _recompute(self, name: str, d: Derived) -> torch.Tensor:
+        if name not in self.recent:
+            self.recent[name] = d.fn(*(self[n] for n in d.inputs))
+            while len(self.recent) > RECENT:
+                self.recent.popitem(last=False)
+        self.recent.move_to_end(name)
+        return self.recent[name]
+
+    def is_recomputed(self, name: str) -> bool:
+        """True when the trace holds a recipe for `name` rather than the tensor itself."""
+        return isinstance(self.tensors.get(name), Derived)
 
     def __contains__(self, name: str) -> bool:
         return name in self.tensors
@@ -51,7 +97,13 @@ class Trace:
 
     @property
     def nbytes(self) -> int:
-        return sum(t.numel() * t.element_size() for t in self.tensors.values())
+        """Bytes the trace holds (recipes hold none)."""
+        return sum(t.numel() * t.element_size() for t in self.tensors.values() if not isinstance(t, Derived))
+
+    @property
+    def full_nbytes(self) -> int:
+        """Bytes it would hold with every tensor kept."""
+        return sum(t.nbytes if isinstance(t, Derived) else t.numel() * t.element_size() for t in self.tensors.values())
 
     # ---- sizes ------------------------------------------------------------
     @property

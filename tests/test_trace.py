@@ -33,8 +33,8 @@ def check_trace(trace, c):
         probs = trace.attention_probs(i)
         torch.testing.assert_close(probs.sum(-1), torch.ones(probs.shape[:-1]))
         assert probs.triu(1).abs().max() == 0
-    for t in trace.tensors.values():
-        assert t.device.type == "cpu" and not t.requires_grad
+    for n in trace.names():
+        assert trace[n].device.type == "cpu" and not trace[n].requires_grad, n
 
 
 def test_tiny_trace_contract():
@@ -52,6 +52,50 @@ def test_capture_filter_keeps_only_what_is_asked():
     assert torch.equal(small.logits, full.logits)
     only_logits = model.trace_ids([[1, 2, 3]], capture=lambda n: n == "logits")
     assert only_logits.names() == ["logits"]
+
+
+def check_recomputed(model, rows):
+    """A trace holding recipes gives back exactly the tensors a trace keeping everything holds."""
+    from ops import inputs
+
+    kept, lean = model.trace_ids(rows, recompute=False), model.trace_ids(rows)
+    assert lean.names() == kept.names() and lean.shapes() == kept.shapes()
+    recomputed = [n for n in lean.names() if lean.is_recomputed(n)]
+    L = model.config.num_hidden_layers
+    dense = [i for i in range(L) if not model.config.is_moe_layer(i)]
+    assert len(recomputed) == L + 3 * len(dense)          # attn.scores everywhere, gate/up/act in dense layers
+    for n in kept.names():                                 # in reverse too, so the recent-cache order varies
+        assert torch.equal(lean[n], kept[n]), n
+    for n in reversed(recomputed):
+        assert torch.equal(lean[n], kept[n]), n
+    assert lean.full_nbytes == kept.nbytes
+    held = sum(lean[n].numel() * lean[n].element_size() for n in lean.names() if n not in recomputed)
+    assert lean.nbytes == held < kept.nbytes
+    B, S = kept.token_ids.shape
+    assert inputs.estimate_trace_bytes(model.config, B, S) == lean.nbytes
+    assert inputs.estimate_trace_bytes(model.config, B, S, recompute=False) == kept.nbytes
+    return lean, kept
+
+
+@pytest.mark.parametrize("kind", ["qwen2", "qwen2_moe", "qwen3", "llama"])
+def test_recomputed_tensors_equal_the_recorded_ones(kind):
+    model, _ = tiny_pair(kind)
+    check_recomputed(model, [[1, 2, 3, 4, 5, 6], [7, 8, 9]])
+
+
+def test_recipe_needs_its_inputs_captured():
+    model, _ = tiny_pair("qwen2")
+    only = model.trace_ids([[1, 2, 3]], capture=["layers.0.attn.scores", "layers.0.mlp.act", "layers.0.mlp.gate"])
+    assert not any(only.is_recomputed(n) for n in only.names())      # inputs not kept: the tensors are held
+    full = model.trace_ids([[1, 2, 3]], recompute=False)
+    for n in only.names():
+        assert torch.equal(only[n], full[n])
+
+
+@pytest.mark.real
+def test_real_recomputed_tensors(real_model):
+    lean, kept = check_recomputed(real_model, [list(range(1000, 1064))])
+    assert lean.nbytes < 0.55 * kept.nbytes
 
 
 @pytest.mark.real
