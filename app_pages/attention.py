@@ -89,13 +89,15 @@ with c1:
     if shown < n:
         st.caption(t(f"图中只画前 {shown} 个位置；右表列出全部 {n} 个。", f"The plot draws the first {shown} positions; the table lists all {n}."))
 with c2:
-    measured = torch.atan2(after[:, 1], after[:, 0]) - torch.atan2(before[:, 1], before[:, 0])
-    wrap = lambda a: (a + math.pi) % (2 * math.pi) - math.pi
-    st.dataframe([{t("位置 p", "pos p"): p, "token": labels[p], "θ_j·p": f"{float(angles[p]):.3f}",
-                   t("角度°", "angle°"): f"{math.degrees(float(angles[p])) % 360:.1f}",
-                   t("实测°", "measured°"): f"{math.degrees(wrap(float(measured[p]))) % 360:.1f}",
-                   t("长度", "length"): f"{float(before[p].norm()):.3f} → {float(after[p].norm()):.3f}"}
-                  for p in range(n)], hide_index=True, width="stretch", height=min(560, 40 + 36 * n))
+    measured = torch.atan2(after[:, 1], after[:, 0]) - torch.atan2(before[:, 1], before[:, 0])   # (n,) radians
+    expected_deg = (torch.rad2deg(angles) % 360).tolist()
+    measured_deg = (torch.rad2deg(measured.double()) % 360).tolist()
+    len_before, len_after = before.norm(dim=-1).tolist(), after.norm(dim=-1).tolist()
+    st.dataframe([{t("位置 p", "pos p"): p, "token": labels[p], "θ_j·p": f"{a:.3f}", t("角度°", "angle°"): f"{e:.1f}",
+                   t("实测°", "measured°"): f"{m:.1f}", t("长度", "length"): f"{lb:.3f} → {la:.3f}"}
+                  for p, (a, e, m, lb, la) in enumerate(zip(angles.tolist(), expected_deg, measured_deg,
+                                                            len_before, len_after))],
+                 hide_index=True, width="stretch", height=min(560, 40 + 36 * n))
     st.caption(t(f"θ_j = {c.rope_theta:g}^(-2·{j}/{hd}) = {inv_freq:.4g} rad/位置。旋转不改变长度，只改变方向；"
                  "q·k 于是只依赖两者的位置差。",
                  f"θ_j = {c.rope_theta:g}^(-2·{j}/{hd}) = {inv_freq:.4g} rad per position. A rotation keeps the length and "
@@ -118,8 +120,7 @@ with c2:
                    heatmap(allowed, x=labels_all, y=labels_all, colorscale=[[0, "#444444"], [1, "#fff3c4"]], zmid=None,
                            zmin=0, zmax=1, title=t("浅色 = 可见 (0)，深色 = -inf", "light = visible (0), dark = -inf"),
                            xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i")).update_traces(showscale=False), key="mask")
-p_show = probs[b, h].float().clone()
-p_show[~torch.isfinite(mask)] = float("nan")                                       # masked cells blank
+p_show = probs[b, h].float().masked_fill(~torch.isfinite(mask), float("nan"))     # masked cells blank
 ui.tensor_view(f"layers.{i}.attn.probs", probs,
                heatmap(p_show, x=labels_all, y=labels_all, colorscale="Viridis", zmid=None, zmin=0, zmax=1,
                        title=t("注意力概率（每行和为 1，空白 = 被屏蔽）", "attention probabilities (rows sum to 1, blank = masked)"),
@@ -131,8 +132,7 @@ if S > n:
 
 # ---- all heads --------------------------------------------------------------------------------------
 st.subheader(t(f"第 {i} 层全部 {nh} 个头", f"All {nh} heads of layer {i}"))
-grid = probs[b, :, :n, :n].float().clone()
-grid[:, ~torch.isfinite(mask[:n, :n])] = float("nan")                           # masked cells blank
+grid = probs[b, :, :n, :n].float().masked_fill(~torch.isfinite(mask[:n, :n]), float("nan"))   # masked cells blank
 ui.tensor_view(f"layers.{i}.attn.probs[{b}, :, :{n}, :{n}]", probs[b, :, :n, :n],
                heads_grid(grid, title=t("每个小图一个头（同一色标 0..1）", "One small map per head (same scale 0..1)"),
                           cols=7, subtitle=lambda hh: f"h{hh} · kv{hh // n_rep}"), key="grid")

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
+import torch
+import torch.nn.functional as F
 
 FONT = dict(size=16)
 MAX_TICKS = 40          # beyond this many labels an axis shows every n-th one
@@ -31,21 +33,19 @@ def _ticks(labels, n):
 MAX_CELLS = 128        # per heatmap axis: a browser draws 512 x 512 cells x many figures far too slowly
 
 
-def block_max(z: np.ndarray, axis: int, max_cells: int = MAX_CELLS):
-    """Shrink one axis to at most max_cells by the max over consecutive blocks (NaN-aware, so a masked
-    block stays blank). Returns (z, block size); block size 1 means nothing was shrunk."""
-    n = z.shape[axis]
-    k = -(-n // max_cells)
-    if k <= 1:
-        return z, 1
-    pad = k * -(-n // k) - n
-    z = np.moveaxis(z, axis, -1)
-    z = np.concatenate([z, np.full(z.shape[:-1] + (pad,), np.nan)], axis=-1)
-    z = z.reshape(z.shape[:-1] + (-1, k))
-    with np.errstate(all="ignore"):
-        all_nan = np.isnan(z).all(-1)
-        z = np.where(all_nan, np.nan, np.nanmax(np.where(np.isnan(z), -np.inf, z), axis=-1))
-    return np.moveaxis(z, -1, axis), k
+def block_max(z, max_cells: int = MAX_CELLS):
+    """Shrink the last two axes to at most max_cells each by the max over blocks (NaN-aware, so a masked
+    block stays blank). z: (..., rows, cols), a numpy array or a tensor; returns (z of the same kind, ky, kx),
+    the block sizes; 1 means that axis was not shrunk."""
+    rows, cols = z.shape[-2:]
+    ky, kx = -(-rows // max_cells), -(-cols // max_cells)
+    if ky == kx == 1:
+        return z, 1, 1
+    t = z if torch.is_tensor(z) else torch.from_numpy(np.ascontiguousarray(z))
+    t = t.masked_fill(t.isnan(), float("-inf"))                                 # blank cells lose every max
+    m = F.max_pool2d(t.reshape(-1, 1, rows, cols), (ky, kx), ceil_mode=True)    # (N, 1, rows / ky, cols / kx)
+    m = m.masked_fill(m == float("-inf"), float("nan")).reshape(t.shape[:-2] + m.shape[-2:])
+    return (m if torch.is_tensor(z) else m.numpy()), ky, kx
 
 
 def _block_labels(labels, n, k):
@@ -60,8 +60,7 @@ def heatmap(z, x=None, y=None, title="", xlabel="", ylabel="", colorscale="RdBu"
     z = _np(z)
     z = np.where(np.isfinite(z), z, np.nan)
     rows, cols = z.shape
-    z, ky = block_max(z, 0)
-    z, kx = block_max(z, 1)
+    z, ky, kx = block_max(z)
     xt = _ticks(x, cols) if kx == 1 else _block_labels(x, cols, kx)
     yt = _ticks(y, rows) if ky == 1 else _block_labels(y, rows, ky)
     if kx > 1 or ky > 1:
