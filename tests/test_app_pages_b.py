@@ -52,6 +52,26 @@ def _check_generate(at):
     assert len(at.dataframe) == 0
 
 
+@pytest.mark.real
+def test_generate_page_fast_path_runs_to_the_end(bundled):
+    """The bfloat16 toggle: "Run to the end" decodes with the fast path, says so, and stores bf16 KV bytes."""
+    at = open_page("generate", lang="en", chat=True)
+    at.run()
+    at.number_input(key="gen_max").set_value(6)
+    at.toggle(key="gen_fast").set_value(True)
+    at.run()
+    [b for b in at.button if b.key == "gen_run"][0].click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    df = at.dataframe[0].value
+    assert 1 <= len(df) <= 6
+    assert any("fast path" in c.value and "bfloat16" in c.value for c in at.caption)
+    c = at.session_state["_gen"]
+    assert c["dtype"] == "bfloat16"
+    per_token_bf16 = 2 * 24 * 2 * 64 * 2                     # 2 (K, V) x L x nkv x hd x 2 bytes
+    assert int(df.iloc[0, 7]) == per_token_bf16 * int(df.iloc[0, 6])   # KV bytes = entries x bf16 bytes
+
+
 def _check_tour(at):
     assert at.session_state["tour_step"] == 0
     [b for b in at.button if b.key == "tour_next"][0].click()
