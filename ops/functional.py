@@ -73,7 +73,8 @@ def attention_mask(key_valid: torch.Tensor, q_positions: torch.Tensor, k_positio
 def attention_scores(q: torch.Tensor, k: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """scores = q k^T / sqrt(hd) + mask.  q (B, nh, S, hd), k (B, nh, T, hd) -> (B, nh, S, T)"""
     scale = q.shape[-1] ** -0.5
-    return torch.matmul(q, k.transpose(-1, -2)) * scale + mask.to(q.dtype)
+    scores = torch.matmul(q * scale, k.transpose(-1, -2))     # scaling q (S x hd) costs less than scaling S x T
+    return scores.add_(mask.to(q.dtype))                       # in place: one pass over the (S, T) scores
 
 
 def softmax(scores: torch.Tensor) -> torch.Tensor:
