@@ -41,8 +41,6 @@ def main():
           f"{C.rss_gb():.2f} GB")
     from streamlit.testing.v1 import AppTest
 
-    import ops
-
     at = AppTest.from_file(str(C.ROOT / "app.py"), default_timeout=600)
     t0 = time.perf_counter()
     at.run()
@@ -62,7 +60,6 @@ def main():
         at.run()
         first = time.perf_counter() - t0
         assert not at.exception, [e.value for e in at.exception]
-        S = state.settings()
         times = []
         for r in range(n):
             key = "layer" if r % 2 == 0 else "head"

@@ -44,7 +44,7 @@ def main():
         ours()
         reference()                                     # warm-up both, and check the numbers agree
         diff = (holder["trace"].logits.float() - holder["out"].logits.float()).abs().max().item()
-        pd = (holder["trace"][f"layers.5.attn.probs"] - holder["out"].attentions[5]).abs().max().item()
+        pd = (holder["trace"]["layers.5.attn.probs"] - holder["out"].attentions[5]).abs().max().item()
         a, b = C.alternate(ours, reference, n, label=f"S={S}")
         nbytes = holder["trace"].nbytes
         holder.clear()
