@@ -48,3 +48,20 @@ def test_fast_prefill_then_decode_equals_one_prefill():
     whole = model.fast_forward(ids, KVCache(model.config, 1, 8, "cpu", torch.bfloat16))[0].float()
     stepped = _logits_both(model, ids, 5)[-1][1]
     assert (whole - stepped).abs().max().item() < 0.05
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_one_row_linear_goes_through_mv_with_the_same_result(dtype):
+    from ops.model import _gemv_linear
+
+    g = torch.Generator().manual_seed(0)
+    W = torch.randn(1152, 896, generator=g).to(dtype)
+    b = torch.randn(1152, generator=g).to(dtype)
+    for shape in [(896,), (1, 896), (1, 1, 896)]:
+        x = torch.randn(shape, generator=g).to(dtype)
+        for bias in (None, b):
+            got, want = _gemv_linear(x, W, bias), torch.nn.functional.linear(x, W, bias)
+            assert got.shape == want.shape and got.dtype == want.dtype
+            torch.testing.assert_close(got, want, atol=1e-2 if dtype == torch.bfloat16 else 1e-4, rtol=1e-2)
+    x = torch.randn(2, 3, 896, generator=g).to(dtype)           # more than one row: F.linear itself
+    assert torch.equal(_gemv_linear(x, W, b), torch.nn.functional.linear(x, W, b))
