@@ -1,6 +1,7 @@
 """Stage 4 · Attention: q/k/v, RoPE, scores, causal + padding mask, softmax, GQA, context, o_proj."""
 import math
 
+import pandas as pd
 import streamlit as st
 import torch
 import torch.nn.functional as F
@@ -90,14 +91,13 @@ with c1:
         st.caption(t(f"图中只画前 {shown} 个位置；右表列出全部 {n} 个。", f"The plot draws the first {shown} positions; the table lists all {n}."))
 with c2:
     measured = torch.atan2(after[:, 1], after[:, 0]) - torch.atan2(before[:, 1], before[:, 0])   # (n,) radians
-    expected_deg = (torch.rad2deg(angles) % 360).tolist()
-    measured_deg = (torch.rad2deg(measured.double()) % 360).tolist()
-    len_before, len_after = before.norm(dim=-1).tolist(), after.norm(dim=-1).tolist()
-    st.dataframe([{t("位置 p", "pos p"): p, "token": labels[p], "θ_j·p": f"{a:.3f}", t("角度°", "angle°"): f"{e:.1f}",
-                   t("实测°", "measured°"): f"{m:.1f}", t("长度", "length"): f"{lb:.3f} → {la:.3f}"}
-                  for p, (a, e, m, lb, la) in enumerate(zip(angles.tolist(), expected_deg, measured_deg,
-                                                            len_before, len_after))],
-                 hide_index=True, width="stretch", height=min(560, 40 + 36 * n))
+    cols_ = {t("位置 p", "pos p"): range(n), "token": labels[:n], "θ_j·p": angles.numpy(),
+             t("角度°", "angle°"): (torch.rad2deg(angles) % 360).numpy(),
+             t("实测°", "measured°"): (torch.rad2deg(measured.double()) % 360).numpy(),
+             t("长度 前", "length before"): before.norm(dim=-1).numpy(), t("长度 后", "length after"): after.norm(dim=-1).numpy()}
+    fmt_ = ["%.3f", "%.1f", "%.1f", "%.3f", "%.3f"]
+    st.dataframe(pd.DataFrame(cols_), hide_index=True, width="stretch", height=min(560, 40 + 36 * n),
+                 column_config={k: st.column_config.NumberColumn(format=f) for k, f in zip(list(cols_)[2:], fmt_)})
     st.caption(t(f"θ_j = {c.rope_theta:g}^(-2·{j}/{hd}) = {inv_freq:.4g} rad/位置。旋转不改变长度，只改变方向；"
                  "q·k 于是只依赖两者的位置差。",
                  f"θ_j = {c.rope_theta:g}^(-2·{j}/{hd}) = {inv_freq:.4g} rad per position. A rotation keeps the length and "
@@ -132,9 +132,9 @@ if S > n:
 
 # ---- all heads --------------------------------------------------------------------------------------
 st.subheader(t(f"第 {i} 层全部 {nh} 个头", f"All {nh} heads of layer {i}"))
-grid = probs[b, :, :n, :n].float().masked_fill(~torch.isfinite(mask[:n, :n]), float("nan"))   # masked cells blank
 ui.tensor_view(f"layers.{i}.attn.probs[{b}, :, :{n}, :{n}]", probs[b, :, :n, :n],
-               heads_grid(grid, title=t("每个小图一个头（同一色标 0..1）", "One small map per head (same scale 0..1)"),
+               heads_grid(probs[b, :, :n, :n], torch.isfinite(mask[:n, :n]),
+                          title=t("每个小图一个头（同一色标 0..1）", "One small map per head (same scale 0..1)"),
                           cols=7, subtitle=lambda hh: f"h{hh} · kv{hh // n_rep}"), key="grid")
 
 # ---- GQA --------------------------------------------------------------------------------------------
@@ -182,7 +182,7 @@ tol = 1e-4 if ctx.dtype == torch.float32 else 3e-2
 ui.check(t(f"context（第 {b} 行的 {n} 个真实 token）vs F.scaled_dot_product_attention",
            f"context (row {b}'s {n} real tokens) vs F.scaled_dot_product_attention"), ctx[b:b + 1, :n].float(), sdpa, tol=tol)
 if f"layers.{i}.attn.scores" in trace:
-    ui.check("attn.probs vs torch.softmax(attn.scores)", probs.float(),
-             torch.softmax(trace.attention_scores(i).float(), dim=-1), tol=1e-6 if probs.dtype == torch.float32 else 1e-2)
+    ui.check(f"attn.probs[{b}, {h}] vs torch.softmax(attn.scores[{b}, {h}])", probs[b, h].float(),
+             torch.softmax(trace.attention_scores(i)[b, h].float(), dim=-1), tol=1e-6 if probs.dtype == torch.float32 else 1e-2)
 
 ui.at_scale("attention", B, S)

@@ -80,11 +80,10 @@ for j, (key, title) in enumerate(STAGES):
     finite = torch.isfinite(v)
     shown = torch.where(finite, v, torch.zeros_like(v))
     text = [f"{float(x):.2f}" if f else "−∞" for x, f in zip(v, finite)] if key != "probs" else [f"{float(x):.3f}" for x in v]
-    fig = go.Figure(go.Bar(x=names, y=shown.tolist(), text=text, textposition="outside", marker_color=color_of,
-                           textfont=dict(size=16), cliponaxis=False))
-    fig.update_layout(uniformtext=dict(minsize=13, mode="show"))
-    fig.update_xaxes(type="category", tickangle=-45)
-    _layout(fig, title, "", t("概率", "probability") if key == "probs" else "logit", 440)
+    fig = go.Figure([go.Bar(x=names, y=shown.tolist(), text=text, textposition="outside", marker_color=color_of,
+                            textfont=dict(size=16), cliponaxis=False)],
+                    layout=_layout(title, "", t("概率", "probability") if key == "probs" else "logit", 440,
+                                   dict(type="category", tickangle=-45), uniformtext=dict(minsize=13, mode="show")))
     if j % 2 == 0:
         grid = st.columns(2)
     with grid[j % 2]:

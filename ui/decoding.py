@@ -106,12 +106,11 @@ def silu_curve(gate_values, title="", xlabel="gate z", ylabel="silu(z)") -> go.F
     g = gate_values.float()
     lo, hi = min(-6.0, float(g.min()) - 0.5), max(3.0, float(g.max()) + 0.5)   # the curve where the gates are
     z = torch.linspace(lo, hi, 400)
-    fig = go.Figure(go.Scatter(x=z.tolist(), y=torch.nn.functional.silu(z).tolist(), mode="lines",
-                               name="silu(z) = z·σ(z)", line=dict(width=3)))
-    fig.add_trace(go.Scatter(x=g.tolist(), y=torch.nn.functional.silu(g).tolist(), mode="markers",
-                             name="gate", marker=dict(size=9, opacity=0.35, color="#d62728")))
-    fig.update_layout(legend=dict(orientation="h", y=1.12))
-    return _layout(fig, title, xlabel, ylabel, 420)
+    data = [go.Scatter(x=z.tolist(), y=torch.nn.functional.silu(z).tolist(), mode="lines", name="silu(z) = z·σ(z)",
+                       line=dict(width=3)),
+            go.Scatter(x=g.tolist(), y=torch.nn.functional.silu(g).tolist(), mode="markers", name="gate",
+                       marker=dict(size=9, opacity=0.35, color="#d62728"))]
+    return go.Figure(data, layout=_layout(title, xlabel, ylabel, 420, legend=dict(orientation="h", y=1.12)))
 
 
 def bar_pair(labels, a, b, name_a, name_b, title="", xlabel="", ylabel="", height=440) -> go.Figure:
@@ -119,9 +118,9 @@ def bar_pair(labels, a, b, name_a, name_b, title="", xlabel="", ylabel="", heigh
                             textposition="auto"),
                      go.Bar(x=labels, y=[float(v) for v in b], name=name_b, text=[f"{float(v):.3f}" for v in b],
                             textposition="auto")])
-    fig.update_layout(barmode="group", legend=dict(orientation="h", y=1.12))
-    fig.update_xaxes(type="category", tickangle=-45)
-    return _layout(fig, title, xlabel, ylabel, height)
+    fig.update_layout(_layout(title, xlabel, ylabel, height, dict(type="category", tickangle=-45), barmode="group",
+                              legend=dict(orientation="h", y=1.12)))
+    return fig
 
 
 def text_heatmap(z, text, x, y, title="", xlabel="", ylabel="", height=600, colorscale="Viridis") -> go.Figure:
@@ -131,10 +130,8 @@ def text_heatmap(z, text, x, y, title="", xlabel="", ylabel="", height=600, colo
     hm = go.Heatmap(z=z, x=x, y=y, colorscale=colorscale, zmin=0, zmax=1, text=text,
                     texttemplate="%{text}" if show else None, textfont=dict(size=13),
                     hovertemplate="%{y}<br>%{x}<br>%{text}: p = %{z:.3f}<extra></extra>")
-    fig = go.Figure(hm)
-    fig.update_yaxes(autorange="reversed", type="category")
-    fig.update_xaxes(type="category", tickangle=-45)
-    return _layout(fig, title, xlabel, ylabel, height)
+    return go.Figure([hm], layout=_layout(title, xlabel, ylabel, height, dict(type="category", tickangle=-45),
+                                          dict(type="category", autorange="reversed")))
 
 
 def html_escape(s: str) -> str:

@@ -11,13 +11,11 @@ import torch
 from .figures import block_max, FONT, _np
 
 
-def _base(title: str, height: int) -> go.Figure:
-    fig = go.Figure()
-    fig.update_layout(title=dict(text=title, font=dict(size=20)), font=FONT, height=height,
-                      margin=dict(l=10, r=10, t=60, b=10), showlegend=False)
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False)
-    return fig
+def _base(title: str, height: int, data=None) -> go.Figure:
+    """An empty canvas (no axes) for the drawn diagrams."""
+    return go.Figure(data, layout=dict(title=dict(text=title, font=dict(size=20)), font=FONT, height=height,
+                                       margin=dict(l=10, r=10, t=60, b=10), showlegend=False,
+                                       xaxis=dict(visible=False), yaxis=dict(visible=False)))
 
 
 def _box(fig, x, y, w, h, text, fill, size=17, color="#111"):
@@ -86,7 +84,7 @@ def rope_pairs(before, after, angles, labels, title="", height=560) -> go.Figure
         arc_x += list(x0 * np.cos(a) - y0 * np.sin(a)) + [None]
         arc_y += list(x0 * np.sin(a) + y0 * np.cos(a)) + [None]
     names = [f"{s}:{labels[s]}" for s in range(before.shape[0])]
-    fig = go.Figure([
+    return go.Figure([
         go.Scatter(x=arc_x, y=arc_y, mode="lines", line=dict(color="#888", width=1.5, dash="dot"),
                    hoverinfo="skip", name="rotation"),
         go.Scatter(x=before[:, 0], y=before[:, 1], mode="markers", name="before RoPE", customdata=names,
@@ -96,52 +94,61 @@ def rope_pairs(before, after, angles, labels, title="", height=560) -> go.Figure
                    marker=dict(size=13, color=pos_colors), text=[str(s) for s in range(before.shape[0])],
                    textposition="top center", textfont=dict(size=16, color=pos_colors),
                    hovertemplate="%{customdata} after<br>(%{x:.3f}, %{y:.3f})<extra></extra>"),
-    ])
-    fig.update_layout(title=dict(text=title, font=dict(size=20)), font=FONT, height=height,
-                      margin=dict(l=70, r=30, t=60, b=60), legend=dict(orientation="h", y=-0.15, font=dict(size=14)))
-    fig.update_xaxes(range=[-r, r], zeroline=True, title_text="dim j")
-    fig.update_yaxes(range=[-r, r], zeroline=True, scaleanchor="x", scaleratio=1, title_text="dim j + hd/2")
-    return fig
+    ], layout=dict(title=dict(text=title, font=dict(size=20)), font=FONT, height=height,
+                   margin=dict(l=70, r=30, t=60, b=60), legend=dict(orientation="h", y=-0.15, font=dict(size=14)),
+                   xaxis=dict(range=[-r, r], zeroline=True, title=dict(text="dim j")),
+                   yaxis=dict(range=[-r, r], zeroline=True, scaleanchor="x", scaleratio=1, title=dict(text="dim j + hd/2"))))
 
 
 def gqa_diagram(nh: int, nkv: int, highlight: int | None = None, title: str = "", height: int = 330,
                 q_label: str = "Q head", kv_label: str = "KV head") -> go.Figure:
     """Query heads (top) joined to the KV head they read (bottom): head h uses KV head h // (nh / nkv)."""
     n_rep = max(nh // max(nkv, 1), 1)
-    fig = _base(title, height)
     colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
     qx = np.arange(nh, dtype=float)
     kx = np.array([(g * n_rep + (n_rep - 1) / 2) for g in range(nkv)], dtype=float)
-    for h in range(nh):
-        g = h // n_rep
-        c = colors[g % len(colors)]
-        hl = highlight is not None and h == highlight
-        fig.add_trace(go.Scatter(x=[qx[h], kx[g]], y=[1, 0], mode="lines",
-                                 line=dict(color=c, width=5 if hl else 2), hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=qx, y=[1] * nh, mode="markers+text", text=[str(h) for h in range(nh)],
-                             textposition="top center", textfont=dict(size=15),
-                             marker=dict(size=[26 if h == highlight else 18 for h in range(nh)],
-                                         color=[colors[(h // n_rep) % len(colors)] for h in range(nh)],
-                                         symbol="square"),
-                             hovertemplate="Q head %{text}<extra></extra>"))
-    fig.add_trace(go.Scatter(x=kx, y=[0] * nkv, mode="markers+text", text=[str(g) for g in range(nkv)],
-                             textposition="bottom center", textfont=dict(size=16),
-                             marker=dict(size=30, color=[colors[g % len(colors)] for g in range(nkv)], symbol="diamond"),
-                             hovertemplate="KV head %{text}<extra></extra>"))
-    fig.add_annotation(x=-0.5, y=1, text=q_label, showarrow=False, xanchor="right", font=dict(size=16))
-    fig.add_annotation(x=-0.5, y=0, text=kv_label, showarrow=False, xanchor="right", font=dict(size=16))
-    fig.update_xaxes(range=[-0.5 - max(2.5, nh * 0.18), nh - 0.3])
-    fig.update_yaxes(range=[-0.45, 1.45])
-    return fig
+    data = []
+    for g in range(nkv):                             # one trace per KV group: its query heads' lines
+        xs, ys = [], []
+        for h in range(g * n_rep, min((g + 1) * n_rep, nh)):
+            xs += [qx[h], kx[g], None]
+            ys += [1, 0, None]
+        data.append(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color=colors[g % len(colors)], width=2),
+                               hoverinfo="skip"))
+    if highlight is not None and 0 <= highlight < nh:
+        g = highlight // n_rep
+        data.append(go.Scatter(x=[qx[highlight], kx[g]], y=[1, 0], mode="lines",
+                               line=dict(color=colors[g % len(colors)], width=5), hoverinfo="skip"))
+    data.append(go.Scatter(x=qx, y=[1] * nh, mode="markers+text", text=[str(h) for h in range(nh)],
+                           textposition="top center", textfont=dict(size=15),
+                           marker=dict(size=[26 if h == highlight else 18 for h in range(nh)],
+                                       color=[colors[(h // n_rep) % len(colors)] for h in range(nh)], symbol="square"),
+                           hovertemplate="Q head %{text}<extra></extra>"))
+    data.append(go.Scatter(x=kx, y=[0] * nkv, mode="markers+text", text=[str(g) for g in range(nkv)],
+                           textposition="bottom center", textfont=dict(size=16),
+                           marker=dict(size=30, color=[colors[g % len(colors)] for g in range(nkv)], symbol="diamond"),
+                           hovertemplate="KV head %{text}<extra></extra>"))
+    return go.Figure(data, layout=dict(
+        title=dict(text=title, font=dict(size=20)), font=FONT, height=height, margin=dict(l=10, r=10, t=60, b=10),
+        showlegend=False, xaxis=dict(visible=False, range=[-0.5 - max(2.5, nh * 0.18), nh - 0.3]),
+        yaxis=dict(visible=False, range=[-0.45, 1.45]),
+        annotations=[dict(x=-0.5, y=1, text=q_label, showarrow=False, xanchor="right", font=dict(size=16)),
+                     dict(x=-0.5, y=0, text=kv_label, showarrow=False, xanchor="right", font=dict(size=16))]))
 
 
-def heads_grid(probs, title: str = "", cols: int = 7, subtitle=lambda h: f"head {h}", height_per_row: int = 210):
-    """All heads' (S, S) attention maps as small multiples on one colour scale 0..1. probs: (nh, S, S).
+def heads_grid(probs, allowed=None, title: str = "", cols: int = 7, subtitle=lambda h: f"head {h}",
+               height_per_row: int = 210, max_cells: int = 48) -> go.Figure:
+    """All heads' (S, S) attention maps as small multiples on one colour scale 0..1. probs: (nh, S, S);
+    allowed: (S, S) bool, False cells (masked) are left blank. Long prompts are shown as block maxima,
+    at most max_cells per side (a tile is ~150 px wide on a projector).
 
     Drawn as ONE heatmap of tiles with blank gaps (fourteen subplots cost plotly ~0.2 s to build)."""
     p = probs.detach().float().cpu() if torch.is_tensor(probs) else torch.from_numpy(np.asarray(probs, np.float32))
-    p = p.masked_fill(~p.isfinite(), float("nan"))
-    p = _np(block_max(p, 64)[0])                    # small multiples: 64 x 64 cells each at most
+    p, ky, kx = block_max(p, max_cells)             # pooled first: the masking below is on the small tiles
+    if allowed is not None:
+        seen = block_max(torch.as_tensor(allowed).float(), max_cells)[0] > 0   # a block with any visible cell
+        p = p.masked_fill(~seen, float("nan"))
+    p = _np(p)
     nh, n, m = p.shape
     cols = max(1, min(cols, nh))
     rows = math.ceil(nh / cols)
@@ -150,16 +157,16 @@ def heads_grid(probs, title: str = "", cols: int = 7, subtitle=lambda h: f"head 
     for h in range(nh):
         r, c = divmod(h, cols)
         tiles[r * (n + gap):r * (n + gap) + n, c * (m + gap):c * (m + gap) + m] = p[h]
-    fig = go.Figure(go.Heatmap(z=tiles, zmin=0, zmax=1, colorscale="Viridis", colorbar=dict(title="p", len=0.8),
-                               hovertemplate="p %{z:.3f}<extra></extra>"))
-    fig.update_layout(annotations=[dict(x=(h % cols) * (m + gap) + (m - 1) / 2, y=(h // cols) * (n + gap) - 0.5,
-                                        yshift=12, text=subtitle(h), showarrow=False, font=dict(size=15))
-                                   for h in range(nh)])         # one call: add_annotation validates each one
-    fig.update_xaxes(showticklabels=False, showgrid=False, zeroline=False)
-    fig.update_yaxes(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed")
-    fig.update_layout(title=dict(text=title, font=dict(size=20)), font=FONT, height=80 + rows * height_per_row,
-                      margin=dict(l=20, r=20, t=80, b=20))
-    return fig
+    notes = [dict(x=(h % cols) * (m + gap) + (m - 1) / 2, y=(h // cols) * (n + gap) - 0.5, yshift=12,
+                  text=subtitle(h), showarrow=False, font=dict(size=15)) for h in range(nh)]
+    if ky > 1 or kx > 1:
+        title = f"{title}  (max over {ky}×{kx} blocks)"
+    axis = dict(showticklabels=False, showgrid=False, zeroline=False)
+    return go.Figure([go.Heatmap(z=tiles, zmin=0, zmax=1, colorscale="Viridis", colorbar=dict(title="p", len=0.8),
+                                 hovertemplate="p %{z:.3f}<extra></extra>")],
+                     layout=dict(annotations=notes, title=dict(text=title, font=dict(size=20)), font=FONT,
+                                 height=80 + rows * height_per_row, margin=dict(l=20, r=20, t=80, b=20),
+                                 xaxis=axis, yaxis=dict(axis, autorange="reversed")))
 
 
 def roomy(fig: go.Figure) -> go.Figure:
