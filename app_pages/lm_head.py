@@ -1,4 +1,5 @@
 """Stage 7 · Final norm and LM head: one score per vocabulary row, then the logit lens."""
+import pandas as pd
 import streamlit as st
 import torch
 import torch.nn.functional as F
@@ -60,12 +61,11 @@ st.dataframe([{t("名次", "rank"): r + 1, "token": dec.pieces(model, [i])[0], "
               for r, i in enumerate(top.indices.tolist())], hide_index=True, width="stretch")
 
 st.subheader(t("每个位置的第一名", "The top token at every position"))
-row_probs = torch.softmax(logits[b, :n].float(), -1)
-best = row_probs.max(-1)
-st.dataframe([{t("位置", "pos"): q, t("输入 token", "input token"): labels[q],
-               t("预测的下一个", "predicted next"): dec.pieces(model, [best.indices[q]])[0],
-               t("概率", "prob"): round(float(best.values[q]), 4),
-               t("实际的下一个", "actual next"): labels[q + 1] if q + 1 < n else "—"} for q in range(n)],
+best_ids, best_p = dec.top_next(trace, b)                        # (n,) each
+st.dataframe(pd.DataFrame({t("位置", "pos"): range(n), t("输入 token", "input token"): labels[:n],
+                           t("预测的下一个", "predicted next"): dec.pieces(model, best_ids.tolist()),
+                           t("概率", "prob"): best_p.numpy().round(4),
+                           t("实际的下一个", "actual next"): labels[1:n] + ["—"]}),
              hide_index=True, width="stretch")
 
 st.header(t("Logit lens：每一层“已经想到”了什么", "Logit lens: what each layer already “thinks”"))
@@ -87,9 +87,9 @@ ui.tensor_view("logit_lens.top_prob", lens_p,
 
 st.header(t("与 PyTorch 对照", "Check against PyTorch"))
 w = model.w("lm_head.weight").float().cpu()
-h = trace.final_hidden()[b, start:n].float()                     # the lens window: a V-wide product per position
-ui.check("fn.lm_head vs torch.matmul(h, Wᵀ)", logits[b, start:n], torch.matmul(h, w.T), tol=1e-4)
-ui.check("fn.lm_head vs F.linear(h, W)", logits[b, start:n], F.linear(h, w), tol=1e-4)
+h = trace.final_hidden()[b, s].float()                           # position s: a V-wide product
+ui.check(f"fn.lm_head vs torch.matmul(h, Wᵀ) (position {s})", logits[b, s], torch.matmul(h, w.T), tol=1e-4)
+ui.check(f"fn.lm_head vs F.linear(h, W) (position {s})", logits[b, s], F.linear(h, w), tol=1e-4)
 ref_top = torch.softmax(logits[b, start:n].float(), -1).max(-1)
 ui.check(t("最后一层的 lens == trace 的 logits（第一名概率）", "last layer's lens == trace logits (top probability)"),
          lens_p[-1], ref_top.values, tol=1e-4)

@@ -86,14 +86,15 @@ else:
                        key="mlp-top")
 
     st.header(t("与 PyTorch 对照", "Check against PyTorch"))
-    x = trace.layer(i, "mlp_norm.out").float()
+    x = trace.layer(i, "mlp_norm.out")[b, s].float()                     # token s: three matrix-vector products
     p = f"model.layers.{i}.mlp."
     wg, wu, wd = (model.w(p + f"{m}_proj.weight").float().cpu() for m in ("gate", "up", "down"))
     ref_act = F.silu(x @ wg.T) * (x @ wu.T)
-    ui.check(t("fn.swiglu 的 act vs F.silu(x W_gateᵀ) · (x W_upᵀ)", "fn.swiglu act vs F.silu(x W_gateᵀ) · (x W_upᵀ)"),
-             act, ref_act, tol=1e-4)
-    ui.check(t("fn.swiglu 的输出 mlp.out vs F.linear(act, W_down)", "fn.swiglu output mlp.out vs F.linear(act, W_down)"),
-             trace.layer(i, "mlp.out"), F.linear(ref_act, wd), tol=1e-4)
+    ui.check(t(f"fn.swiglu 的 act vs F.silu(x W_gateᵀ) · (x W_upᵀ)（token {s}）",
+               f"fn.swiglu act vs F.silu(x W_gateᵀ) · (x W_upᵀ) (token {s})"), a, ref_act, tol=1e-4)
+    ui.check(t(f"fn.swiglu 的输出 mlp.out vs F.linear(act, W_down)（token {s}）",
+               f"fn.swiglu output mlp.out vs F.linear(act, W_down) (token {s})"),
+             trace.layer(i, "mlp.out")[b, s], F.linear(ref_act, wd), tol=1e-4)
 
 # ---- MoE -----------------------------------------------------------------------------------------
 st.header(t("MoE：混合专家", "MoE: mixture of experts"))
@@ -147,9 +148,10 @@ ui.tensor_view(f"layers.{j}.moe.router_probs", probs,
 c1, c2 = st.columns(2)
 with c1:
     st.markdown(f"**`layers.{j}.moe.topk_idx / topk_weight`** {t('形状', 'shape')} `{ui.shape_str(idx.shape)}`")
-    st.dataframe([{t("位置", "pos"): q, "token": labels[q],
-                   t("选中的专家", "experts chosen"): ", ".join(f"E{e}" for e in idx[b, q].tolist()),
-                   t("权重", "weights"): ", ".join(f"{w:.3f}" for w in wts[b, q].float().tolist())} for q in range(n)],
+    col_pos, col_exp, col_w = t("位置", "pos"), t("选中的专家", "experts chosen"), t("权重", "weights")
+    st.dataframe([{col_pos: q, "token": labels[q], col_exp: ", ".join(f"E{e}" for e in ex),
+                   col_w: ", ".join(f"{w:.3f}" for w in ws)}
+                  for q, (ex, ws) in enumerate(zip(idx[b, :n].tolist(), wts[b, :n].float().tolist()))],
                  hide_index=True, width="stretch")
 with c2:
     load = torch.bincount(idx[b, :n].reshape(-1), minlength=E).float()

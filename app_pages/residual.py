@@ -37,11 +37,18 @@ with cols[2]:
 labels = tk.row_labels(model, trace, b)
 
 # ---- the stream's norm through the layers -----------------------------------------------------------
+MAX_LINES = 24
 stream = trace.residual_stream()                                          # L + 1 tensors (B, S, H)
 norms = torch.stack([x[b, :n].float().norm(dim=-1) for x in stream])      # (L + 1, n)
 xs = [t("嵌入", "embed")] + [f"{t('层', 'L')}{k}" for k in range(len(stream) - 1)]
+if n <= MAX_LINES:                                                          # one line per token
+    series = {f"{k}:{lab}": norms[:, k] for k, lab in enumerate(labels)}
+else:                                    # hundreds of lines read as a blur (and draw slowly): summarise
+    series = {f"0:{labels[0]}": norms[:, 0], f"{s}:{labels[s]}": norms[:, s],
+              t(f"{n} 个 token 的中位数", f"median of the {n} tokens"): norms.median(dim=1).values,
+              t("90% 分位", "90th percentile"): norms.quantile(0.9, dim=1)}
 ui.tensor_view(t("残差流的 L2 范数", "residual stream L2 norm"), norms,
-               roomy(lines({f"{k}:{lab}": norms[:, k] for k, lab in enumerate(labels)}, x=xs,
+               roomy(lines(series, x=xs,
                      title=t("每个 token 的 ‖x‖ 随层增长（0 = 嵌入输出）", "Each token's ‖x‖ through the layers (0 = embedding)"),
                      xlabel=t("经过的层", "after layer"), ylabel="‖x‖₂", height=480)), key="stream")
 st.caption(t("第一个 token 的范数常常远大于其他 token（“注意力汇聚点”）；主干越来越长，每层只在上面加一小步。",

@@ -76,6 +76,21 @@ def lens_start(trace, b: int) -> int:
     return max(0, trace.lengths[b] - LENS_WINDOW)
 
 
+def top_next(trace, b: int):
+    """The most likely next token and its probability at every real position of row b: (ids [n], probs [n]).
+    p_max = exp(max - logsumexp), the largest softmax entry, without writing the n x V softmax out.
+    Computed once per (trace, row), kept in session_state."""
+    store = st.session_state.setdefault("_top_next", {})
+    key = (id(trace), b)
+    if key not in store:
+        if len(store) > 16:
+            store.clear()
+        logits = trace.logits[b, :trace.lengths[b]].float()                     # (n, V)
+        best = logits.max(-1)
+        store[key] = (best.indices, torch.exp(best.values - torch.logsumexp(logits, -1)))
+    return store[key]
+
+
 def logit_lens(model, trace, b: int):
     """Top token and its probability at every residual-stream state (embed + each layer) for the last
     LENS_WINDOW positions of row b (from lens_start).
@@ -106,9 +121,9 @@ def silu_curve(gate_values, title="", xlabel="gate z", ylabel="silu(z)") -> go.F
     g = gate_values.float()
     lo, hi = min(-6.0, float(g.min()) - 0.5), max(3.0, float(g.max()) + 0.5)   # the curve where the gates are
     z = torch.linspace(lo, hi, 400)
-    data = [go.Scatter(x=z.tolist(), y=torch.nn.functional.silu(z).tolist(), mode="lines", name="silu(z) = z·σ(z)",
+    data = [go.Scatter(x=z.numpy(), y=torch.nn.functional.silu(z).numpy(), mode="lines", name="silu(z) = z·σ(z)",
                        line=dict(width=3)),
-            go.Scatter(x=g.tolist(), y=torch.nn.functional.silu(g).tolist(), mode="markers", name="gate",
+            go.Scatter(x=g.numpy(), y=torch.nn.functional.silu(g).numpy(), mode="markers", name="gate",
                        marker=dict(size=9, opacity=0.35, color="#d62728"))]
     return go.Figure(data, layout=_layout(title, xlabel, ylabel, 420, legend=dict(orientation="h", y=1.12)))
 
