@@ -31,4 +31,7 @@ pages = [st.Page(f"app_pages/{name}.py", title=state.t(zh, en), icon=icon, url_p
          for name, zh, en, icon in PAGES]
 nav = st.navigation(pages)
 sidebar.render()
-nav.run()
+try:
+    nav.run()
+finally:
+    state.trim_heap()          # a page's freed temporaries leave the resident set (a class keeps the server up for hours)

@@ -76,18 +76,30 @@ def lens_start(trace, b: int) -> int:
     return max(0, trace.lengths[b] - LENS_WINDOW)
 
 
+def top_of_rows_(buf: torch.Tensor):
+    """(ids, p_max) of each row of logits in buf (rows, V), in place (buf is overwritten): the top token and
+    its softmax probability p_max = 1 / sum_j exp(l_j - l_max), with no (rows, V) temporaries."""
+    best = buf.max(-1)
+    p = 1.0 / buf.sub_(best.values[:, None]).exp_().sum(-1)
+    return best.indices, p
+
+
 def top_next(trace, b: int):
     """The most likely next token and its probability at every real position of row b: (ids [n], probs [n]).
-    p_max = exp(max - logsumexp), the largest softmax entry, without writing the n x V softmax out.
-    Computed once per (trace, row), kept in session_state."""
+    Computed once per (trace, row) in blocks of 64 positions through one reused buffer, kept in session_state."""
     store = st.session_state.setdefault("_top_next", {})
     key = (id(trace), b)
     if key not in store:
         if len(store) > 16:
             store.clear()
-        logits = trace.logits[b, :trace.lengths[b]].float()                     # (n, V)
-        best = logits.max(-1)
-        store[key] = (best.indices, torch.exp(best.values - torch.logsumexp(logits, -1)))
+        logits = trace.logits[b, :trace.lengths[b]]                               # (n, V)
+        buf = torch.empty(min(64, logits.shape[0]), logits.shape[1])
+        ids, probs = [], []
+        for rows in logits.split(64):
+            top = top_of_rows_(buf[:len(rows)].copy_(rows))
+            ids.append(top[0])
+            probs.append(top[1])
+        store[key] = (torch.cat(ids), torch.cat(probs))
     return store[key]
 
 
@@ -95,23 +107,24 @@ def logit_lens(model, trace, b: int):
     """Top token and its probability at every residual-stream state (embed + each layer) for the last
     LENS_WINDOW positions of row b (from lens_start).
 
-    Returns (ids [L+1, w], probs [L+1, w]); computed once per (trace, row), kept in session_state."""
+    Returns (ids [L+1, w], probs [L+1, w]); computed once per (trace, row), kept in session_state.
+    Each state's (w, V) logits go into one reused buffer: allocating 25 of them left ~0.5 GB resident."""
     store = st.session_state.setdefault("_lens", {})
     key = (id(trace), b)
     if key not in store:
         if len(store) > 16:
             store.clear()
-        n = trace.lengths[b]
+        n, start = trace.lengths[b], lens_start(trace, b)
         w_norm = model.w("model.norm.weight").float().cpu()
         w_head = model.w("lm_head.weight").float().cpu()
+        buf = torch.empty(n - start, w_head.shape[0])
         ids, probs = [], []
         with torch.inference_mode():
             for state in trace.residual_stream():
-                h = fn.rms_norm(state[b, lens_start(trace, b):n].float(), w_norm, model.config.rms_norm_eps)
-                p = torch.softmax(fn.lm_head(h, w_head), dim=-1)         # (n, V)
-                top = p.max(dim=-1)
-                ids.append(top.indices)
-                probs.append(top.values)
+                h = fn.rms_norm(state[b, start:n].float(), w_norm, model.config.rms_norm_eps)
+                top = top_of_rows_(torch.matmul(h, w_head.T, out=buf))     # lm_head(h): h W^T, (w, V)
+                ids.append(top[0])
+                probs.append(top[1])
         store[key] = (torch.stack(ids), torch.stack(probs))
     return store[key]
 
