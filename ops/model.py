@@ -351,6 +351,7 @@ class Model:
 
         return {"attn.scores": on_device(lambda i, q, k: fn.attention_scores(q, fn.repeat_kv(k, c.n_rep),
                                                                              mask.to(self.device))),
+                "attn.probs": on_device(lambda i, scores: fn.softmax(scores)),
                 "mlp.gate": on_device(gate), "mlp.up": on_device(up),
                 "mlp.act": on_device(lambda i, g, u: fn.swiglu_act(g, u))}
 

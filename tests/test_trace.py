@@ -63,7 +63,7 @@ def check_recomputed(model, rows):
     recomputed = [n for n in lean.names() if lean.is_recomputed(n)]
     L = model.config.num_hidden_layers
     dense = [i for i in range(L) if not model.config.is_moe_layer(i)]
-    assert len(recomputed) == L + 3 * len(dense)          # attn.scores everywhere, gate/up/act in dense layers
+    assert len(recomputed) == 2 * L + 3 * len(dense)      # scores and probs everywhere, gate/up/act if dense
     for n in kept.names():                                 # in reverse too, so the recent-cache order varies
         assert torch.equal(lean[n], kept[n]), n
     for n in reversed(recomputed):
@@ -95,7 +95,7 @@ def test_recipe_needs_its_inputs_captured():
 @pytest.mark.real
 def test_real_recomputed_tensors(real_model):
     lean, kept = check_recomputed(real_model, [list(range(1000, 1064))])
-    assert lean.nbytes < 0.55 * kept.nbytes
+    assert lean.nbytes < 0.5 * kept.nbytes
 
 
 @pytest.mark.real
