@@ -37,7 +37,7 @@ def pick_device(device: str | None = None) -> str:
 def _gemv_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
     """F.linear, but one row (decoding a single token) goes through torch.mv: for bfloat16 on the CPU
     torch's matrix-vector kernel streams the weights 1.4-1.6x faster than the matrix-matrix one that
-    F.linear picks, with the same result (bench/gemv.py)."""
+    F.linear picks, with the same result (bench/RESULTS.md, figure 4)."""
     if x.numel() != x.shape[-1] or x.device.type != "cpu":
         return F.linear(x, weight, bias)
     y = torch.mv(weight, x.reshape(-1))
@@ -508,12 +508,11 @@ class Model:
                     gate, up = _gemv_linear(h, W[m + "gate_up_proj.weight"]).chunk(2, dim=-1)
                 else:
                     gate, up = _gemv_linear(h, W[m + "gate_proj.weight"]), _gemv_linear(h, W[m + "up_proj.weight"])
-                act = F.silu(gate) * up
-                x = x + _gemv_linear(act, W[m + "down_proj.weight"])
+                x = x + _gemv_linear(fn.swiglu_act(gate, up), W[m + "down_proj.weight"])
         cache.positions = torch.arange(past + S, device=self.device)[None].expand(B, -1)
         cache.advance(S)
         x = fn.rms_norm(x[:, -1], W["model.norm.weight"], eps)          # (B, H): only the last position
-        return _gemv_linear(x, W["lm_head.weight"])                         # (B, V)
+        return _gemv_linear(x, W["lm_head.weight"])                     # (B, V)
 
     def _fast_moe(self, p, h, W):
         c = self.config

@@ -14,7 +14,7 @@ import torch
 
 from .config import ModelConfig
 
-# Tensors one operator away from tensors the trace keeps: part -> the parts its operator reads (same layer).
+# Tensors one operator away from other trace tensors: part -> the parts its operator reads (same layer).
 # A trace holds these as recipes (Derived) and reruns the operator when a page asks for one (pages read one
 # layer at a time): at S = 512 it keeps 0.73 GB instead of 2.15 GB. The S x S attention maps and the MLP's
 # S x I tensors are the big ones; the rest are S x H and cost more to recompute than to keep.
