@@ -167,3 +167,13 @@ def load_reference(source: str = "cache", dtype="float32"):
                                                    attn_implementation="eager")
     ref.eval()
     return ref, time.perf_counter() - t0
+
+
+def load_both(source: str = "cache"):
+    """(ours: ops.load_model(), transformers' reference from `source`), printing how long the reference took."""
+    import ops
+
+    model = ops.load_model()
+    ref, secs = load_reference(source)
+    print(f"reference loaded from {source} in {secs:.1f} s")
+    return model, ref

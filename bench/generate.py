@@ -62,9 +62,7 @@ def main():
     print(C.machine())
     import ops
 
-    model = ops.load_model()
-    ref, secs = C.load_reference(args.ref_from)
-    print(f"reference loaded from {args.ref_from} in {secs:.1f} s")
+    model, ref = C.load_both(args.ref_from)
     ref.generation_config.eos_token_id = None          # no early stop: exactly NEW tokens, like stop_at_eos=False
     ref.generation_config.pad_token_id = 151643
     ref.generation_config.do_sample = False

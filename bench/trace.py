@@ -21,11 +21,7 @@ def main():
     args = p.parse_args()
     n = C.repeats(args)
     print(C.machine())
-    import ops
-
-    model = ops.load_model()
-    ref, secs = C.load_reference(args.ref_from)
-    print(f"reference loaded from {args.ref_from} in {secs:.1f} s")
+    model, ref = C.load_both(args.ref_from)
     rows = []
     for S in [int(s) for s in args.lengths.split(",")]:
         g = torch.Generator().manual_seed(S)
