@@ -11,7 +11,7 @@ from ops import functional as fn
 from ops import texts
 from ui import components as ui
 from ui import tokens as tk
-from ui.state import require_trace, picker, t
+from ui.state import require_trace, picker, t, layer_picker, row_picker
 from viz import heatmap
 from viz.diagrams import gqa_diagram, heads_grid, rope_pairs
 
@@ -40,11 +40,11 @@ ui.formula_and_code([r"q = xW_q^\top + b_q,\ k = xW_k^\top + b_k,\ v = xW_v^\top
 st.header(t("实时张量", "Live tensors"))
 cols = st.columns(3)
 with cols[0]:
-    i = picker(t("层 i", "layer i"), "layer", 0, L - 1)
+    i = layer_picker(L)
 with cols[1]:
     h = picker(t("查询头 h", "query head h"), "head", 0, nh - 1)
 with cols[2]:
-    b = picker(t("批中的第几行 b", "batch row b"), "row", 0, B - 1)
+    b = row_picker(B)
 n = trace.lengths[b]
 g = h // n_rep
 labels = tk.row_labels(model, trace, b)

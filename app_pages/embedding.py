@@ -5,7 +5,7 @@ import torch.nn.functional as F
 from ops import functional as fn
 from ops import texts
 from ui import components as ui
-from ui.state import require_trace, picker, t
+from ui.state import require_trace, t, row_picker
 from viz import heatmap
 
 model, trace = require_trace()
@@ -21,7 +21,7 @@ ui.formula_and_code(r"\mathrm{embed}[b, s, :] = W_E[\,\mathrm{ids}[b, s],\, :\,]
                     fn.embedding)
 
 st.header(t("实时张量", "Live tensors"))
-b = picker(t("批中的第几行 b", "batch row b"), "row", 0, B - 1)
+b = row_picker(B)
 n = trace.lengths[b]
 ids = trace.token_ids[b, :n].tolist()
 labels = ui.token_labels(model, trace, b)

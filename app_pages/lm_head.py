@@ -8,7 +8,7 @@ from ops import functional as fn
 from ops import texts
 from ui import components as ui
 from ui import decoding as dec
-from ui.state import require_trace, picker, t
+from ui.state import require_trace, picker, t, row_picker
 from viz import bars
 
 model, trace = require_trace()
@@ -36,7 +36,7 @@ st.info(t(f"tie_word_embeddings = {tied}：当前模型的 LM head {'就是嵌�
 st.header(t("实时张量", "Live tensors"))
 c1, c2, c3 = st.columns(3)
 with c1:
-    b = picker(t("批中的第几行 b", "batch row b"), "row", 0, B - 1)
+    b = row_picker(B)
 n = trace.lengths[b]
 with c2:
     s = picker(t("第几个位置 s", "position s"), "pos", 0, n - 1, default=n - 1)

@@ -8,7 +8,7 @@ from ops import functional as fn
 from ops import texts
 from ui import components as ui
 from ui import decoding as dec
-from ui.state import require_trace, picker, t
+from ui.state import require_trace, t, layer_picker, row_picker, token_picker
 from viz import bars, heatmap, histogram
 
 model, trace = require_trace()
@@ -28,12 +28,12 @@ ui.formula_and_code([r"\mathrm{MLP}(x) = W_{down}\big(\mathrm{silu}(W_{gate}x) \
 st.header(t("实时张量", "Live tensors"))
 cols = st.columns(3)
 with cols[0]:
-    i = picker(t("第几层 i", "layer i"), "layer", 0, L - 1)
+    i = layer_picker(L)
 with cols[1]:
-    b = picker(t("批中的第几行 b", "batch row b"), "row", 0, B - 1)
+    b = row_picker(B)
 n = trace.lengths[b]
 with cols[2]:
-    s = picker(t("第几个 token s", "token s"), "tok", 0, n - 1, default=n - 1)
+    s = token_picker(n, default=n - 1)
 labels = ui.token_labels(model, trace, b)
 tok = dec.short(labels[s], 12)
 

@@ -5,7 +5,7 @@ import torch
 from ops import texts
 from ui import components as ui
 from ui import tokens as tk
-from ui.state import require_trace, picker, t
+from ui.state import require_trace, t, layer_picker, row_picker, token_picker
 from viz import heatmap, lines
 from viz.diagrams import roomy
 
@@ -28,12 +28,12 @@ with st.expander(t("代码：ops/model.py 中的一层", "Code: one layer in ops
 st.header(t("实时张量", "Live tensors"))
 cols = st.columns(3)
 with cols[0]:
-    i = picker(t("层 i", "layer i"), "layer", 0, L - 1)
+    i = layer_picker(L)
 with cols[1]:
-    b = picker(t("批中的第几行 b", "batch row b"), "row", 0, B - 1)
+    b = row_picker(B)
 n = trace.lengths[b]
 with cols[2]:
-    s = picker(t("第几个 token s", "token s"), "tok", 0, n - 1)
+    s = token_picker(n)
 labels = tk.row_labels(model, trace, b)
 
 # ---- the stream's norm through the layers -----------------------------------------------------------

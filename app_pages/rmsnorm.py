@@ -8,7 +8,7 @@ from ops import functional as fn
 from ops import texts
 from ui import components as ui
 from ui import tokens as tk
-from ui.state import require_trace, picker, t
+from ui.state import require_trace, t, layer_picker, row_picker, token_picker
 from viz import bars, histogram, lines
 from viz.diagrams import roomy
 
@@ -36,12 +36,12 @@ names = {"attn_norm": t("input_layernorm（注意力前）", "input_layernorm (b
 which = tk.url_choice(t("哪一个 RMSNorm", "Which RMSNorm"), "norm", NORMS, format_func=lambda v: names[v])
 cols = st.columns(3)
 with cols[0]:
-    i = picker(t("层 i", "layer i"), "layer", 0, L - 1) if which != "final" else L - 1
+    i = layer_picker(L) if which != "final" else L - 1
 with cols[1]:
-    b = picker(t("批中的第几行 b", "batch row b"), "row", 0, B - 1)
+    b = row_picker(B)
 n = trace.lengths[b]
 with cols[2]:
-    s = picker(t("第几个 token s", "token s"), "tok", 0, n - 1)
+    s = token_picker(n)
 
 try:
     if which == "attn_norm":

@@ -6,7 +6,7 @@ from ops import sampling as smp
 from ops import texts
 from ui import components as ui
 from ui import decoding as dec
-from ui.state import require_trace, picker, t
+from ui.state import require_trace, t, row_picker
 
 model, trace = require_trace()
 c = model.config
@@ -46,7 +46,7 @@ except smp.SamplingError as e:
 st.header(t("实时张量：最后一个位置的每一步", "Live tensors: every stage at the last position"))
 c1, c2 = st.columns(2)
 with c1:
-    b = picker(t("批中的第几行 b", "batch row b"), "row", 0, B - 1)
+    b = row_picker(B)
 with c2:
     N = st.slider(t("显示前 N 个候选", "top N candidates shown"), 5, 30, 10, key="smp_n")
 n = trace.lengths[b]

@@ -10,7 +10,7 @@ from ops import texts
 from ops.tokenizer import Tokenizer, raw_to_bytes, readable
 from ui import components as ui
 from ui import tokens as tk
-from ui.state import require_trace, picker, settings, t
+from ui.state import require_trace, settings, t, row_picker
 
 model, trace = require_trace()
 c, tok = model.config, model.tokenizer
@@ -162,7 +162,7 @@ st.caption(t("Qwen2.5 分词器共 151,665 个 token（151,643 个 BPE + 22 个�
 
 # ---- check -----------------------------------------------------------------------------------
 st.header(t("对照", "Check"))
-b = picker(t("批中的第几行 b", "batch row b"), "row", 0, B - 1)
+b = row_picker(B)
 n = trace.lengths[b]
 again = torch.tensor(tok.encode(trace.texts[b]))
 ui.check(t(f"第 {b} 行：trace 中的 tokens.ids vs 重新 encode()", f"row {b}: tokens.ids in the trace vs encode() again"),

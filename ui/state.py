@@ -215,6 +215,21 @@ def picker(label: str, key: str, lo: int, hi: int, default: int = 0) -> int:
     return value
 
 
+def layer_picker(L: int) -> int:
+    """Layer i, shared by every per-layer page (URL key "layer")."""
+    return picker(t("层 i", "layer i"), "layer", 0, L - 1)
+
+
+def row_picker(B: int) -> int:
+    """Batch row b (URL key "row")."""
+    return picker(t("批中的第几行 b", "batch row b"), "row", 0, B - 1)
+
+
+def token_picker(n: int, default: int = 0) -> int:
+    """Token position s among row b's n real tokens (URL key "tok")."""
+    return picker(t("第几个 token s", "token s"), "tok", 0, n - 1, default=default)
+
+
 def require_trace():
     """(model, trace) for a stage page, or stop the page quietly: the reason was already shown."""
     model = get_model()
