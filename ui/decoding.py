@@ -85,23 +85,35 @@ def top_of_rows_(buf: torch.Tensor):
     return best.indices, p
 
 
-def top_next(trace, b: int):
-    """The most likely next token and its probability at every real position of row b: (ids [n], probs [n]).
-    Computed once per (trace, row) in blocks of 64 positions through one reused buffer, kept in session_state."""
-    store = st.session_state.setdefault("_top_next", {})
+def _per_row(name: str, trace, b: int, compute):
+    """compute() once per (trace, row), kept in session_state[name] (cleared beyond 16 entries)."""
+    store = st.session_state.setdefault(name, {})
     key = (id(trace), b)
     if key not in store:
         if len(store) > 16:
             store.clear()
-        logits = trace.logits[b, :trace.lengths[b]]                               # (n, V)
-        buf = torch.empty(min(64, logits.shape[0]), logits.shape[1])
-        ids, probs = [], []
-        for rows in logits.split(64):
-            top = top_of_rows_(buf[:len(rows)].copy_(rows))
-            ids.append(top[0])
-            probs.append(top[1])
-        store[key] = (torch.cat(ids), torch.cat(probs))
+        store[key] = compute()
     return store[key]
+
+
+def _top_in_blocks(x: torch.Tensor, block: int, V: int, logits_into):
+    """(ids, p_max) for every row of x, `block` rows at a time through one reused (block, V) buffer:
+    logits_into(rows, out) writes those rows' logits into out and returns it."""
+    buf = torch.empty(min(block, len(x)), V)
+    ids, probs = [], []
+    for rows in x.split(block):
+        top = top_of_rows_(logits_into(rows, buf[:len(rows)]))
+        ids.append(top[0])
+        probs.append(top[1])
+    return torch.cat(ids), torch.cat(probs)
+
+
+def top_next(trace, b: int):
+    """The most likely next token and its probability at every real position of row b: (ids [n], probs [n]).
+    Computed once per (trace, row) in blocks of 64 positions, kept in session_state."""
+    logits = trace.logits[b, :trace.lengths[b]]                                   # (n, V)
+    return _per_row("_top_next", trace, b,
+                    lambda: _top_in_blocks(logits, 64, logits.shape[1], lambda rows, out: out.copy_(rows)))
 
 
 def logit_lens(model, trace, b: int):
@@ -111,26 +123,18 @@ def logit_lens(model, trace, b: int):
     Returns (ids [L+1, w], probs [L+1, w]); computed once per (trace, row), kept in session_state.
     All states' positions go through the LM head LENS_ROWS rows at a time (one 32-row product per state read the
     0.5 GB head 25 times), into one reused buffer: allocating a (w, V) product per state left ~0.5 GB resident."""
-    store = st.session_state.setdefault("_lens", {})
-    key = (id(trace), b)
-    if key not in store:
-        if len(store) > 16:
-            store.clear()
+    def compute():
         n, start = trace.lengths[b], lens_start(trace, b)
         w_norm = model.w("model.norm.weight").float().cpu()
         w_head = model.w("lm_head.weight").float().cpu()
         states = trace.residual_stream()
         with torch.inference_mode():
             h = torch.cat([fn.rms_norm(x[b, start:n].float(), w_norm, model.config.rms_norm_eps) for x in states])
-            buf = torch.empty(min(LENS_ROWS, len(h)), w_head.shape[0])
-            ids, probs = [], []
-            for rows in h.split(LENS_ROWS):              # (L + 1) * w rows, LENS_ROWS per product with W
-                top = top_of_rows_(torch.matmul(rows, w_head.T, out=buf[:len(rows)]))     # lm_head: h W^T
-                ids.append(top[0])
-                probs.append(top[1])
-        w = n - start
-        store[key] = (torch.cat(ids).view(len(states), w), torch.cat(probs).view(len(states), w))
-    return store[key]
+            ids, probs = _top_in_blocks(h, LENS_ROWS, w_head.shape[0],                  # lm_head: h W^T
+                                        lambda rows, out: torch.matmul(rows, w_head.T, out=out))
+        return ids.view(len(states), n - start), probs.view(len(states), n - start)
+
+    return _per_row("_lens", trace, b, compute)
 
 
 # ---- figures not in viz/figures.py ---------------------------------------------------------------
