@@ -3,7 +3,7 @@ import streamlit as st
 import torch.nn.functional as F
 
 from ops import functional as fn
-from ops import texts
+from content import texts
 from ui import components as ui
 from ui.state import require_trace, t, row_picker
 from viz import heatmap

@@ -5,7 +5,7 @@ import streamlit as st
 import torch
 
 from ops import sampling as smp
-from ops import texts
+from content import texts
 from ops.inputs import max_new_tokens_limit
 from ops.model import InputError, KVCache
 from ui import components as ui

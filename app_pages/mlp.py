@@ -5,7 +5,7 @@ import torch.nn.functional as F
 
 from ops import costs
 from ops import functional as fn
-from ops import texts
+from content import texts
 from ui import components as ui
 from ui import decoding as dec
 from ui.state import require_trace, t, layer_picker, row_picker, token_picker

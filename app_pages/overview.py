@@ -1,7 +1,7 @@
 """Overview: the whole pipeline with live shapes, the cheat sheet, and a door into every stage."""
 import streamlit as st
 
-from ops import texts
+from content import texts
 from ui import components as ui
 from ui.state import require_trace, t
 from viz.diagrams import pipeline_diagram

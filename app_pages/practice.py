@@ -1,7 +1,8 @@
 """Interview practice: the question bank by stage (browse) and predict-the-value questions on the live trace (quiz)."""
 import streamlit as st
 
-from ops import costs, practice, texts
+from ops import costs
+from content import practice, texts
 from ui.components import shape_str
 from ui.state import get_model, get_trace, t
 

@@ -2,7 +2,7 @@
 import streamlit as st
 import torch
 
-from ops import texts
+from content import texts
 from ui import components as ui
 from ui import tokens as tk
 from ui.state import require_trace, t, layer_picker, row_picker, token_picker

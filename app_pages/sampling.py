@@ -3,7 +3,7 @@ import streamlit as st
 import torch
 
 from ops import sampling as smp
-from ops import texts
+from content import texts
 from ui import components as ui
 from ui import decoding as dec
 from ui.state import require_trace, t, row_picker

@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 import streamlit as st
 import torch
 
-from ops import texts
+from content import texts
 from ops.tokenizer import Tokenizer, raw_to_bytes, readable
 from ui import components as ui
 from ui import tokens as tk

@@ -24,6 +24,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from .trace import capture_filter, contract_shapes, recipe_inputs
+
 MAX_BATCH = 8                  # prompts per batch, everywhere
 MAX_CHARS = 100_000            # characters per prompt before tokenising (tokenising 100k chars takes ~0.2 s)
 DEFAULT_MAX_TOKENS = 2048
@@ -154,47 +156,12 @@ def truncate_text(tokenizer, text: str, n: int) -> str:
 
 
 # ---- trace size -------------------------------------------------------------------------------
-def trace_shapes(config, B: int, S: int) -> dict[str, tuple[tuple, int]]:
-    """Every trace-contract tensor a forward pass records: name -> (shape, bytes per element)."""
-    H, nh, nkv, hd, V = (config.hidden_size, config.num_attention_heads, config.num_key_value_heads,
-                         config.head_dim, config.vocab_size)
-    f4, i8 = 4, 8
-    out = {"tokens.ids": ((B, S), i8), "embed.out": ((B, S, H), f4)}
-    for i in range(config.num_hidden_layers):
-        n = f"layers.{i}."
-        out[n + "attn_norm.out"] = ((B, S, H), f4)
-        for part, heads in (("q", nh), ("k", nkv), ("v", nkv), ("q_rope", nh), ("k_rope", nkv)):
-            out[n + "attn." + part] = ((B, heads, S, hd), f4)
-        out[n + "attn.scores"] = ((B, nh, S, S), f4)
-        out[n + "attn.probs"] = ((B, nh, S, S), f4)
-        out[n + "attn.context"] = ((B, S, nh * hd), f4)
-        out[n + "attn.out"] = ((B, S, H), f4)
-        out[n + "resid_mid"] = ((B, S, H), f4)
-        out[n + "mlp_norm.out"] = ((B, S, H), f4)
-        if config.is_moe_layer(i):
-            k = config.num_experts_per_tok
-            out[n + "moe.router_probs"] = ((B, S, config.num_experts), f4)
-            out[n + "moe.topk_idx"] = ((B, S, k), i8)
-            out[n + "moe.topk_weight"] = ((B, S, k), f4)
-        else:
-            I = config.intermediate_size
-            for part in ("gate", "up", "act"):
-                out[n + "mlp." + part] = ((B, S, I), f4)
-        out[n + "mlp.out"] = ((B, S, H), f4)
-        out[n + "resid_out"] = ((B, S, H), f4)
-    out["final_norm.out"] = ((B, S, H), f4)
-    out["logits"] = ((B, S, V), f4)
-    return out
-
-
 def estimate_trace_bytes(config, B: int, S: int, capture=None, recompute: bool = True) -> int:
     """Bytes a float32 trace of a (B, S) batch will hold, from the shapes alone (before running).
     recompute: tensors the trace will hold as recipes (trace.RECOMPUTED, inputs kept) count nothing."""
-    from .trace import capture_filter, recipe_inputs
-
     keep = capture_filter(capture)
     total, kept = 0, set()
-    for name, (shape, size) in trace_shapes(config, B, S).items():
+    for name, (shape, size) in contract_shapes(config, B, S).items():
         if not keep(name):
             continue
         kept.add(name)
@@ -207,8 +174,3 @@ def estimate_trace_bytes(config, B: int, S: int, capture=None, recompute: bool =
 
 def mib(n: int) -> str:
     return f"{n / 2**20:,.2f} MiB"
-
-
-def normalize_nfc(text: str) -> str:
-    """What decode(encode(text)) gives back for sanitised text (the tokenizer normalises to NFC)."""
-    return unicodedata.normalize("NFC", text)

@@ -14,6 +14,88 @@ import torch
 
 from .config import ModelConfig
 
+# ---- the trace contract: every name a forward pass records, in pipeline order -----------------------
+# name -> (dims, meaning). Dims use the legend of ops/functional.py; "{i}" is the layer index. Layer names
+# under "mlp." exist on dense layers, those under "moe." on MoE layers (mlp.out on both).
+CONTRACT = {
+    "tokens.ids": ("B S", "token ids, right-padded with the pad id"),
+    "embed.out": ("B S H", "the embedding rows the ids pick"),
+    "layers.{i}.attn_norm.out": ("B S H", "input_layernorm"),
+    "layers.{i}.attn.q": ("B nh S hd", "after q_proj (+bias), before RoPE"),
+    "layers.{i}.attn.k": ("B nkv S hd", "after k_proj (+bias), before RoPE"),
+    "layers.{i}.attn.v": ("B nkv S hd", "after v_proj (+bias)"),
+    "layers.{i}.attn.q_rope": ("B nh S hd", "q rotated by position"),
+    "layers.{i}.attn.k_rope": ("B nkv S hd", "k rotated by position"),
+    "layers.{i}.attn.scores": ("B nh S S", "q k^T / sqrt(hd) + mask, before softmax"),
+    "layers.{i}.attn.probs": ("B nh S S", "softmax of the scores: each row sums to 1"),
+    "layers.{i}.attn.context": ("B S nh*hd", "probs @ v, heads concatenated"),
+    "layers.{i}.attn.out": ("B S H", "after o_proj"),
+    "layers.{i}.resid_mid": ("B S H", "x + attn.out"),
+    "layers.{i}.mlp_norm.out": ("B S H", "post_attention_layernorm"),
+    "layers.{i}.mlp.gate": ("B S I", "x W_gate^T"),
+    "layers.{i}.mlp.up": ("B S I", "x W_up^T"),
+    "layers.{i}.mlp.act": ("B S I", "silu(gate) * up"),
+    "layers.{i}.moe.router_probs": ("B S E", "softmax over the experts"),
+    "layers.{i}.moe.topk_idx": ("B S k", "the experts each token runs"),
+    "layers.{i}.moe.topk_weight": ("B S k", "their weights"),
+    "layers.{i}.mlp.out": ("B S H", "after down_proj (or the experts' weighted sum)"),
+    "layers.{i}.resid_out": ("B S H", "resid_mid + mlp.out"),
+    "final_norm.out": ("B S H", "the final RMSNorm"),
+    "logits": ("B S V", "one score per vocabulary row"),
+}
+INTEGER_NAMES = ("tokens.ids", "moe.topk_idx")      # int64 tensors; the rest are floating point
+
+
+def dims(config: ModelConfig, B: int, S: int) -> dict[str, int]:
+    """The legend's letters with their values for this config and batch."""
+    c = config
+    return dict(B=B, S=S, H=c.hidden_size, nh=c.num_attention_heads, nkv=c.num_key_value_heads, hd=c.head_dim,
+                I=c.intermediate_size, V=c.vocab_size, E=c.num_experts or 0, k=c.num_experts_per_tok or 0)
+
+
+def shape_of(pattern: str, config: ModelConfig, B: int, S: int) -> tuple[int, ...]:
+    """The contract's shape of a name ("layers.3.attn.q" or "layers.{i}.attn.q"), e.g. (B, nh, S, hd)."""
+    d = dims(config, B, S)
+    spec = CONTRACT[_pattern(pattern)][0]
+    return tuple(eval_dim(part, d) for part in spec.split())
+
+
+def eval_dim(part: str, d: dict) -> int:
+    """"nh*hd" -> d["nh"] * d["hd"]."""
+    out = 1
+    for letter in part.split("*"):
+        out *= d[letter]
+    return out
+
+
+def _pattern(name: str) -> str:
+    parts = name.split(".", 2)
+    return f"layers.{{i}}.{parts[2]}" if parts[0] == "layers" and len(parts) == 3 else name
+
+
+def contract_names(config: ModelConfig) -> list[str]:
+    """Every name a full trace of this config records, in pipeline order (the golden list)."""
+    out = []
+    for pattern in CONTRACT:
+        if not pattern.startswith("layers."):
+            out.append(pattern)
+            continue
+        if pattern == "layers.{i}.attn_norm.out":       # the layers block, all of it, once
+            for i in range(config.num_hidden_layers):
+                moe = config.is_moe_layer(i)
+                for p in CONTRACT:
+                    part = p[len("layers.{i}."):]
+                    if p.startswith("layers.") and not ((moe and part.startswith("mlp.") and part != "mlp.out")
+                                                        or (not moe and part.startswith("moe."))):
+                        out.append(f"layers.{i}.{part}")
+    return out
+
+
+def contract_shapes(config: ModelConfig, B: int, S: int) -> dict[str, tuple[tuple[int, ...], int]]:
+    """name -> (shape, bytes per element) for a float32 trace of a (B, S) batch."""
+    return {n: (shape_of(n, config, B, S), 8 if n.endswith(INTEGER_NAMES) else 4) for n in contract_names(config)}
+
+
 # Tensors one operator away from other trace tensors: part -> the parts its operator reads (same layer).
 # A trace holds these as recipes (Derived) and reruns the operator when a page asks for one (pages read one
 # layer at a time): at S = 512 it keeps 0.73 GB instead of 2.15 GB. The S x S attention maps and the MLP's
@@ -67,6 +149,7 @@ class Trace:
     lengths: list[int]                 # real tokens per row
     tensors: dict = field(default_factory=dict)   # name -> tensor or Derived, insertion order = pipeline order
     recent: OrderedDict = field(default_factory=OrderedDict, repr=False)   # the last RECENT recomputed tensors
+    cache: dict = field(default_factory=dict, repr=False)   # analyses of this trace (logit lens, ...), by name
 
     # ---- the dict-like surface ------------------------------------------
     def __getitem__(self, name: str) -> torch.Tensor:

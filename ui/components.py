@@ -48,7 +48,7 @@ def pipeline_strip(stage: str, shape_in: str = "", shape_out: str = ""):
 
 def explanation(stage: str, numbers: dict):
     """学术版 / 白话版 tabs with the stage's text in the session's language, live numbers filled in."""
-    from ops import texts
+    from content import texts
     tabs = st.tabs([t("学术版", "Academic"), t("白话版", "Plain language")])
     for tab, level in zip(tabs, ("academic", "plain")):
         with tab:

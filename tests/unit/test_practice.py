@@ -1,7 +1,8 @@
 """Interview questions and the live-trace quiz."""
 import pytest
 
-from ops import costs, practice, texts
+from ops import costs
+from content import practice, texts
 from ops.config import ModelConfig
 
 NUMS = texts.numbers(costs.reference_config("Qwen2.5-0.5B-Instruct"))

@@ -35,7 +35,7 @@ def test_sanitize_is_idempotent_and_encodable(text):
 
 @pytest.fixture(scope="module")
 def tiny_model():
-    from tests.test_parity_tiny import tiny_pair
+    from tests.parity.test_parity_tiny import tiny_pair
 
     return tiny_pair("qwen2")[0]
 

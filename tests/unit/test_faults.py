@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 def _app():

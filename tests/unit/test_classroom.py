@@ -9,7 +9,7 @@ import pytest
 from ops import inputs
 from ui import classroom
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 @pytest.fixture

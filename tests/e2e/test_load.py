@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 pytestmark = [pytest.mark.real, pytest.mark.browser]
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 
 def test_concurrent_sessions_stay_apart():

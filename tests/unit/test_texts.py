@@ -5,10 +5,11 @@ import re
 
 import pytest
 
-from ops import costs, texts
+from ops import costs
+from content import texts
 from ops.config import ModelConfig
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 TINY = ModelConfig(vocab_size=320, hidden_size=64, intermediate_size=96, num_hidden_layers=3,
                    num_attention_heads=4, num_key_value_heads=2, name="tiny")
 

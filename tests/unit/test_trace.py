@@ -2,8 +2,11 @@
 import pytest
 import torch
 
-from tests.test_parity_tiny import tiny_pair
+from tests.parity.test_parity_tiny import tiny_pair
 
+from ops.trace import contract_names, contract_shapes
+
+# written out by hand on purpose: the contract in ops/trace.py must produce exactly this list
 LAYER_NAMES = ["attn_norm.out", "attn.q", "attn.k", "attn.v", "attn.q_rope", "attn.k_rope", "attn.scores",
                "attn.probs", "attn.context", "attn.out", "resid_mid", "mlp_norm.out", "mlp.gate", "mlp.up",
                "mlp.act", "mlp.out", "resid_out"]
@@ -14,11 +17,20 @@ def golden_names(L):
             + ["final_norm.out", "logits"])
 
 
+def test_contract_is_the_golden_list():
+    from ops.config import ModelConfig
+    c = ModelConfig(model_type="qwen2", vocab_size=32, hidden_size=8, intermediate_size=16, num_hidden_layers=3,
+                    num_attention_heads=2, num_key_value_heads=1)
+    assert contract_names(c) == golden_names(3)
+
+
 def check_trace(trace, c):
     B, S = trace.token_ids.shape
     H, nh, nkv, hd, I, V = (c.hidden_size, c.num_attention_heads, c.num_key_value_heads, c.head_dim,
                             c.intermediate_size, c.vocab_size)
-    assert trace.names() == golden_names(c.num_hidden_layers)
+    assert trace.names() == golden_names(c.num_hidden_layers) == contract_names(c)
+    for name, (shape, _) in contract_shapes(c, B, S).items():       # every tensor has its contract shape
+        assert tuple(trace[name].shape) == shape, name
     expect = {"tokens.ids": (B, S), "embed.out": (B, S, H), "final_norm.out": (B, S, H), "logits": (B, S, V),
               "layers.0.attn.q": (B, nh, S, hd), "layers.0.attn.k": (B, nkv, S, hd), "layers.0.attn.v": (B, nkv, S, hd),
               "layers.0.attn.q_rope": (B, nh, S, hd), "layers.0.attn.scores": (B, nh, S, S),

@@ -4,7 +4,7 @@ assets/practice/questions.json: a list of
     {id, stage, seed, question{zh,en}, short{zh,en}, long{zh,en}, compute?}
 `compute` = {formula, config (label in assets/configs), params, unit, tol?}: the answer is computed by
 ops/costs.py at render time (FORMULAS below) and fills {answer} (exact, thousands separators) and
-{answer_h} (human units). Texts may also use every placeholder of ops.texts.numbers().
+{answer_h} (human units). Texts may also use every placeholder of content.texts.numbers().
 """
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import json
 import math
 import re
 
-from ops import costs, texts
+from ops import costs
+from content import texts
 from ops.config import ModelConfig
 
 QUESTIONS_PATH = costs.ASSETS / "practice" / "questions.json"
