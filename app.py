@@ -7,29 +7,19 @@ import streamlit as st
 st.set_page_config(page_title="Operator Lab · 算子实验室", page_icon="🔬", layout="wide")
 
 import viz  # noqa: E402,F401  (sets the plotly template every page's figures use)
+from content import stages  # noqa: E402
 from ui import sidebar, state  # noqa: E402  (after set_page_config)
 
 state.init_state()
 
-PAGES = [  # (file, url path, 中文, English, icon)
-    ("overview", "总览", "Overview", "🗺️"),
-    ("tokenize", "1 分词", "1 Tokenize", "✂️"),
-    ("embedding", "2 嵌入", "2 Embedding", "📖"),
-    ("rmsnorm", "3 RMSNorm", "3 RMSNorm", "📏"),
-    ("attention", "4 注意力", "4 Attention", "👀"),
-    ("residual", "5 残差相加", "5 Residual add", "➕"),
-    ("mlp", "6 MLP / MoE", "6 MLP / MoE", "🧮"),
-    ("lm_head", "7 LM Head", "7 LM head", "🎯"),
-    ("sampling", "8 采样", "8 Sampling", "🎲"),
-    ("generate", "9 生成", "9 Generate", "🔁"),
-    ("tour", "课堂演示", "Classroom tour", "🎓"),
-    ("scale", "规模", "Scale", "📐"),
-    ("practice", "面试练习", "Interview practice", "📝"),
-]
-
-pages = [st.Page(f"app_pages/{name}.py", title=state.t(zh, en), icon=icon, url_path=name, default=(name == "overview"))
-         for name, zh, en, icon in PAGES]
-nav = st.navigation(pages)
+# Every page answers at its own URL (/overview included, so a copied link works); the default page answers
+# at / as well, through a second entry for the same file. The sidebar lists each page once.
+pages = {s.page: st.Page(f"app_pages/{s.page}.py", title=s.title(state.lang()), icon=s.icon, url_path=s.page)
+         for s in stages.pages()}
+home = st.Page("app_pages/overview.py", title=stages.get("overview").title(state.lang()), icon="🗺️",
+               url_path="home", default=True)
+nav = st.navigation([home, *pages.values()], position="hidden")
+sidebar.navigation(pages)
 sidebar.render()
 try:
     nav.run()

@@ -72,7 +72,7 @@ if params.greedy:
 chosen = stages["chosen"]
 color_of = ["#d62728" if int(i) == chosen else "#1f77b4" for i in cand.tolist()]
 import plotly.graph_objects as go  # noqa: E402
-from viz.figures import _layout  # noqa: E402
+from viz.figures import base_layout  # noqa: E402
 
 grid = st.columns(2)
 for j, (key, title) in enumerate(STAGES):
@@ -82,7 +82,7 @@ for j, (key, title) in enumerate(STAGES):
     text = [f"{float(x):.2f}" if f else "−∞" for x, f in zip(v, finite)] if key != "probs" else [f"{float(x):.3f}" for x in v]
     fig = go.Figure([go.Bar(x=names, y=shown.tolist(), text=text, textposition="outside", marker_color=color_of,
                             textfont=dict(size=16), cliponaxis=False)],
-                    layout=_layout(title, "", t("概率", "probability") if key == "probs" else "logit", 440,
+                    layout=base_layout(title, "", t("概率", "probability") if key == "probs" else "logit", 440,
                                    dict(type="category", tickangle=-45), uniformtext=dict(minsize=13, mode="show")))
     if j % 2 == 0:
         grid = st.columns(2)

@@ -18,12 +18,12 @@ import json
 import re
 from functools import lru_cache
 
+from content import stages
 from ops import costs
 from ops.config import ModelConfig
 
 EXPLAIN_DIR = costs.ASSETS / "explain"
-STAGES = ("overview", "tokenize", "embedding", "rmsnorm", "attention", "residual", "mlp", "moe",
-          "final_norm", "lm_head", "sampling", "decode")
+STAGES = tuple(stages.explained())      # the registry's stages with an explanation file
 LANGS = ("zh", "en")
 LEVELS = ("academic", "plain")
 MOE_LABEL = "Qwen3-30B-A3B"

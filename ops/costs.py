@@ -26,7 +26,7 @@ import json
 import math
 from pathlib import Path
 
-from ops.config import ModelConfig
+from .config import ModelConfig
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 CONFIG_DIR = ASSETS / "configs"
@@ -42,8 +42,6 @@ GPUS = {
                           note="Ada whitepaper: 165.2 TFLOP/s dense bf16 with fp32 accumulate, 1.008 TB/s GDDR6X"),
 }
 BITS = {"bf16": 16, "fp16": 16, "fp32": 32, "int8": 8, "int4": 4}
-
-STAGES = ("embedding", "rmsnorm", "attention", "residual", "mlp", "moe", "lm_head", "sampling")
 
 
 # ---- reference configs ---------------------------------------------------------------------
@@ -130,11 +128,6 @@ def total_params(c: ModelConfig) -> int:
     return sum(r["params"] for r in param_table(c))
 
 
-def embedding_params(c: ModelConfig) -> int:
-    """embed_tokens (+ lm_head when untied): the part model cards leave out of 'non-embedding'."""
-    return sum(r["params"] for r in param_table(c) if r["operator"] in ("embedding", "lm_head"))
-
-
 def active_params(c: ModelConfig) -> int:
     """Parameters one token actually uses: routed experts count k of E. Equals total for dense models."""
     total = total_params(c)
@@ -213,9 +206,14 @@ def _bits(bits) -> int:
     return BITS[bits] if isinstance(bits, str) else int(bits)
 
 
+def kv_bytes_per_token(c: ModelConfig, dtype_bytes: int = 2) -> int:
+    """K and V for every layer, one token: 2 · L · nkv · hd · dtype_bytes (the KV cache's only formula)."""
+    return 2 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim * dtype_bytes
+
+
 def kv_cache_bytes(c: ModelConfig, tokens: int, dtype_bytes: int = 2) -> int:
-    """K and V for every layer: 2 · L · nkv · hd · dtype_bytes per token, times tokens (all sequences)."""
-    return 2 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim * dtype_bytes * tokens
+    """kv_bytes_per_token times tokens (all sequences together); ops.model.KVCache.nbytes counts with it."""
+    return kv_bytes_per_token(c, dtype_bytes) * tokens
 
 
 def weight_bytes(c: ModelConfig, bits=16) -> int:
@@ -303,8 +301,6 @@ def operator_costs(c: ModelConfig, stage: str, B: int, S: int, bits=16) -> dict:
     Per-layer stages report one layer (`layers` says how many) and `total_*` across all of them.
     A stage the model does not have (moe on a dense model) comes back with applies=False.
     """
-    if stage not in STAGES:
-        raise KeyError(f"unknown stage {stage!r}; one of {STAGES}")
     H, V, L = c.hidden_size, c.vocab_size, c.num_hidden_layers
     T, by = B * S, _bits(bits) // 8
     table = {r["operator"]: r for r in param_table(c)}
@@ -330,6 +326,8 @@ def operator_costs(c: ModelConfig, stage: str, B: int, S: int, bits=16) -> dict:
                     "tied to the embedding" if c.tie_word_embeddings else "its own [V, H] matrix"),
         "sampling": (_shape(B, V), _shape(B, 1), [], [], 1, "softmax/top-k/top-p over V per sequence: ~V·log V, tiny"),
     }
+    if stage not in spec:
+        raise KeyError(f"unknown stage {stage!r}; one of {', '.join(spec)}")
     in_s, out_s, prow, frow, layers, note = spec[stage]
     params = sum(r["params"] for r in prow)
     f_total = sum(r["flops"] for r in frow)

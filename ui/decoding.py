@@ -8,7 +8,7 @@ import torch
 import ops
 from ops import functional as fn
 from ops.config import ModelConfig
-from viz.figures import _layout
+from viz.figures import base_layout
 
 
 def short(piece: str, n: int = 8) -> str:
@@ -146,7 +146,7 @@ def silu_curve(gate_values, title="", xlabel="gate z", ylabel="silu(z)") -> go.F
                        line=dict(width=3)),
             go.Scatter(x=g.numpy(), y=torch.nn.functional.silu(g).numpy(), mode="markers", name="gate",
                        marker=dict(size=9, opacity=0.35, color="#d62728"))]
-    return go.Figure(data, layout=_layout(title, xlabel, ylabel, 420, legend=dict(orientation="h", y=1.12)))
+    return go.Figure(data, layout=base_layout(title, xlabel, ylabel, 420, legend=dict(orientation="h", y=1.12)))
 
 
 def bar_pair(labels, a, b, name_a, name_b, title="", xlabel="", ylabel="", height=440) -> go.Figure:
@@ -154,7 +154,7 @@ def bar_pair(labels, a, b, name_a, name_b, title="", xlabel="", ylabel="", heigh
                             textposition="auto"),
                      go.Bar(x=labels, y=[float(v) for v in b], name=name_b, text=[f"{float(v):.3f}" for v in b],
                             textposition="auto")])
-    fig.update_layout(_layout(title, xlabel, ylabel, height, dict(type="category", tickangle=-45), barmode="group",
+    fig.update_layout(base_layout(title, xlabel, ylabel, height, dict(type="category", tickangle=-45), barmode="group",
                               legend=dict(orientation="h", y=1.12)))
     return fig
 
@@ -166,7 +166,7 @@ def text_heatmap(z, text, x, y, title="", xlabel="", ylabel="", height=600, colo
     hm = go.Heatmap(z=z, x=x, y=y, colorscale=colorscale, zmin=0, zmax=1, text=text,
                     texttemplate="%{text}" if show else None, textfont=dict(size=13),
                     hovertemplate="%{y}<br>%{x}<br>%{text}: p = %{z:.3f}<extra></extra>")
-    return go.Figure([hm], layout=_layout(title, xlabel, ylabel, height, dict(type="category", tickangle=-45),
+    return go.Figure([hm], layout=base_layout(title, xlabel, ylabel, height, dict(type="category", tickangle=-45),
                                           dict(type="category", autorange="reversed")))
 
 

@@ -10,6 +10,13 @@ from . import classroom
 from .state import get_model, settings, t
 
 
+def navigation(pages: dict):
+    """Every page as a link, in the registry's order (none folded away behind "View more")."""
+    with st.sidebar:
+        for key, page in pages.items():
+            st.page_link(page, label=page.title, icon=page.icon)
+
+
 def render():
     """Draw the sidebar; returns the loaded model (or None after an error shown in the page)."""
     sb = st.sidebar

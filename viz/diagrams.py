@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from .figures import block_max, FONT, _np
+from .figures import block_max, FONT, as_numpy
 
 
 def _base(title: str, height: int, data=None) -> go.Figure:
@@ -76,7 +76,7 @@ def rope_pairs(before, after, angles, labels, title="", height=560) -> go.Figure
 
     before, after: (S, 2); angles: (S,) radians of each position's rotation. Three traces in all
     (arcs, before, after), whatever S is: plotly builds a trace per position far too slowly."""
-    before, after = _np(before), _np(after)
+    before, after = as_numpy(before), as_numpy(after)
     colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
     pos_colors = [colors[s % len(colors)] for s in range(before.shape[0])]
     r = float(np.abs(np.concatenate([before, after])).max()) * 1.15 or 1.0
@@ -151,7 +151,7 @@ def heads_grid(probs, allowed=None, title: str = "", cols: int = 7, subtitle=lam
     if allowed is not None:
         seen = block_max(torch.as_tensor(allowed).float(), max_cells)[0] > 0   # a block with any visible cell
         p = p.masked_fill(~seen, float("nan"))
-    p = _np(p)
+    p = as_numpy(p)
     nh, n, m = p.shape
     cols = max(1, min(cols, nh))
     rows = math.ceil(nh / cols)

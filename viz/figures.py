@@ -10,13 +10,13 @@ FONT = dict(size=16)
 MAX_TICKS = 40          # beyond this many labels an axis shows every n-th one
 
 
-def _np(x) -> np.ndarray:
+def as_numpy(x) -> np.ndarray:
     if hasattr(x, "detach"):
         x = x.detach().float().cpu().numpy()
     return np.asarray(x, dtype=np.float64)
 
 
-def _layout(title: str, xlabel: str, ylabel: str, height: int, xaxis=None, yaxis=None, **extra) -> dict:
+def base_layout(title: str, xlabel: str, ylabel: str, height: int, xaxis=None, yaxis=None, **extra) -> dict:
     """The layout every figure shares, as one nested dict: a figure built in one go.Figure(data, layout)
     call costs plotly about a third of one patched by update_layout/update_xaxes calls."""
     return dict(title=dict(text=title, font=dict(size=20)), font=FONT, height=height,
@@ -59,7 +59,7 @@ def heatmap(z, x=None, y=None, title="", xlabel="", ylabel="", colorscale="RdBu"
             zmin=None, zmax=None, height=480, text_fmt=None) -> go.Figure:
     """A 2-D tensor as a heatmap; -inf cells (masked) are left blank. z: (rows, cols).
     Axes longer than MAX_CELLS are shown as block maxima, and the title says so."""
-    z = _np(z)
+    z = as_numpy(z)
     z = np.where(np.isfinite(z), z, np.nan)
     rows, cols = z.shape
     z, ky, kx = block_max(z)
@@ -75,12 +75,12 @@ def heatmap(z, x=None, y=None, title="", xlabel="", ylabel="", colorscale="RdBu"
                   texttemplate="%{text}", textfont=dict(size=13))
     xaxis = dict(type="category", nticks=MAX_TICKS if cols > MAX_TICKS else None)
     yaxis = dict(type="category", autorange="reversed", nticks=MAX_TICKS if rows > MAX_TICKS else None)
-    return go.Figure([hm], layout=_layout(title, xlabel, ylabel, height, xaxis, yaxis))
+    return go.Figure([hm], layout=base_layout(title, xlabel, ylabel, height, xaxis, yaxis))
 
 
 def bars(values, labels, title="", xlabel="", ylabel="", height=420, color=None, horizontal=False,
          text_fmt=".3g") -> go.Figure:
-    values = _np(values)
+    values = as_numpy(values)
     labels = [str(lab) for lab in labels]
     text = [format(v, text_fmt) for v in values]
     if horizontal:
@@ -88,14 +88,14 @@ def bars(values, labels, title="", xlabel="", ylabel="", height=420, color=None,
     else:
         bar = go.Bar(x=labels, y=values, text=text, textposition="auto", marker_color=color)
     axis = dict(type="category", autorange="reversed") if horizontal else dict(type="category")
-    return go.Figure([bar], layout=_layout(title, xlabel, ylabel, height, None if horizontal else axis,
+    return go.Figure([bar], layout=base_layout(title, xlabel, ylabel, height, None if horizontal else axis,
                                            axis if horizontal else None))
 
 
 def histogram(series: dict, title="", xlabel="value", ylabel="count", nbins=80, height=400) -> go.Figure:
     """Overlaid histograms, one per named 1-D tensor."""
-    data = [go.Histogram(x=_np(v).ravel(), name=name, nbinsx=nbins, opacity=0.6) for name, v in series.items()]
-    return go.Figure(data, layout=_layout(title, xlabel, ylabel, height, barmode="overlay",
+    data = [go.Histogram(x=as_numpy(v).ravel(), name=name, nbinsx=nbins, opacity=0.6) for name, v in series.items()]
+    return go.Figure(data, layout=base_layout(title, xlabel, ylabel, height, barmode="overlay",
                                           legend=dict(orientation="h", y=1.12)))
 
 
@@ -103,7 +103,7 @@ def lines(series: dict, x=None, title="", xlabel="", ylabel="", height=420, mark
     """Several named 1-D series against a shared x."""
     data = []
     for name, v in series.items():
-        v = _np(v)
+        v = as_numpy(v)
         data.append(go.Scatter(x=list(range(len(v))) if x is None else x, y=v, name=name,
                                mode="lines+markers" if markers else "lines"))
-    return go.Figure(data, layout=_layout(title, xlabel, ylabel, height, legend=dict(orientation="h", y=1.12)))
+    return go.Figure(data, layout=base_layout(title, xlabel, ylabel, height, legend=dict(orientation="h", y=1.12)))

@@ -98,7 +98,7 @@ def test_no_run_shared_with_seeds():
     s = ws.sub("", "".join(p.read_text("utf-8") for p in sorted(seeds.glob("*.txt"))))
     runs = {s[i:i + N] for i in range(len(s) - N + 1)}
     files = [p for p in (ROOT / "assets").rglob("*") if p.is_file() and p.suffix in {".md", ".json", ".txt"}]
-    files += [ROOT / "ops" / "texts.py", ROOT / "ops" / "practice.py"]
+    files += sorted((ROOT / "content").glob("*.py"))
     hits = {}
     for p in files:
         f = ws.sub("", p.read_text("utf-8"))
