@@ -100,7 +100,7 @@ def get_model():
         if good is None or good == (s.source, s.device, s.dtype):
             return None
         # keep the session on the last model that loaded, and say so
-        ss.source, ss["_failed_source"] = good[0], s.source
+        ss.source = good[0]
         st.warning(t(f"继续使用上一个成功加载的模型：{good[0]}", f"Still showing the last model that loaded: {good[0]}"))
         try:
             return load_model(*good)

@@ -39,13 +39,23 @@ def test_every_layer_and_logits(real_model, reference, prompt):
 
 
 def test_padded_batch_equals_each_prompt(real_model, reference):
+    """Like with like. Padding changes the matrix shapes, so MKL may pick other kernels and round float32
+    otherwise; that rounding differs between Intel and AMD code paths. So:
+    1. our padded batch against transformers given the SAME padded batch and attention mask: measured 0 on an
+       AMD EPYC (every row bitwise equal); the bound 1e-4 is ~100x a float32 ulp of these logits (|z| < 30);
+    2. each row of our padded batch against our own unpadded run of that prompt: measured max 1.46e-3 (row 1,
+       AMD EPYC), 4.5e-5 on the other rows; bound 5e-3. A padding leak (a real token seeing a pad key) moves
+       logits by 1e-1 or more, far above either bound."""
     trace = real_model.trace(PROMPTS)
+    with torch.no_grad():
+        ref = reference(trace.token_ids, attention_mask=trace.attention_mask.long()).logits
     for b, prompt in enumerate(PROMPTS):
         n = trace.lengths[b]
-        with torch.no_grad():
-            ref = reference(trace.token_ids[b:b + 1, :n]).logits[0]
-        d = maxdiff(trace.logits[b, :n], ref)
-        assert d <= 1e-3, f"row {b} of the padded batch differs from transformers by {d}"
+        d = maxdiff(trace.logits[b, :n], ref[b, :n])
+        assert d <= 1e-4, f"row {b}: our padded batch differs from transformers' padded batch by {d}"
+        alone = real_model.trace(prompt).logits[0]
+        d = maxdiff(trace.logits[b, :n], alone)
+        assert d <= 5e-3, f"row {b} of the padded batch differs from the prompt run alone by {d}"
 
 
 def test_known_next_tokens(real_model):
