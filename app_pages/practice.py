@@ -1,26 +1,14 @@
-"""Interview practice: the question bank by stage (browse) and predict-the-value questions on the live trace (quiz)."""
+"""Interview practice: the question bank by stage (browse) and predict-the-value questions on the live trace (quiz).
+Stage names come from the registry (content/stages.py); questions and answers from content/practice.py."""
 import streamlit as st
 
+from content import practice, stages, texts
 from ops import costs
-from content import practice, texts
-from ui.components import shape_str
-from ui.state import get_model, get_trace, t
+from ui.page import StagePage, shape_str
+from ui.state import get_model, get_trace, lang, t
 
-STAGE_NAMES = {  # stage id -> (中文, English), pipeline order
-    "overview": ("总览", "Overview"), "tokenize": ("分词", "Tokenize"), "embedding": ("嵌入", "Embedding"),
-    "rmsnorm": ("RMSNorm", "RMSNorm"), "attention": ("注意力", "Attention"), "residual": ("残差相加", "Residual add"),
-    "mlp": ("MLP", "MLP"), "moe": ("MoE", "MoE"), "final_norm": ("最终 RMSNorm", "Final RMSNorm"),
-    "lm_head": ("LM Head", "LM head"), "sampling": ("采样", "Sampling"), "decode": ("解码与 KV cache", "Decode and KV cache"),
-}
-
-
-def stage_name(s: str) -> str:
-    zh, en = STAGE_NAMES.get(s, (s, s))
-    return t(zh, en)
-
-
-st.title(t("面试练习", "Interview practice"))
-LANG = t("zh", "en")
+page = StagePage("practice", trace=False)
+LANG = lang()
 SEED, CALC = t("［源文档］", "[documents]"), t("［实算］", "[computed]")   # text, not emoji: projector PCs often lack an emoji font
 model = get_model()
 trace = get_trace(model) if model else None
@@ -28,16 +16,25 @@ config = model.config if model is not None else costs.reference_configs()["Qwen2
 B, S = (trace.B, trace.S) if trace is not None else (1, 8)
 numbers = texts.numbers(config, model.tokenizer.vocab_size if model is not None else None, B, S)
 
+
+def stage_name(key: str) -> str:
+    """A practice tag ("attention", "moe", "decode") by its registry title; an unknown tag as it is."""
+    try:
+        return stages.get(key).title(LANG)
+    except KeyError:
+        return key
+
+
 browse, quiz = st.tabs([t("题库浏览", "Browse questions"), t("实时测验（用你的 trace）", "Quiz on your live trace")])
 
-# ---- browse --------------------------------------------------------------------------------------
+# ---- browse: the bank, in registry order ---------------------------------------------------------------
 with browse:
     bank = practice.load_questions()
-    present = [s for s in STAGE_NAMES if any(q["stage"] == s for q in bank)]
-    present += sorted({q["stage"] for q in bank} - set(present))
+    tags = {q["stage"] for q in bank}
+    present = [s.key for s in stages.STAGES if s.key in tags] + sorted(tags - set(stages.BY_KEY))
     cols = st.columns([2, 3])
     stage = cols[0].selectbox(t("按阶段筛选", "Filter by stage"), ["all"] + present, key="practice_stage",
-                              format_func=lambda s: "全部 / All" if s == "all" else f"{STAGE_NAMES.get(s, (s, s))[0]} / {STAGE_NAMES.get(s, (s, s))[1]}")
+                              format_func=lambda s: t("全部", "All") if s == "all" else stage_name(s))
     query = cols[1].text_input(t("搜索关键词", "Search"), key="practice_search",
                                placeholder=t("如 KV cache、RoPE、GQA", "e.g. KV cache, RoPE, GQA"))
     try:
@@ -59,14 +56,13 @@ with browse:
         for q in by_stage[s]:
             mark = (SEED + " " if q["seed"] else "") + (CALC + " " if q["answer"] is not None else "")
             with st.expander(mark + q["question"]):
-                st.markdown(f"**{t('简答', 'Short answer')}：** {q['short']}" if LANG == "zh"
-                            else f"**Short answer:** {q['short']}")
+                st.markdown(f"**{t('简答', 'Short answer')}{t('：', ':')}** {q['short']}")
                 if st.toggle(t("展开详细解答", "Longer answer"), key=f"long-{q['id']}"):
                     st.markdown(q["long"])
     if not items:
         st.info(t("没有符合条件的题目。", "No questions match."))
 
-# ---- quiz ----------------------------------------------------------------------------------------
+# ---- quiz --------------------------------------------------------------------------------------------------
 ss = st.session_state
 for k, v in (("quiz_idx", 0), ("quiz_correct", 0), ("quiz_attempted", 0), ("quiz_result", None), ("quiz_round", 0)):
     ss.setdefault(k, v)
@@ -110,47 +106,42 @@ def _reset():
 with quiz:
     if trace is None:
         st.info(t("测验需要一个 trace：请先在左侧加载模型并输入提示词。", "The quiz needs a trace: load a model and type a prompt in the sidebar."))
-    else:
-        quiz_items = practice.quiz_items(model.config, trace.shapes())
-        n = len(quiz_items)
-        idx = ss.quiz_idx % n
-        item = quiz_items[idx]
-        c = model.config
-        st.markdown(t(
-            f"题目来自**你刚运行的 trace**（{c.name or c.model_type}，提示词 B = {trace.B} 行，补齐后 S = {trace.S}）和模型 config。先预测，再揭晓。",
-            f"The questions come from **the trace you just ran** ({c.name or c.model_type}, B = {trace.B} prompt(s), "
-            f"padded to S = {trace.S}) and the model's config. Predict first, then reveal."))
-        sc = st.columns(3)
-        sc[0].metric(t("得分（对 / 答）", "score (correct / attempted)"), f"{ss.quiz_correct} / {ss.quiz_attempted}")
-        sc[1].metric(t("题号", "question"), f"{idx + 1} / {n}")
-        sc[2].metric(t("正确率", "accuracy"), f"{100 * ss.quiz_correct / ss.quiz_attempted:.0f}%" if ss.quiz_attempted else "–")
-        st.markdown(f"### {item['question'][LANG]}")
-        hint = (t("形状写成 [1, 4, 896] 或 1x4x896", "Write a shape as [1, 4, 896] or 1x4x896") if item["kind"] == "shape"
-                else t("写一个数：12288、12,288、1.2 GiB、3.3e9、32.76B、12 万都可以", "Write a number: 12288, 12,288, 1.2 GiB, 3.3e9 or 32.76B all work")
-                + (t("（误差 1% 以内算对）", " (within 1% counts)") if item.get("tol") else ""))
-        st.text_input(t("你的预测", "Your prediction"), key=f"quiz_answer_{ss.quiz_round}_{idx}", placeholder=hint, help=hint)
-        bc = st.columns(3)
-        bc[0].button(t("揭晓 / Reveal", "Reveal / 揭晓"), key="quiz_reveal", on_click=_reveal, args=(item, idx), type="primary",
-                     width="stretch")
-        bc[1].button(t("下一题", "Next question"), key="quiz_next", on_click=_next, args=(n,), width="stretch")
-        bc[2].button(t("重新开始", "Reset score"), key="quiz_reset", on_click=_reset, width="stretch")
+        st.stop()
+    quiz_items = practice.quiz_items(model.config, trace.shapes())
+    n = len(quiz_items)
+    idx = ss.quiz_idx % n
+    item = quiz_items[idx]
+    c = model.config
+    st.markdown(t(
+        f"题目来自**你刚运行的 trace**（{c.name or c.model_type}，提示词 B = {trace.B} 行，补齐后 S = {trace.S}）和模型 config。先预测，再揭晓。",
+        f"The questions come from **the trace you just ran** ({c.name or c.model_type}, B = {trace.B} prompt(s), "
+        f"padded to S = {trace.S}) and the model's config. Predict first, then reveal."))
+    sc = st.columns(3)
+    sc[0].metric(t("得分（对 / 答）", "score (correct / attempted)"), f"{ss.quiz_correct} / {ss.quiz_attempted}")
+    sc[1].metric(t("题号", "question"), f"{idx + 1} / {n}")
+    sc[2].metric(t("正确率", "accuracy"), f"{100 * ss.quiz_correct / ss.quiz_attempted:.0f}%" if ss.quiz_attempted else "–")
+    st.markdown(f"### {item['question'][LANG]}")
+    hint = (t("形状写成 [1, 4, 896] 或 1x4x896", "Write a shape as [1, 4, 896] or 1x4x896") if item["kind"] == "shape"
+            else t("写一个数：12288、12,288、1.2 GiB、3.3e9、32.76B、12 万都可以", "Write a number: 12288, 12,288, 1.2 GiB, 3.3e9 or 32.76B all work")
+            + (t("（误差 1% 以内算对）", " (within 1% counts)") if item.get("tol") else ""))
+    st.text_input(t("你的预测", "Your prediction"), key=f"quiz_answer_{ss.quiz_round}_{idx}", placeholder=hint, help=hint)
+    bc = st.columns(3)
+    bc[0].button(t("揭晓", "Reveal"), key="quiz_reveal", on_click=_reveal, args=(item, idx), type="primary", width="stretch")
+    bc[1].button(t("下一题", "Next question"), key="quiz_next", on_click=_next, args=(n,), width="stretch")
+    bc[2].button(t("重新开始", "Reset score"), key="quiz_reset", on_click=_reset, width="stretch")
 
-        r = ss.quiz_result
-        if r and r.get("idx") == idx:
-            if r["status"] == "empty":
-                st.warning(t("先写下你的预测，再点“揭晓”。", "Type your prediction first, then press Reveal."))
-            elif r["status"] == "unparsable":
-                st.warning(t(f"看不懂“{r['text']}”。{hint}。", f"Could not read “{r['text']}”. {hint}."))
-            else:
-                where = (t(f"来自 trace 中的 `{item['source']}`", f"from `{item['source']}` in the trace")
-                         if item["source"] in trace.shapes() and item["kind"] == "shape"
-                         else t(f"由 config 与 trace 计算（{item['source']}）", f"computed from the config and trace ({item['source']})"))
-                msg = t(f"你的答案 {r['text']}；正确答案 **{_answer_text(item)}**（{where}）。",
-                        f"Your answer {r['text']}; the true value is **{_answer_text(item)}** ({where}).")
-                if r["status"] == "right":
-                    st.success("✓ " + t("答对了！", "Right! ") + msg)
-                else:
-                    st.error("✗ " + t("不对。", "Not quite. ") + msg)
-                if item["kind"] == "shape":
-                    st.caption(t("B 批大小 · S 序列长度 · H 隐藏维度 · nh/nkv 查询/KV 头数 · hd 头维度 · I MLP 宽度 · V 词表行数",
-                                 "B batch · S sequence · H hidden · nh/nkv query/KV heads · hd head dim · I MLP width · V vocab rows"))
+    r = ss.quiz_result
+    if r and r.get("idx") == idx and r["status"] in ("empty", "unparsable"):
+        st.warning(t("先写下你的预测，再点“揭晓”。", "Type your prediction first, then press Reveal.") if r["status"] == "empty"
+                   else t(f"看不懂“{r['text']}”。{hint}。", f"Could not read “{r['text']}”. {hint}."))
+    elif r and r.get("idx") == idx:
+        where = (t(f"来自 trace 中的 `{item['source']}`", f"from `{item['source']}` in the trace")
+                 if item["source"] in trace.shapes() and item["kind"] == "shape"
+                 else t(f"由 config 与 trace 计算（{item['source']}）", f"computed from the config and trace ({item['source']})"))
+        msg = t(f"你的答案 {r['text']}；正确答案 **{_answer_text(item)}**（{where}）。",
+                f"Your answer {r['text']}; the true value is **{_answer_text(item)}** ({where}).")
+        (st.success if r["status"] == "right" else st.error)(
+            ("✓ " + t("答对了！", "Right! ") if r["status"] == "right" else "✗ " + t("不对。", "Not quite. ")) + msg)
+        if item["kind"] == "shape":
+            st.caption(t("B 批大小 · S 序列长度 · H 隐藏维度 · nh/nkv 查询/KV 头数 · hd 头维度 · I MLP 宽度 · V 词表行数",
+                         "B batch · S sequence · H hidden · nh/nkv query/KV heads · hd head dim · I MLP width · V vocab rows"))

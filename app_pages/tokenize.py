@@ -1,94 +1,73 @@
 """Stage 1 · Tokenize: text -> byte-level BPE pieces -> ids, special tokens, padding into [B, S]."""
 import html
-import unicodedata
 
-import plotly.graph_objects as go
 import streamlit as st
-import torch
 
-from content import texts
-from ops.tokenizer import Tokenizer, raw_to_bytes, readable
-from ui import components as ui
-from ui import tokens as tk
-from ui.state import require_trace, settings, t, row_picker
+from ops import analysis, checks
+from ops.tokenizer import Tokenizer
+from ui.page import StagePage, show_checks
+from ui.state import settings, t
+from ui.widgets import chips, show_chips, show_specials
+from viz import labels as lbl
+from viz.tokenize import ids_matrix
 
-model, trace = require_trace()
-c, tok = model.config, model.tokenizer
-B, S = trace.B, trace.S
+page = StagePage("tokenize")
+model, trace, c = page.model, page.trace, page.config
+tok, B, S = model.tokenizer, page.trace.B, page.trace.S
+chat = settings().chat
 
-st.title(t("1 · 分词（Tokenize）：文字 → 编号", "1 · Tokenize: text → ids"))
-ui.pipeline_strip("tokenize", f"text × {B}", f"tokens.ids [{B}, {S}]")
-ui.explanation("tokenize", texts.numbers(c, tok.vocab_size, B, S))
-
-st.header(t("公式与代码", "Formula and code"))
-ui.formula_and_code([r"\text{ids} = \mathrm{BPE}\big(\mathrm{pretokenize}(\mathrm{NFC}(\text{text}))\big)"
-                     + t(r"\quad\text{（字节级，不加 BOS）}", r"\quad\text{(byte-level, no BOS)}"),
-                     t(r"\text{BPE：反复合并合并表中排名最靠前的相邻一对}",
-                       r"\text{BPE: repeatedly merge the adjacent pair with the lowest merge rank}")],
-                    Tokenizer.encode, Tokenizer.bpe_merges)
-
-# ---- the prompts as chips -----------------------------------------------------------------------
-st.header(t("你的提示词，切成 token", "Your prompts, cut into tokens"))
+# ---- the main picture: the prompts as chips, then the [B, S] id matrix -----------------------------
 st.caption(t("每个色块是一个 token，下方数字是它的 id。紫色 = 特殊 token；红色虚线框 = 只含半个 UTF-8 字符的字节（显示为 <0x..>）；"
              "␣ 表示空格（Qwen 把空格并入下一个词）；灰色删除线 = 填充。",
              "Each chip is one token, its id underneath. Purple = special token; dashed red border = bytes that are only "
              "part of a UTF-8 character (shown as <0x..>); ␣ is a space (Qwen glues it to the next word); grey struck-out = padding."))
-chat = settings().chat
 for b in range(B):
-    ids = trace.token_ids[b].tolist()
-    infos = tok.piece_info(ids)
     n = trace.lengths[b]
     st.markdown(t(f"**第 {b} 行**：{n} 个 token" + (f"，另补 {S - n} 个填充" if S > n else ""),
                   f"**Row {b}**: {n} tokens" + (f", plus {S - n} padding" if S > n else "")))
-    if chat:
-        st.markdown(tk.highlight_specials(trace.texts[b], tok.special_tokens), unsafe_allow_html=True)
-    st.markdown(tk.chips(infos, pad_from=n), unsafe_allow_html=True)
+    show_chips(tok.piece_info(trace.token_ids[b].tolist()), pad_from=n, size=22 if B * S <= 48 else 18)
+rows = trace.token_ids.tolist()
+page.view("tokens.ids", trace.token_ids,
+          ids_matrix(rows, trace.lengths, [lbl.pieces(tok, r[:n]) for r, n in zip(rows, trace.lengths)],
+                     title=t(f"tokens.ids [{B}, {S}]（灰色 = 填充，注意力中会被屏蔽）",
+                             f"tokens.ids [{B}, {S}] (grey = padding, masked out in attention)"),
+                     xlabel=t("位置 s", "position s"), ylabel=t("批中的行 b", "batch row b"), row_name=t("行", "row")),
+          key="ids", caption=t(f"填充 id = {model.pad_id()}（{html.escape(tok.pieces([model.pad_id()])[0])}）。长度：{trace.lengths}。"
+                               "填充只为凑成矩形；注意力掩码让真实 token 看不到它们。",
+                               f"Padding id = {model.pad_id()} ({html.escape(tok.pieces([model.pad_id()])[0])}). Lengths: "
+                               f"{trace.lengths}. Padding only makes the batch rectangular; the attention mask keeps real "
+                               "tokens from seeing it."))
+
+page.explain([r"\text{ids} = \mathrm{BPE}\big(\mathrm{pretokenize}(\mathrm{NFC}(\text{text}))\big)"
+              + t(r"\quad\text{（字节级，不加 BOS）}", r"\quad\text{(byte-level, no BOS)}"),
+              t(r"\text{BPE：反复合并合并表中排名最靠前的相邻一对}",
+                r"\text{BPE: repeatedly merge the adjacent pair with the lowest merge rank}")],
+             Tokenizer.encode, Tokenizer.bpe_merges)
+
+# ---- the chat template and the seed example ------------------------------------------------------
+page.section("模型真正读到的文字", "The text the model really reads")
 if chat:
+    for b in range(B):
+        show_specials(trace.texts[b], tok.special_tokens)
     st.info(t("聊天模板（ChatML）已开启：模型真正看到的是上面带 <|im_start|> / <|im_end|> 的整段文字，这些特殊 token 各占一个 id。",
               "Chat template (ChatML) is on: what the model really reads is the whole text above with <|im_start|> / "
               "<|im_end|>; each special token is one id."))
 else:
     with st.expander(t("打开聊天模板后会变成什么？", "What would the chat template add?")):
-        st.markdown(tk.highlight_specials(tok.apply_chat_template(trace.prompts[0]), tok.special_tokens),
-                    unsafe_allow_html=True)
-        st.caption(t(f"套模板后第 0 行会变成 {len(tok.encode(tok.apply_chat_template(trace.prompts[0])))} 个 token（在左侧打开开关即可使用）。",
-                     f"With the template row 0 becomes {len(tok.encode(tok.apply_chat_template(trace.prompts[0])))} tokens "
-                     "(turn on the toggle in the sidebar)."))
-
-# the seeds' example, measured live
+        templated = tok.apply_chat_template(trace.prompts[0])
+        show_specials(templated, tok.special_tokens)
+        st.caption(t(f"套模板后第 0 行会变成 {len(tok.encode(templated))} 个 token（在左侧打开开关即可使用）。",
+                     f"With the template row 0 becomes {len(tok.encode(templated))} tokens (turn on the toggle in the sidebar)."))
 seed = "I like shanghai"
 seed_ids = tok.encode(seed)
-st.markdown(t(f"**例：** `\"{seed}\"` → {len(seed_ids)} 个 token `{seed_ids}` = "
-              + " · ".join(f"`{html.escape(p)}`" for p in tok.pieces(seed_ids)) + "。Qwen **不加 BOS**：常见说法“3 个词再加起始符，共 4 个”不对，这 4 个全是正文 token。",
-              f"**Example:** `\"{seed}\"` → {len(seed_ids)} tokens `{seed_ids}` = "
-              + " · ".join(f"`{html.escape(p)}`" for p in tok.pieces(seed_ids)) + ". Qwen adds **no BOS** token."))
+seed_pieces = " · ".join(f"`{html.escape(p)}`" for p in tok.pieces(seed_ids))
+st.markdown(t(f"**例：** `\"{seed}\"` → {len(seed_ids)} 个 token `{seed_ids}` = {seed_pieces}。Qwen **不加 BOS**："
+              "常见说法“3 个词再加起始符，共 4 个”不对，这 4 个全是正文 token。",
+              f"**Example:** `\"{seed}\"` → {len(seed_ids)} tokens `{seed_ids}` = {seed_pieces}. Qwen adds **no BOS** token."))
 
-# ---- the B x S id matrix -----------------------------------------------------------------------
-st.header(t("批：右侧填充成 [B, S] 的编号矩阵", "The batch: right-padded into a [B, S] id matrix"))
-valid = trace.attention_mask.float()
-ids_np = trace.token_ids.numpy()
-cell = [[(f"{ids_np[b, s]}" if valid[b, s] else f"pad<br>{ids_np[b, s]}") for s in range(S)] for b in range(B)]
-hover = [[("" if not valid[b, s] else tk.short(tok.pieces([int(ids_np[b, s])])[0], 12)) for s in range(S)] for b in range(B)]
-fig = go.Figure(go.Heatmap(z=valid.numpy(), x=[str(s) for s in range(S)], y=[f"row {b}" for b in range(B)],
-                           colorscale=[[0, "#cccccc"], [1, "#bbdefb"]], zmin=0, zmax=1, showscale=False,
-                           text=cell if B * S <= 240 else None, texttemplate="%{text}" if B * S <= 240 else None,
-                           textfont=dict(size=18), customdata=hover,
-                           hovertemplate="%{y}, position %{x}<br>id %{text} %{customdata}<extra></extra>"))
-fig.update_yaxes(autorange="reversed", type="category", title_text=t("批中的行 b", "batch row b"))
-fig.update_xaxes(type="category", title_text=t("位置 s", "position s"), nticks=min(S, 40))
-fig.update_layout(title=dict(text=t(f"tokens.ids [{B}, {S}]（灰色 = 填充，注意力中会被屏蔽）",
-                                    f"tokens.ids [{B}, {S}] (grey = padding, masked out in attention)"), font=dict(size=20)),
-                  font=dict(size=16), height=140 + 60 * B, margin=dict(l=80, r=20, t=60, b=60))
-ui.tensor_view("tokens.ids", trace.token_ids, fig, key="ids")
-st.caption(t(f"填充 id = {model.pad_id()}（{html.escape(tok.pieces([model.pad_id()])[0])}）。长度：{trace.lengths}。"
-             "填充只为凑成矩形；注意力掩码让真实 token 看不到它们。",
-             f"Padding id = {model.pad_id()} ({html.escape(tok.pieces([model.pad_id()])[0])}). Lengths: {trace.lengths}. "
-             "Padding only makes the batch rectangular; the attention mask keeps real tokens from seeing it."))
-
-# ---- BPE merges ---------------------------------------------------------------------------------
-st.header(t("BPE：一个词是怎样一步步合并出来的", "BPE: how one word is merged step by step"))
-st.caption(t("从单个字节开始，每一步合并“合并表中排名最靠前”的相邻一对（真实的合并表，共 "
-             f"{len(tok.merges):,} 条）。",
+# ---- BPE merges ------------------------------------------------------------------------------------
+page.section("BPE：一个词是怎样一步步合并出来的", "BPE: how one word is merged step by step")
+st.caption(t(f"从单个字节开始，每一步合并“合并表中排名最靠前”的相邻一对（真实的合并表，共 {len(tok.merges):,} 条）。",
              f"Start from single bytes; each step merges the adjacent pair ranked highest in the real merge list "
              f"({len(tok.merges):,} merges)."))
 preset = ["unbelievable", " shanghai", "人工智能"]
@@ -97,60 +76,38 @@ word_names = {w: repr(w) for w in preset} | {"…": t("自己输入", "type your
 word_choice = col1.radio(t("选一个词", "Pick a word"), preset + ["…"], horizontal=True, key="bpe_word",
                          format_func=word_names.get)
 typed = col2.text_input(t("自己输入一个词", "Type a word"), value="transformer", key="bpe_typed")
-word = typed if word_choice == "…" else word_choice
+word = word_choice
 if word_choice == "…":
-    pre = tok.pre_tokenize(word)
-    if len(pre) > 1:
-        st.caption(t(f"预分词先把它切成 {len(pre)} 段，下面只演示第一段；其余段各自独立合并。",
-                     f"Pre-tokenization splits this into {len(pre)} pieces first; the first is shown, the others merge independently."))
-    word = readable(raw_to_bytes(pre[0]))[0] if pre else ""
-
-
-def part_info(parts):
-    out = []
-    for k, p in enumerate(parts):
-        text, partial = readable(raw_to_bytes(p))
-        vid = tok.backend.token_to_id(p)
-        out.append(dict(id=vid if vid is not None else "–", piece=text, raw=p, bytes=raw_to_bytes(p), partial=partial))
-    return out
-
-
+    word, count = analysis.first_pretoken(tok, typed)
+    if count > 1:
+        st.caption(t(f"预分词先把它切成 {count} 段，下面只演示第一段；其余段各自独立合并。",
+                     f"Pre-tokenization splits this into {count} pieces first; the first is shown, the others merge independently."))
 if word:
     try:
-        steps = tok.bpe_merges(word)
+        steps = analysis.bpe_steps(tok, word)
     except Exception as e:
         steps = []
         st.info(t("这个分词器无法展示合并过程：", "This tokenizer cannot show merges: ") + str(e))
-    if len(steps) > 30:
+    if len(steps) > 31:
         st.caption(t(f"共 {len(steps) - 1} 步，只显示前 30 步。", f"{len(steps) - 1} steps; the first 30 are shown."))
-    rows_html = []
-    for k, parts in enumerate(steps[:31]):
-        merged = ""
-        if k:
-            prev = steps[k - 1]
-            new = [p for p in parts if p not in prev]
-            pair = next(((a, b2) for a, b2 in zip(prev, prev[1:]) if a + b2 in new), None)
-            if pair:
-                rank = tok.merge_rank(*pair)
-                merged = (f"<span style='font-size:17px;color:#555'>{t('合并', 'merge')} "
-                          f"<code>{html.escape(readable(raw_to_bytes(pair[0]))[0])}</code> + "
-                          f"<code>{html.escape(readable(raw_to_bytes(pair[1]))[0])}</code> "
-                          f"({t('排名', 'rank')} {rank:,})</span>")
-        rows_html.append(f"<div style='display:flex;align-items:center;gap:14px;margin:2px 0'>"
-                         f"<b style='font-size:18px;width:70px'>{t('第', 'step ')}{k}{t(' 步', '')}</b>"
-                         f"{tk.chips(part_info(parts), size=20)}{merged}</div>")
-    st.markdown("".join(rows_html), unsafe_allow_html=True)
+    code = lambda p: f"<code>{html.escape(p)}</code>"
+    st.markdown("".join(
+        f"<div style='display:flex;align-items:center;gap:14px;margin:2px 0'>"
+        f"<b style='font-size:18px;width:70px'>{t('第', 'step ')}{k}{t(' 步', '')}</b>{chips(step['parts'], size=20)}"
+        + (f"<span style='font-size:17px;color:#555'>{t('合并', 'merge')} {code(step['merged'][0])} + "
+           f"{code(step['merged'][1])} ({t('排名', 'rank')} {step['merged'][2]:,})</span>" if step["merged"] else "")
+        + "</div>" for k, step in enumerate(steps[:31])), unsafe_allow_html=True)
     final = tok.encode(word)
-    ends = [tok.backend.token_to_id(p) for p in steps[-1]] if steps else []
-    if steps and ends == final:
+    if steps and steps[-1]["ids"] == final:
         st.success(t(f"✓ 合并结果与 encode() 一致：{final}", f"✓ The merges end where encode() does: {final}"))
     elif steps:
-        st.warning(t(f"合并得到 {ends}，encode() 得到 {final}", f"Merges end at {ends}, encode() gives {final}"))
+        st.warning(t(f"合并得到 {steps[-1]['ids']}，encode() 得到 {final}", f"Merges end at {steps[-1]['ids']}, encode() gives {final}"))
 
-# ---- special tokens and vocabulary ------------------------------------------------------------
-st.header(t("特殊 token 与词表大小", "Special tokens and vocabulary size"))
+# ---- special tokens and vocabulary ---------------------------------------------------------------
+page.section("特殊 token 与词表大小", "Special tokens and vocabulary size")
 specials = tok.special_tokens
-st.dataframe([{"token": s, "id": i} for s, i in specials.items()], hide_index=True, width="content", height=min(420, 40 + 36 * len(specials)))
+st.dataframe([{"token": s, "id": i} for s, i in specials.items()], hide_index=True, width="content",
+             height=min(420, 40 + 36 * len(specials)))
 cols = st.columns(3)
 cols[0].metric(t("分词器能产生的 token 数", "tokens the tokenizer can produce"), f"{tok.vocab_size:,}")
 cols[1].metric(t("嵌入矩阵行数 V", "embedding rows V"), f"{c.vocab_size:,}")
@@ -160,17 +117,9 @@ st.caption(t("Qwen2.5 分词器共 151,665 个 token（151,643 个 BPE + 22 个�
              "The Qwen2.5 tokenizer has 151,665 tokens (151,643 BPE + 22 special/added). The embedding matrix is padded "
              "to a multiple of 128 rows (151,936 in 0.5B, 152,064 in 32B); the tokenizer never produces the extra rows."))
 
-# ---- check -----------------------------------------------------------------------------------
+# ---- check and scale -------------------------------------------------------------------------------
 st.header(t("对照", "Check"))
-b = row_picker(B)
-n = trace.lengths[b]
-again = torch.tensor(tok.encode(trace.texts[b]))
-ui.check(t(f"第 {b} 行：trace 中的 tokens.ids vs 重新 encode()", f"row {b}: tokens.ids in the trace vs encode() again"),
-         trace.token_ids[b, :n], again, tol=0.0)
-roundtrip = tok.decode(trace.token_ids[b, :n].tolist())
-(st.success if roundtrip == unicodedata.normalize("NFC", trace.texts[b]) else st.warning)(
-    t("decode(encode(text)) == NFC(text)：" + ("✓ 完全还原" if roundtrip == unicodedata.normalize("NFC", trace.texts[b]) else "✗ 不一致"),
-      "decode(encode(text)) == NFC(text): " + ("✓ round trip exact" if roundtrip == unicodedata.normalize("NFC", trace.texts[b]) else "✗ differs")))
+show_checks(checks.tokenize(tok, trace, page.row()))
 
 st.header(t("放大到 Qwen2.5-32B", "At scale: Qwen2.5-32B"))
 st.markdown(t("Qwen2.5-32B 用**同一个**分词器：相同的 151,665 个 token、相同的 id；只是嵌入矩阵有 152,064 行（× 5120 维）。"

@@ -4,7 +4,7 @@ and as a fraction of the memory-bandwidth bound.
     python bench/generate.py [--quick] [--ref-from gguf|cache]
 
 Ours: Model.generate(prompt, chat=True, max_new_tokens=64, stop_at_eos=False), in float32 (the traced
-path) and with fast=True (a bfloat16 copy of the weights, SDPA, nothing recorded). Reference:
+path) and with fast=True (the same forward pass on a fused bfloat16 copy of the weights, SDPA, nothing recorded). Reference:
 Qwen2ForCausalLM.generate(ids, do_sample=False, max_new_tokens=64) in float32 with EOS disabled, so both
 produce exactly 64 tokens from the same prompt ids. The three runs alternate, round by round.
 
@@ -77,10 +77,12 @@ def main():
 
     # numerics of the fast path: first-step logits vs float32, and the whole greedy sequence
     with torch.inference_mode():
-        T = len(prompt_ids) + 1
-        l32 = model.forward(ids, torch.arange(len(prompt_ids))[None], torch.ones(1, len(prompt_ids), dtype=torch.bool),
-                            cache=ops.model.KVCache(model.config, 1, T, "cpu", torch.float32), last_only=True)[0, -1]
-        lbf = model.fast_forward(ids, ops.model.KVCache(model.config, 1, T, "cpu", model.fast_dtype()))[0].float()
+        T, S = len(prompt_ids) + 1, len(prompt_ids)
+        pos, valid = torch.arange(S)[None], torch.ones(1, S, dtype=torch.bool)
+        l32 = model.forward(ids, pos, valid, cache=ops.model.KVCache(model.config, 1, T, "cpu", torch.float32),
+                            last_only=True)[0, -1]
+        lbf = model.forward(ids, pos, valid, cache=ops.model.KVCache(model.config, 1, T, "cpu", model.fast_dtype()),
+                            last_only=True, weights="bf16", attention="sdpa")[0, -1].float()
         lref = ref(ids).logits[0, -1]
     d_fast = (lbf - l32).abs().max().item()
     d_ref = (lref - l32).abs().max().item()

@@ -4,8 +4,8 @@
 
 Real 32B weights cannot be fetched here (no network), so the weights are random (randn * 0.02, built on the
 GPU directly, HF names from ops.loading.expected_shapes): speed and memory depend on the shapes only.
-Measures: prefill of 512 tokens (Model.forward, nothing recorded), decode ms per token (Model.fast_forward
-with a KV cache; the eager Model.forward too) vs the bound weight bytes / HBM bandwidth (measured in this run
+Measures: prefill of 512 tokens (Model.forward, nothing recorded), decode ms per token (Model.forward with
+weights="bf16", attention="sdpa" and a KV cache, the fast path; the eager configuration too) vs the bound weight bytes / HBM bandwidth (measured in this run
 with a large device-to-device copy), and a full trace's memory (GPU peak and the CPU-side trace bytes).
 Without CUDA it prints "no GPU: skipped" and exits 0. --cpu-smoke runs the same code on a tiny config on
 the CPU, to check the script itself.
@@ -116,19 +116,17 @@ def main():
     pre = [prefill()[0] for _ in range(3)]
 
     def decode(fast):
+        how = dict(weights="bf16", attention="sdpa") if fast else {}
         cache = KVCache(config, 1, S + new + 2, device, dtype)
-        model.fast_forward(ids, cache) if fast else model.forward(ids, pos, valid, cache=cache, last_only=True)
+        model.forward(ids, pos, valid, cache=cache, last_only=True, **how)
         tok = torch.zeros(1, 1, dtype=torch.long, device=device)
         ts = []
         for _ in range(new):
             sync(device)
             t0 = time.perf_counter()
-            if fast:
-                model.fast_forward(tok, cache)
-            else:
-                L = cache.length
-                model.forward(tok, torch.tensor([[L]], device=device), torch.ones(1, L + 1, dtype=torch.bool, device=device),
-                              cache=cache, last_only=True)
+            L = cache.length
+            model.forward(tok, torch.tensor([[L]], device=device), torch.ones(1, L + 1, dtype=torch.bool, device=device),
+                          cache=cache, last_only=True, **how)
             sync(device)
             ts.append(time.perf_counter() - t0)
         return C.median(ts) * 1e3

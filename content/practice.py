@@ -42,6 +42,7 @@ FORMULAS = {
     "max_tokens_in_cache": lambda c, gpu_gb: costs.max_tokens_in_cache(c, gpu_gb),
     "n_rep": lambda c: c.n_rep,
     "scores_elements": lambda c, B, S: B * c.num_attention_heads * S * S,
+    "heads_total": lambda c: c.num_hidden_layers * c.num_attention_heads,
 }
 
 

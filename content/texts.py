@@ -105,6 +105,9 @@ def config_numbers(c: ModelConfig) -> dict:
         kv_4096=costs.human(costs.kv_cache_bytes(c, 4096, 2), "B"),
         weights_bf16_gb=f"{w16 / 1e9:.1f}", weights_int4_gb=f"{costs.weight_bytes(c, 4) / 1e9:.1f}",
         decode_ms_h200=f"{w16 / (costs.GPUS['H200 141GB']['tb_per_s'] * 1e12) * 1e3:.2f}",
+        heads_total=_fmt(c.num_hidden_layers * c.num_attention_heads),
+        weights_fp32_gb=f"{costs.weight_bytes(c, 32) / 1e9:.1f}", weights_int8_gb=f"{costs.weight_bytes(c, 8) / 1e9:.1f}",
+        decode_ms_h200_int8=f"{costs.weight_bytes(c, 8) / (costs.GPUS['H200 141GB']['tb_per_s'] * 1e12) * 1e3:.2f}",
         E=c.num_experts, k=c.num_experts_per_tok, Im=c.moe_intermediate_size,
         Is=c.shared_expert_intermediate_size,
     )

@@ -5,9 +5,11 @@
     trace = model.trace(["I like shanghai", "你好"])
     trace["layers.0.attn.probs"].shape         # (B, nh, S, S)
 """
-from .config import ConfigError, ModelConfig
-from .model import InputError, Model, token_limit
-from .sampling import SamplingError, SamplingParams
+from .config import ModelConfig
+from .errors import ConfigError, InputError, LoadError, SamplingError
+from .inputs import token_limit
+from .model import Model
+from .sampling import SamplingParams
 from .trace import Trace
 
 
@@ -18,5 +20,5 @@ def load_model(source=None, device=None, dtype=None, progress=None) -> Model:
     return Model(config, weights, tokenizer, device=device, dtype=dtype)
 
 
-__all__ = ["load_model", "Model", "ModelConfig", "Trace", "ConfigError", "InputError", "SamplingError",
+__all__ = ["load_model", "Model", "ModelConfig", "Trace", "ConfigError", "InputError", "LoadError", "SamplingError",
            "SamplingParams", "token_limit"]

@@ -2,6 +2,7 @@
 
     python -m ops trace "I like shanghai"          # the pipeline as a table of names and shapes
     python -m ops generate "Write a haiku" -n 48   # streams the answer
+    python -m ops generate "Write a haiku" --fast int8   # int8 weights (or bf16; default: the model's own)
 """
 from __future__ import annotations
 
@@ -34,10 +35,11 @@ def main(argv=None) -> int:
     ge.add_argument("--top-p", type=float, default=1.0)
     ge.add_argument("--repetition-penalty", type=float, default=1.0)
     ge.add_argument("--seed", type=int, default=0)
+    ge.add_argument("--fast", default="float32", choices=["float32", "bf16", "int8"],
+                    help="weights to decode with: float32 (the model's own, the traced path), bf16 or int8 (fast paths)")
     args = p.parse_args(argv)
 
-    from . import ConfigError, InputError, SamplingError, load_model
-    from .loading import LoadError
+    from . import ConfigError, InputError, LoadError, SamplingError, load_model
     try:
         model = load_model(args.model, device=args.device, dtype=args.dtype, progress=progress)
         if args.command == "trace":
@@ -45,12 +47,14 @@ def main(argv=None) -> int:
         out = model.generate(args.prompt, chat=not args.raw, max_new_tokens=args.max_new_tokens,
                              temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
                              repetition_penalty=args.repetition_penalty, seed=args.seed,
+                             fast=None if args.fast == "float32" else args.fast,
                              on_token=lambda step: print(model.tokenizer.decode([step.token_id], skip_special_tokens=True), end="", flush=True))
         print()
         steps = out.steps
         decode = [s.seconds for s in steps if s.phase == "decode"]
         tps = len(decode) / sum(decode) if decode else float("nan")
-        print(f"-- {len(out.token_ids)} tokens, stopped at {out.stopped}; prefill {steps[0].seconds * 1000:.0f} ms "
+        print(f"-- {len(out.token_ids)} tokens, stopped at {out.stopped}; path {out.path} ({out.weight_dtype} weights, "
+              f"{out.compute_dtype} activations); prefill {steps[0].seconds * 1000:.0f} ms "
               f"for {len(out.prompt_ids)} tokens, decode {tps:.1f} tokens/s, KV cache {steps[-1].kv_bytes / 2**20:.2f} MiB",
               file=sys.stderr)
         return 0

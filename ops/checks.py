@@ -7,6 +7,7 @@ below any real error (a wrong mask or weight moves results by 1e-1 or more).
 """
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 import torch
@@ -53,8 +54,17 @@ def tokenize(tokenizer, trace, b: int) -> list[Check]:
     if len(again) != n:
         return [Check(f"row {b}: tokens.ids vs encode() again (lengths {n} vs {len(again)})", float("inf"), 0.0,
                       f"第 {b} 行：tokens.ids vs 重新 encode()（长度 {n} 与 {len(again)}）")]
+    back = tokenizer.decode(ours.tolist())
+    nfc = unicodedata.normalize("NFC", trace.texts[b])
     return [compare(f"row {b}: tokens.ids in the trace vs encode() again", ours, again, 0.0,
-                    f"第 {b} 行：trace 中的 tokens.ids vs 重新 encode()")]
+                    f"第 {b} 行：trace 中的 tokens.ids vs 重新 encode()"),
+            Check(f"row {b}: decode(encode(text)) == NFC(text), characters differing", _text_diff(back, nfc), 0.0,
+                  f"第 {b} 行：decode(encode(text)) == NFC(text)，不同的字符数")]
+
+
+def _text_diff(a: str, b: str) -> float:
+    """Characters that differ between two strings (a length difference counts too)."""
+    return float(sum(x != y for x, y in zip(a, b)) + abs(len(a) - len(b)))
 
 
 def embedding(model, trace) -> list[Check]:
@@ -136,3 +146,66 @@ def sampling(stages: dict, logits: torch.Tensor) -> list[Check]:
                     torch.softmax(stages["top_p"], -1), 1e-6),
             compare("raw logits vs trace.logits[b, -1]", stages["logits"], logits, 0.0,
                     "原始 logits vs trace.logits[b, -1]")]
+
+
+def logit_lens(model, trace, b: int) -> list[Check]:
+    """The lens's last row (final layer -> final norm -> LM head) against the trace's own logits."""
+    from .lens import lens_start, logit_lens as lens
+    ids, probs = lens(model, trace, b)
+    ref = torch.softmax(trace.logits[b, lens_start(trace, b):trace.lengths[b]].float(), -1).max(-1)
+    return [compare("last layer's lens == trace logits (top probability)", probs[-1], ref.values, 1e-4,
+                    "最后一层的 lens == trace 的 logits（第一名概率）"),
+            compare("last layer's lens top tokens == the logits' top tokens (ids)", ids[-1], ref.indices, 0.0,
+                    "最后一层 lens 的第一名 token == logits 的第一名（编号）")]
+
+
+# ---- experiments (issue 11) ----------------------------------------------------------------------------
+def attribution_sum(attr: dict, logit: float) -> list[Check]:
+    """Direct logit attribution: its parts add up to the logit (exact with the final norm's scale frozen)."""
+    total = torch.tensor(sum(float(v) for v in attr.values()), dtype=torch.float64)
+    return [compare(f"sum of the {len(attr)} attribution parts vs the logit", total, torch.tensor(float(logit), dtype=torch.float64),
+                    1e-4 * max(1.0, abs(float(logit))), f"{len(attr)} 个归因部分之和 vs logit")]
+
+
+def untouched_before(base, edited, layer: int) -> list[Check]:
+    """An edit at layer `layer` leaves every earlier state of the residual stream bitwise unchanged."""
+    before = list(zip(base.residual_stream(), edited.residual_stream()))[:layer + 1]
+    diff = max((float((x.float() - y.float()).abs().max()) for x, y in before), default=0.0)
+    return [Check(f"residual stream before layer {layer}: edited vs original", diff, 0.0,
+                  f"第 {layer} 层之前的残差流：编辑后 vs 原来")]
+
+
+def causal_prefix(ta, tb) -> list[Check]:
+    """Two one-row runs that first differ at token p hold bitwise the same residual stream at every
+    position before p, in every layer: the causal mask lets no position see a later one."""
+    na, nb = ta.lengths[0], tb.lengths[0]
+    n = min(na, nb)
+    diff_at = (ta.token_ids[0, :n] != tb.token_ids[0, :n]).nonzero().flatten().tolist()
+    p = diff_at[0] if diff_at else n
+    worst = max((float((x[0, :p].float() - y[0, :p].float()).abs().max()) if p else 0.0)
+                for x, y in zip(ta.residual_stream(), tb.residual_stream()))
+    return [Check(f"positions 0..{p - 1} (before the first different token) in every layer: A vs B", worst, 1e-5,
+                  f"第一个不同 token 之前的位置 0..{p - 1}，所有层：A vs B")] if p else []
+
+
+def precision_embed(report: dict) -> list[Check]:
+    """bfloat16 rounds each weight to 8 significant bits (relative error <= 2^-8), and the embedding is a plain
+    lookup of rows: so its relative error against float32 can be at most 2^-8."""
+    errs = report.get("resid_rel_err", {})
+    if "bfloat16" not in errs:
+        return []
+    return [Check("bfloat16 embedding: ‖x_bf16 − x_32‖ / ‖x_32‖ (bound 2^-8 = rounding)", float(errs["bfloat16"][0]), 2 ** -8,
+                  "bfloat16 嵌入：‖x_bf16 − x_32‖ / ‖x_32‖（上界 2^-8，即舍入误差）")]
+
+
+def atlas_head(atlas: dict, i: int, h: int) -> list[Check]:
+    """One head's atlas scores against a plain loop over its attention map on the test sequence (n random
+    tokens twice): previous = mean of P[t, t-1], induction = mean over the second copy of P[t, t-n+1]."""
+    P = atlas["test_probs"][i, h].double()
+    N = P.shape[-1]
+    n = N // 2
+    prev = sum(float(P[t, t - 1]) for t in range(1, N)) / (N - 1)
+    ind = sum(float(P[t, t - n + 1]) for t in range(n, N - 1)) / (n - 1)
+    s = atlas["scores"]
+    return [Check(f"L{i} H{h} {k} score: ops.atlas vs a loop over its map", abs(float(s[k][i, h]) - v), 1e-5,
+                  f"L{i} H{h} 的 {k} 得分：ops.atlas vs 对注意力图逐项求和") for k, v in (("previous", prev), ("induction", ind))]

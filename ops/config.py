@@ -8,11 +8,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from .errors import ConfigError
+
 SUPPORTED_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "llama")
-
-
-class ConfigError(ValueError):
-    """A config that Operator Lab cannot run, with the reason in words."""
 
 
 @dataclass(frozen=True)

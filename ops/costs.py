@@ -290,6 +290,13 @@ def roofline(c: ModelConfig, B: int, S: int, phase: str = "prefill", gpu: str = 
                 spec=g["note"] + " (published spec figures, not measured here)")
 
 
+def prefill_crossover(c: ModelConfig, B: int, gpu: str = "H200 141GB", max_log2: int = 17) -> int | None:
+    """The smallest power-of-two S at which a batch of B prefills is compute-bound on gpu (None: none up to
+    2**max_log2)."""
+    return next((S for S in (2 ** k for k in range(max_log2 + 1)) if roofline(c, B, S, "prefill", gpu=gpu)["bound"]
+                 == "compute"), None)
+
+
 # ---- one stage, for a page's "At scale" section --------------------------------------------
 def _shape(*dims):
     return list(dims)

@@ -26,7 +26,15 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
-    """y = x W^T + b, with W stored as [out, in] (PyTorch / Hugging Face layout)."""
+    """y = x W^T + b, with W stored as [out, in] (PyTorch / Hugging Face layout).
+
+    One row in 16 bits on the CPU (decoding one token with the fast copy) goes through torch.mv: torch's
+    matrix-vector kernel streams 16-bit weights faster than the matrix-matrix one F.linear picks for them
+    (bench/gemv.py). Every other case is F.linear itself."""
+    if x.numel() == x.shape[-1] and x.device.type == "cpu" and x.dtype in (torch.bfloat16, torch.float16):
+        y = torch.mv(weight, x.reshape(-1))                              # (out,)
+        y = y if bias is None else y + bias
+        return y.reshape(*x.shape[:-1], weight.shape[0])
     return F.linear(x, weight, bias)
 
 
@@ -94,10 +102,10 @@ def swiglu(x: torch.Tensor, w_gate: torch.Tensor, w_up: torch.Tensor, w_down: to
 
     (.., H) -> gate, up, act (.., I) and out (.., H); the parts are returned so they can be shown.
     """
-    gate = F.linear(x, w_gate)
-    up = F.linear(x, w_up)
+    gate = linear(x, w_gate)
+    up = linear(x, w_up)
     act = swiglu_act(gate, up)
-    return gate, up, act, F.linear(act, w_down)
+    return gate, up, act, linear(act, w_down)
 
 
 def swiglu_act(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
@@ -132,4 +140,4 @@ def moe(x: torch.Tensor, router: torch.Tensor, experts: list, k: int, norm_topk_
 
 def lm_head(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     """One score per vocabulary row: logits = x W^T.  (B, S, H) @ (V, H)^T -> (B, S, V)"""
-    return F.linear(x, weight)
+    return linear(x, weight)

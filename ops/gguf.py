@@ -15,7 +15,8 @@ from math import prod
 import numpy as np
 import torch
 
-from .config import ConfigError, ModelConfig
+from .config import ModelConfig
+from .errors import ConfigError, GGUFError, LoadError
 from .tokenizer import Tokenizer
 
 GGUF_MAGIC = b"GGUF"
@@ -24,10 +25,6 @@ SUPPORTED_ARCHS = {"qwen2": "qwen2", "qwen2moe": "qwen2_moe", "qwen3": "qwen3", 
 
 # metadata value types: fixed-size scalars; 8 is a string, 9 an array
 _SCALAR = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
-
-
-class GGUFError(Exception):
-    """A GGUF file that cannot be read or mapped (loading.py wraps it as LoadError)."""
 
 
 @dataclass(frozen=True)
@@ -199,6 +196,18 @@ _GLOBAL_NAMES = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.
                  "output.weight": "lm_head.weight"}
 
 
+def gguf_name_of(hf: str) -> str:
+    """The GGUF name of an HF parameter name (not per-expert tensors): hf_name's inverse, for writing files."""
+    for g, h in _GLOBAL_NAMES.items():
+        if h == hf:
+            return g
+    _, _, n, rest = hf.split(".", 3)
+    for g, h in _LAYER_NAMES.items():
+        if h == rest:
+            return f"blk.{n}.{g}"
+    raise KeyError(hf)
+
+
 def hf_name(gguf_name: str) -> str | None:
     """HF parameter name for a GGUF tensor name (None: a tensor we do not use, e.g. rope_freqs)."""
     if gguf_name in _GLOBAL_NAMES:
@@ -268,8 +277,6 @@ def gguf_tokenizer(f: GGUFFile) -> Tokenizer:
 
 def read_gguf(path, progress=None, name: str | None = None):
     """(ModelConfig, {hf_name: float32 tensor}, Tokenizer) from a GGUF file. Raises LoadError."""
-    from .loading import LoadError  # loading imports this module: import late
-
     try:
         f = open_gguf(path)
         config = gguf_config(f, name)

@@ -24,6 +24,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from .errors import InputError, PromptTooLong, TraceTooBig  # noqa: F401  (their old home: re-exported)
+from .tokenizer import MODEL_DEFAULT
 from .trace import capture_filter, contract_shapes, recipe_inputs
 
 MAX_BATCH = 8                  # prompts per batch, everywhere
@@ -32,26 +34,6 @@ DEFAULT_MAX_TOKENS = 2048
 CLASSROOM_MAX_TOKENS = 512
 CLASSROOM_MAX_NEW_TOKENS = 64
 CLASSROOM_MAX_BATCH = 4
-
-
-class InputError(ValueError):
-    """A prompt or setting the model cannot take, explained in words."""
-
-
-class PromptTooLong(InputError):
-    """A prompt over the token (or character) limit; carries what a 'truncate' offer needs."""
-
-    def __init__(self, message: str, row: int, n_tokens: int, limit: int):
-        super().__init__(message)
-        self.row, self.n_tokens, self.limit = row, n_tokens, limit
-
-
-class TraceTooBig(InputError):
-    """A trace whose estimated size is over the memory budget (refused before running)."""
-
-    def __init__(self, message: str, needed: int, budget: int):
-        super().__init__(message)
-        self.needed, self.budget = needed, budget
 
 
 # ---- limits -----------------------------------------------------------------------------------
@@ -91,7 +73,7 @@ def batch_limit() -> int:
 
 
 # ---- sanitising -------------------------------------------------------------------------------
-_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATE = re.compile("[\ud800-\udfff]")     # lone surrogates: a Python str may hold them, UTF-8 cannot
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")   # C0 but \t \n, DEL, C1 (\r handled first)
 
 
@@ -123,15 +105,20 @@ def sanitize(text: str) -> Sanitized:
     """Apply the prompt text policy above; report what changed."""
     if not isinstance(text, str):
         raise InputError(f"a prompt must be text, got {type(text).__name__}")
-    surrogates = len(_SURROGATE.findall(text))
+    surrogates = len(SURROGATE.findall(text))
     if surrogates:
-        text = _SURROGATE.sub("\ufffd", text)
+        text = replace_surrogates(text)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     found = _CONTROL.findall(text)
     if found:
         text = _CONTROL.sub("", text)
     names = tuple(dict.fromkeys(f"U+{ord(c):04X}" for c in found))
     return Sanitized(text, surrogates, len(found), names)
+
+
+def replace_surrogates(text: str) -> str:
+    """Only the first rule of the policy: lone surrogates -> U+FFFD (what a text box may hold as typed)."""
+    return SURROGATE.sub("\ufffd", text)
 
 
 def split_lines(text: str) -> list[str]:
@@ -153,6 +140,57 @@ def truncate_text(tokenizer, text: str, n: int) -> str:
             return out
         keep = keep[:-1]
     return ""
+
+
+# ---- prompts -> ids --------------------------------------------------------------------------
+def encode_prompts(tokenizer, config, prompts, chat: bool = False, system: str | None = MODEL_DEFAULT,
+                   truncate: bool = False, warn=None):
+    """Sanitise (the policy above), validate and tokenise; returns (prompts, texts, ids per row).
+
+    Over the token limit: PromptTooLong, or with truncate=True each prompt is cut to the first tokens
+    that fit. warn(message) is called for every change made to a prompt (default: warnings.warn)."""
+    import warnings
+    warn = warn or (lambda m: warnings.warn(m, UserWarning, stacklevel=4))
+    if isinstance(prompts, str):
+        prompts = [prompts]
+    prompts = list(prompts)
+    if not prompts:
+        raise InputError("no prompt given: type at least one line of text")
+    batch = batch_limit()
+    if len(prompts) > batch:
+        raise InputError(f"{len(prompts)} prompts given; a batch holds at most {batch}")
+    limit = token_limit(config)
+    overhead = tokenizer.chat_overhead(system) if chat else 0
+    texts, rows, clean = [], [], []
+    for j, prompt in enumerate(prompts):
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise InputError(f"prompt {j + 1} is empty: type some text")
+        san = sanitize(prompt)
+        if san.changed:
+            warn(f"prompt {j + 1}: " + san.message())
+        prompt = san.text
+        if not prompt.strip():
+            raise InputError(f"prompt {j + 1} is empty after removing control characters: type some text")
+        if len(prompt) > MAX_CHARS and not truncate:
+            raise PromptTooLong(f"prompt {j + 1} is {len(prompt):,} characters; at most {MAX_CHARS:,} are "
+                                f"read. Shorten it, or truncate to the first {limit} tokens.", j, -1, limit)
+        text = tokenizer.apply_chat_template(prompt, system=system) if chat else prompt
+        ids = tokenizer.encode(text) if len(prompt) <= MAX_CHARS else None
+        if ids is None or len(ids) > limit:
+            if not truncate:
+                raise PromptTooLong(f"prompt {j + 1} is {len(ids)} tokens; this server's limit is {limit} tokens "
+                                    f"(OPERATOR_LAB_MAX_TOKENS). Shorten it, or truncate to the first {limit} "
+                                    "tokens (truncate=True).", j, len(ids), limit)
+            if limit - overhead < 1:
+                raise InputError(f"the chat template alone is {overhead} tokens, over the limit of {limit}")
+            prompt = truncate_text(tokenizer, prompt, limit - overhead)
+            warn(f"prompt {j + 1} truncated to its first {limit - overhead} tokens (the limit is {limit})")
+            text = tokenizer.apply_chat_template(prompt, system=system) if chat else prompt
+            ids = tokenizer.encode(text)[:limit]
+        clean.append(prompt)
+        texts.append(text)
+        rows.append(ids)
+    return clean, texts, rows
 
 
 # ---- trace size -------------------------------------------------------------------------------

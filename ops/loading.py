@@ -18,7 +18,9 @@ from pathlib import Path
 
 import torch
 
-from .config import ConfigError, ModelConfig
+from .config import ModelConfig
+from .errors import ConfigError, LoadError
+from .gguf import read_gguf
 from .tokenizer import Tokenizer
 
 BUNDLED_NAME = "Qwen2.5-Coder-0.5B-Instruct"
@@ -29,10 +31,6 @@ BUNDLED_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff
 BUNDLED_EOS = (151645, 151643)        # <|im_end|>, <|endoftext|> (Qwen2.5 Instruct generation_config)
 CACHE_VERSION = 1                     # bump when the cache layout or conversion changes
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
-
-
-class LoadError(Exception):
-    """A model source that cannot be loaded, with the file/tensor and the reason in words."""
 
 
 def _noop(fraction, message):
@@ -202,8 +200,6 @@ def load_hf_folder(folder, progress=None) -> tuple[ModelConfig, dict, Tokenizer]
 
 
 def load_gguf_file(path, progress=None):
-    from .gguf import read_gguf
-
     config, weights, tokenizer = read_gguf(path, progress)
     weights = check_weights(weights, config, Path(path).name, config_from="the GGUF metadata")
     return config, weights, tokenizer
@@ -309,8 +305,6 @@ def prepare_bundled(progress=None, force: bool = False) -> Path:
 def _prepare_bundled(progress=None, force=False):
     """As prepare_bundled, also returning (config, weights, tokenizer) when it just built them."""
     from safetensors.torch import save_file
-
-    from .gguf import read_gguf
 
     progress = progress or _noop
     folder = _bundled_dir()

@@ -10,9 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-
-class SamplingError(ValueError):
-    """A sampling parameter out of range, with the allowed range in the message."""
+from .errors import SamplingError
 
 
 @dataclass(frozen=True)

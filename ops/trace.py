@@ -98,7 +98,7 @@ def contract_shapes(config: ModelConfig, B: int, S: int) -> dict[str, tuple[tupl
 
 # Tensors one operator away from other trace tensors: part -> the parts its operator reads (same layer).
 # A trace holds these as recipes (Derived) and reruns the operator when a page asks for one (pages read one
-# layer at a time): at S = 512 it keeps 0.73 GB instead of 2.15 GB. The S x S attention maps and the MLP's
+# layer at a time), so a long trace keeps about a third of the bytes. The S x S attention maps and the MLP's
 # S x I tensors are the big ones; the rest are S x H and cost more to recompute than to keep.
 RECOMPUTED = {"attn.scores": ("attn.q_rope", "attn.k_rope"),      # q k^T / sqrt(hd) + mask
               "attn.probs": ("attn.scores",),                       # softmax(scores)
@@ -150,6 +150,7 @@ class Trace:
     tensors: dict = field(default_factory=dict)   # name -> tensor or Derived, insertion order = pipeline order
     recent: OrderedDict = field(default_factory=OrderedDict, repr=False)   # the last RECENT recomputed tensors
     cache: dict = field(default_factory=dict, repr=False)   # analyses of this trace (logit lens, ...), by name
+    edits: tuple = ()                  # the names this run was edited at (ops/edits.py), in pipeline order
 
     # ---- the dict-like surface ------------------------------------------
     def __getitem__(self, name: str) -> torch.Tensor:

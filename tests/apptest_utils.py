@@ -1,4 +1,12 @@
-"""Helpers shared by the AppTest page tests (imported by the test files; fixtures live in conftest.py)."""
+"""Helpers shared by the AppTest page tests in tests/pages/ (fixtures live in tests/conftest.py).
+
+A page test is two calls: open the page, then check it.
+
+    at = open_page("attention", lang="en")                          # the app, then the page, run once
+    check_page(at, "attention", "en", charts=1, checks=1)            # fails on any exception or st.error
+
+or both at once: `at = page_ok("attention", lang="en", charts=1, checks=1)`.
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,22 +14,79 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 
+# Stable words of each page's title (st.title), (中文, English). The full titles change with the wording
+# of the pages; these words stay. A page not listed here is looked for by its label in the stage registry
+# (content/stages.py); every page has its own tests/pages/test_<page>.py (test_all_pages.py checks).
+TITLE_WORDS = {
+    "overview": ("总览", "Overview"),
+    "tokenize": ("分词", "Tokenize"),
+    "embedding": ("嵌入", "Embedding"),
+    "rmsnorm": ("RMSNorm", "RMSNorm"),
+    "attention": ("注意力", "Attention"),
+    "residual": ("残差", "Residual"),
+    "mlp": ("MLP", "MLP"),
+    "lm_head": ("LM Head", "LM head"),
+    "sampling": ("采样", "Sampling"),
+    "generate": ("生成", "Generate"),
+    "experiments": ("实验", "Experiments"),
+    "compare": ("对比", "Compare"),
+    "atlas": ("注意力头图谱", "Head atlas"),
+    "precision": ("精度", "Precision"),
+    "tour": ("课堂演示", "Classroom tour"),
+    "scale": ("规模", "Scale"),
+    "practice": ("面试练习", "Interview practice"),
+}
+PAGES = list(TITLE_WORDS)
+BATCH = "I like shanghai\n人工智能 😀 你好吗？ and a longer second line"   # two rows, Chinese, an emoji
+
+
+def title_word(page: str, lang: str) -> str:
+    """A word the page's title holds in `lang`: from TITLE_WORDS, else the registry's label for the page."""
+    if page in TITLE_WORDS:
+        return TITLE_WORDS[page][0 if lang == "zh" else 1]
+    from content import stages
+
+    s = stages.get(page)
+    return s.zh if lang == "zh" else s.en
+
 
 def page_path(page: str) -> str:
     """"attention" or "app_pages/attention.py" -> "app_pages/attention.py"."""
     return page if page.endswith(".py") else f"app_pages/{page}.py"
 
 
-def open_page(page: str, source: str | None = None, prompt: str | None = None, lang: str = "zh",
-              chat: bool = False, timeout: float = 120):
-    """The app opened on its first page with ?lang= (and ?chat=1), then source / prompt set in session_state,
-    then switched to `page` and run once more. Returns the AppTest; asserts nothing."""
+def page_name(page: str) -> str:
+    """"app_pages/attention.py" or "attention" -> "attention"."""
+    return Path(page).stem
+
+
+def full_error_details():
+    """Exceptions on a page shown in full: the app's config.toml redacts them for users, and a failing
+    test should say what broke."""
+    from streamlit import config
+
+    config.set_option("client.showErrorDetails", "full")
+
+
+def new_app(timeout: float = 120, **query):
+    """An AppTest of app.py with the given query parameters, not yet run (exceptions shown in full)."""
     from streamlit.testing.v1 import AppTest
 
+    full_error_details()
     at = AppTest.from_file(APP, default_timeout=timeout)
-    at.query_params["lang"] = lang
+    for k, v in query.items():
+        at.query_params[k] = v
+    return at
+
+
+def open_page(page: str, source: str | None = None, prompt: str | None = None, lang: str = "zh",
+              chat: bool = False, timeout: float = 120, **query):
+    """The app opened on its first page with ?lang= (and ?chat=1, and any other query parameters), then
+    source / prompt set in session_state, then switched to `page` and run once more. Returns the AppTest;
+    asserts nothing (check_page does)."""
     if chat:
-        at.query_params["chat"] = "1"
+        query["chat"] = "1"
+    at = new_app(timeout, lang=lang, **query)
     at.run()
     if source is not None:
         at.session_state["source"] = source
@@ -30,3 +95,71 @@ def open_page(page: str, source: str | None = None, prompt: str | None = None, l
     at.switch_page(page_path(page))
     at.run()
     return at
+
+
+def texts(at) -> str:
+    """Every piece of text on the page, one per line (markdown, titles, captions, boxes, tables' cells)."""
+    parts = []
+    for kind in ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success",
+                 "latex", "code"):
+        parts += [str(x.value) for x in at.get(kind)]
+    parts += [f"{m.label} {m.value}" for m in at.metric]
+    parts += [e.label for e in at.expander]
+    for d in at.dataframe:
+        try:
+            parts.append(d.value.to_string())
+        except Exception:                     # a table the element tree cannot rebuild: skip its cells
+            pass
+    return "\n".join(parts)
+
+
+def no_exception(at):
+    """Fails with the exception's message and the last lines of its stack trace."""
+    if at.exception:
+        shown = []
+        for e in at.exception:
+            shown.append(f"{e.value}\n" + "\n".join(e.stack_trace[-6:]))
+        raise AssertionError("exception on the page:\n" + "\n---\n".join(shown))
+
+
+def error_boxes(at, allow_errors=()) -> list[str]:
+    """st.error boxes on the page, less those that contain one of the allow_errors fragments."""
+    return [e.value for e in at.error if not any(a in e.value for a in allow_errors)]
+
+
+def check_page(at, page: str, lang: str = "zh", *, charts: int = 0, checks: int = 0, passing=(), tables: int = 0,
+               text=(), allow_errors=()):
+    """The page rendered cleanly and shows its own content:
+    no exception, no st.error box (except ones containing an allow_errors fragment), its title in `lang`,
+    at least `charts` Plotly charts, `tables` dataframes and `checks` passing checks (green boxes, none with
+    ✗), every check named in `passing` green, and every fragment of `text` somewhere on the page."""
+    page = page_name(page)
+    no_exception(at)
+    errors = error_boxes(at, allow_errors)
+    assert not errors, f"{page}: error boxes: {errors}"
+    titles = [x.value for x in at.title]
+    want = title_word(page, lang)
+    assert any(want.lower() in x.lower() for x in titles), f"{page}: no title with {want!r}: {titles}"
+    n_charts = len(at.get("plotly_chart"))
+    assert n_charts >= charts, f"{page}: {n_charts} Plotly charts, want >= {charts}"
+    n_tables = len(at.dataframe)
+    assert n_tables >= tables, f"{page}: {n_tables} tables, want >= {tables}"
+    green = [s.value for s in at.success]
+    assert len(green) >= checks, f"{page}: {len(green)} passing checks, want >= {checks}: {green}"
+    assert all("✗" not in s for s in green), f"{page}: a green box with ✗: {green}"
+    for name in passing:
+        assert any(name in s for s in green), f"{page}: check {name!r} is not green; green boxes: {green}; " \
+                                              f"red: {[e.value for e in at.error if name in e.value]}"
+    if text:
+        body = texts(at)
+        missing = [x for x in text if x not in body]
+        assert not missing, f"{page}: text not on the page: {missing}"
+    return at
+
+
+def page_ok(page: str, source: str | None = None, prompt: str | None = None, lang: str = "zh",
+            chat: bool = False, query: dict | None = None, **expect):
+    """open_page + check_page: the page opened and checked; returns the AppTest for more assertions."""
+    at = open_page(page, source, prompt, lang, chat, **(query or {}))
+    return check_page(at, page, lang, **expect)
+

@@ -135,16 +135,9 @@ def tiny_hf_folder(tmp_path_factory):
 
 def gguf_name_for(hf_name: str) -> str:
     """Inverse of ops.gguf.hf_name for non-expert tensors (used to write test GGUF files)."""
-    from ops.gguf import _GLOBAL_NAMES, _LAYER_NAMES
+    from ops.gguf import gguf_name_of
 
-    for g, h in _GLOBAL_NAMES.items():
-        if h == hf_name:
-            return g
-    _, _, n, rest = hf_name.split(".", 3)
-    for g, h in _LAYER_NAMES.items():
-        if h == rest:
-            return f"blk.{n}.{g}"
-    raise KeyError(hf_name)
+    return gguf_name_of(hf_name)
 
 
 def write_tiny_gguf(path: Path, weights: dict, arch="qwen2", n_layers=2, hidden=64, ffn=128, heads=4, kv=2,

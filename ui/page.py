@@ -133,7 +133,7 @@ def at_scale(stage: str, B: int, S: int):
 # a projector shows the top 900 px: less padding above the title, a title that is not a banner
 CSS = """<style>
 .block-container {padding-top: 2.2rem;}
-h1 {font-size: 2.1rem !important; padding-top: 0 !important;}
+h1 {font-size: 2.1rem !important; padding-top: 0.3rem !important; line-height: 1.35 !important;}
 </style>"""
 
 

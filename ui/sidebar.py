@@ -52,7 +52,7 @@ def render():
     batch = inputs.batch_limit()
     typed = str(st.session_state.get("prompt_text", ""))
     if inputs.sanitize(typed).surrogates:   # a lone surrogate (from a URL or the API) cannot be sent to the browser
-        st.session_state.prompt_text = inputs._SURROGATE.sub("\ufffd", typed)
+        st.session_state.prompt_text = inputs.replace_surrogates(typed)
         sb.info(t("提示词中的孤立代理字符已替换为 U+FFFD �。", "Lone surrogates in the prompt were replaced by U+FFFD �."))
     sb.text_area(t(f"提示词（每行一个，最多 {batch} 行 = 批大小 B）", f"Prompts (one per line, up to {batch} = batch B)"),
                  key="prompt_text", height=110, max_chars=inputs.MAX_CHARS,

@@ -174,9 +174,8 @@ def get_trace(model=None, prompts=None):
 
 
 def trim_heap():
-    """Give the heap pages the run's temporaries freed back to the OS (glibc keeps them otherwise: about
-    0.25 GB after a 512-token trace). A long-lived server holding traces wants its resident set small;
-    elsewhere (not glibc) this does nothing."""
+    """Give the heap pages the run's temporaries freed back to the OS (glibc keeps them otherwise).
+    A long-lived server holding traces wants its resident set small; elsewhere (not glibc) this does nothing."""
     try:
         import ctypes
 

@@ -39,8 +39,8 @@ def pipeline_diagram(steps: list[tuple[str, str]], layer_steps: list[tuple[str, 
                      title: str = "", height: int = 760) -> go.Figure:
     """Main column: steps[k] = (box text, shape on the arrow leaving it). The box at layer_index is
     the stack of L layers; layer_steps (same form) draws its inside in a second column.
-    Shapes and annotations are collected first and set in one call (plotly re-validates the whole list
-    on every add_annotation: 60 of them took 0.3 s)."""
+    Shapes and annotations are collected first and set in one call: plotly re-validates the whole list
+    on every add_annotation."""
     shapes, notes = [], []
     n = len(steps)
     ys = np.linspace(n - 1, 0, n)
@@ -71,7 +71,8 @@ def pipeline_diagram(steps: list[tuple[str, str]], layer_steps: list[tuple[str, 
     return fig
 
 
-def rope_pairs(before, after, angles, labels, title="", height=560) -> go.Figure:
+def rope_pairs(before, after, angles, labels, title="", height=560,
+               names=("rotation", "before RoPE", "after RoPE")) -> go.Figure:
     """One dimension pair per position: before RoPE (hollow) -> after (filled), the arc it turns along.
 
     before, after: (S, 2); angles: (S,) radians of each position's rotation. Three traces in all
@@ -86,14 +87,14 @@ def rope_pairs(before, after, angles, labels, title="", height=560) -> go.Figure
         x0, y0 = before[s]
         arc_x += list(x0 * np.cos(a) - y0 * np.sin(a)) + [None]
         arc_y += list(x0 * np.sin(a) + y0 * np.cos(a)) + [None]
-    names = [f"{s}:{labels[s]}" for s in range(before.shape[0])]
+    tips = [f"{s}:{labels[s]}" for s in range(before.shape[0])]
     return go.Figure([
         go.Scatter(x=arc_x, y=arc_y, mode="lines", line=dict(color="#888", width=1.5, dash="dot"),
-                   hoverinfo="skip", name="rotation"),
-        go.Scatter(x=before[:, 0], y=before[:, 1], mode="markers", name="before RoPE", customdata=names,
+                   hoverinfo="skip", name=names[0]),
+        go.Scatter(x=before[:, 0], y=before[:, 1], mode="markers", name=names[1], customdata=tips,
                    marker=dict(size=12, color="white", line=dict(color=pos_colors, width=2.5)),
                    hovertemplate="%{customdata} before<br>(%{x:.3f}, %{y:.3f})<extra></extra>"),
-        go.Scatter(x=after[:, 0], y=after[:, 1], mode="markers+text", name="after RoPE", customdata=names,
+        go.Scatter(x=after[:, 0], y=after[:, 1], mode="markers+text", name=names[2], customdata=tips,
                    marker=dict(size=13, color=pos_colors), text=[str(s) for s in range(before.shape[0])],
                    textposition="top center", textfont=dict(size=16, color=pos_colors),
                    hovertemplate="%{customdata} after<br>(%{x:.3f}, %{y:.3f})<extra></extra>"),
@@ -145,7 +146,7 @@ def heads_grid(probs, allowed=None, title: str = "", cols: int = 7, subtitle=lam
     allowed: (S, S) bool, False cells (masked) are left blank. Long prompts are shown as block maxima,
     at most max_cells per side (a tile is ~150 px wide on a projector).
 
-    Drawn as ONE heatmap of tiles with blank gaps (fourteen subplots cost plotly ~0.2 s to build)."""
+    Drawn as ONE heatmap of tiles with blank gaps: plotly builds subplots slowly."""
     p = probs.detach().float().cpu() if torch.is_tensor(probs) else torch.from_numpy(np.asarray(probs, np.float32))
     p, ky, kx = block_max(p, max_cells)             # pooled first: the masking below is on the small tiles
     if allowed is not None:

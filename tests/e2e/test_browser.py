@@ -1,9 +1,13 @@
-"""Browser smoke test: `streamlit run app.py` in headless Debian Chromium, every page opened, no
-exception box anywhere, a screenshot per page in artifacts/screenshots/ (look at them)."""
+"""Browser tests: `streamlit run app.py` in headless Debian Chromium.
+
+- every page's own URL (/overview, /tokenize, ...) works as a link, in both languages (?lang=zh, ?lang=en):
+  no "Page not found", the page's title, no exception box; and / opens the overview;
+- each page leaves an above-the-fold screenshot (1500 x 900, what a projector shows first) in
+  artifacts/screenshots/<page>.<lang>.png: look at them.
+"""
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -13,9 +17,22 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "artifacts" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
-PAGES = ["overview", "tokenize", "embedding", "rmsnorm", "attention", "residual", "mlp", "lm_head",
-         "sampling", "generate", "tour", "scale", "practice"]
+VIEWPORT = {"width": 1500, "height": 900}
 pytestmark = [pytest.mark.real, pytest.mark.browser]
+
+from apptest_utils import TITLE_WORDS, title_word  # noqa: E402  (tests/ is on the path: its conftest)
+
+
+def page_urls() -> list[tuple[str, str]]:
+    """(page, url path) for every page, from the stage registry when it is there."""
+    try:
+        from content import stages
+        return [(s.page, s.page) for s in stages.pages()]
+    except ImportError:
+        return [(p, p) for p in TITLE_WORDS]
+
+
+PAGES = page_urls()
 
 
 @pytest.fixture(scope="module")
@@ -28,54 +45,103 @@ def server():
     from load_test import free_port, start_server, stop_server   # the load test starts servers the same way
 
     port = free_port()
-    proc = start_server(port, {})
+    # a failure should say what broke: the app's config.toml redacts exception details for users
+    proc = start_server(port, {"STREAMLIT_CLIENT_SHOW_ERROR_DETAILS": "full"})
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
         stop_server(proc)
 
 
-def wait_rendered(page, timeout_s: float = 180):
-    """Streamlit streams elements over a websocket: wait for a title and for the run to finish."""
-    page.wait_for_selector("h1", timeout=timeout_s * 1000)
+@pytest.fixture(scope="module")
+def browser(server):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--no-first-run", "--disable-sync"])
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def busy(page) -> bool:
+    """The script is running (the app root's data-test-script-state) or a spinner is up. Not the status
+    widget: it also shows "File change. Rerun" when a source file is saved, which is not a run."""
+    state = page.get_attribute('[data-testid="stApp"]', "data-test-script-state")
+    if state is None:                   # an older / newer frontend without the attribute
+        widget = page.locator('[data-testid="stStatusWidget"]')
+        running = widget.count() > 0 and "Running" in widget.inner_text()
+    else:
+        running = state != "notRunning"
+    return running or page.locator('[data-testid="stSpinner"]').count() > 0
+
+
+def wait_rendered(page, timeout_s: float = 180, quiet_s: float = 1.5):
+    """Streamlit streams elements over a websocket: wait for a title (or an exception box, when a page breaks
+    before its title), then for the run to finish and stay finished for quiet_s (charts draw after it)."""
+    page.wait_for_selector('h1, [data-testid="stException"]', timeout=timeout_s * 1000)
     deadline = time.time() + timeout_s
     quiet_since = None
     while time.time() < deadline:
-        running = page.locator('[data-testid="stStatusWidget"]').count() > 0 and \
-            page.locator('[data-testid="stStatusWidget"]').is_visible()
-        spinner = page.locator('[data-testid="stSpinner"]').count() > 0
-        if running or spinner:
+        if busy(page):
             quiet_since = None
         elif quiet_since is None:
             quiet_since = time.time()
-        elif time.time() - quiet_since > 2.0:
+        elif time.time() - quiet_since > quiet_s:
             return
         time.sleep(0.3)
     raise TimeoutError("the page kept running")
 
 
-def test_every_page_renders_without_an_exception(server):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if SHOTS.exists():
-        shutil.rmtree(SHOTS)
-    SHOTS.mkdir(parents=True)
+def problems_on(page, name: str, lang: str) -> list[str]:
+    """What is wrong with the page as drawn: a "Page not found" dialog, no title, an exception box."""
+    out = []
+    if page.get_by_text("Page not found").count():
+        out.append(f"{name}: 'Page not found' at {page.url}")
+    titles = page.locator("h1").all_inner_texts()
+    want = title_word(name, lang)
+    if not any(want.lower() in t.lower() for t in titles):
+        out.append(f"{name} ({lang}): no title with {want!r} at {page.url}: {titles}")
+    boxes = page.locator('[data-testid="stException"]')
+    if boxes.count():
+        out.append(f"{name} ({lang}): exception box: {boxes.first.inner_text()[:500]}")
+    return out
+
+
+def open_and_check(page, url: str, name: str, lang: str) -> list[str]:
+    page.goto(url)
+    try:
+        wait_rendered(page)
+    except Exception as e:              # a hung page is a failure (the caller still takes its screenshot)
+        return [f"{name} ({lang}) at {url}: {e}"]
+    return problems_on(page, name, lang)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_page_opens_at_its_own_url(server, browser, lang):
+    """A copied link opens its page: http://host:port/<url_path>?lang=.. for every page, /overview too.
+    No "Page not found", the page's title in that language, no exception box; then a screenshot of what
+    a projector shows first (1500 x 900, the default prompt "I like shanghai")."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for old in SHOTS.glob("*.png"):
+        if old.name.endswith(f".{lang}.png") or old.name.count(".") == 1:      # this language's, or stale <page>.png
+            old.unlink()
+    page = browser.new_page(viewport=VIEWPORT)
     failures = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--no-first-run", "--disable-sync"])
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        for name in PAGES:
-            path = "" if name == "overview" else name          # the default page lives at /
-            page.goto(f"{server}/{path}?prompt=I%20like%20shanghai")
-            try:
-                wait_rendered(page)
-            except Exception as e:          # a hung page is a failure, with a screenshot of it
-                failures.append(f"{name}: {e}")
-            page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-            boxes = page.locator('[data-testid="stException"]')
-            if boxes.count():
-                failures.append(f"{name}: exception box: {boxes.first.inner_text()[:300]}")
-        browser.close()
+    for name, path in PAGES:
+        failures += open_and_check(page, f"{server}/{path}?lang={lang}", name, lang)
+        page.screenshot(path=str(SHOTS / f"{name}.{lang}.png"), full_page=False)   # above the fold
+    page.close()
     assert not failures, "\n".join(failures)
-    assert len(list(SHOTS.glob("*.png"))) == len(PAGES)
+    shots = sorted(SHOTS.glob(f"*.{lang}.png"))
+    assert len(shots) == len(PAGES), [s.name for s in shots]
+
+
+def test_root_opens_the_overview(server, browser):
+    """http://host:port/ (no path, no query) is the overview, in Chinese."""
+    page = browser.new_page(viewport=VIEWPORT)
+    failures = open_and_check(page, f"{server}/", "overview", "zh")
+    page.close()
+    assert not failures, "\n".join(failures)

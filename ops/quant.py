@@ -1,0 +1,168 @@
+"""int8 weight-only: every projection stored as int8 rows with one scale per output row, read by the ONE
+forward pass of ops/model.py through Int8Weights.linear (a Weights whose projections dequantize as they go).
+
+The scheme is gpt-fast's (quantize.py, dynamically_quantize_per_channel), symmetric per output channel:
+    s_o = max_i |W_oi| / 127.5            (one scale per output row o, stored in the activation dtype)
+    q_oi = clamp(round(W_oi / s_o), -128, 127)           W ≈ s[:, None] * q
+    y = x W^T ≈ (x q^T) * s               (the scale multiplies the output, so the kernel reads int8 only)
+Decoding reads every weight once per token, so int8 halves the bytes of the bfloat16 copy again. What stays in
+the activation dtype (bfloat16 on the CPU): the embedding table (a gather reads S rows, not the table), norms,
+biases, and MoE experts (the MoE operator takes its weight tensors directly). q|k|v and gate|up are fused
+as in the bfloat16 copy: one product, then split.
+
+Kernel, CPU: torch.ops.aten._weight_int8pack_mm (x (M, K) bf16, q (N, K) int8, s (N,) bf16 -> (M, N)), which
+bench/int8.py measured against int8 -> bf16 dequantization + torch.mv / F.linear on the model's own shapes
+(the LM head included); other devices, or where it refuses the dtype: dequantize, then F.linear.
+"""
+from __future__ import annotations
+
+import re
+
+import torch
+import torch.nn.functional as F
+
+from .weights import FUSED, Weights
+
+QUANTIZED = re.compile(r"model\.layers\.\d+\.(self_attn\.[qkvo]_proj|mlp\.(gate|up|down)_proj)\.weight|lm_head\.weight")
+EMBED = "model.embed_tokens.weight"
+
+
+def quantize(w: torch.Tensor, scale_dtype: torch.dtype = torch.bfloat16) -> tuple[torch.Tensor, torch.Tensor]:
+    """(out, in) float -> (q int8 (out, in), s (out,) in scale_dtype), symmetric per output row. The scale is
+    rounded up to scale_dtype before dividing, so q is the best int8 row for the scale the kernel will use and
+    no element lands past the clamp: |W - s q| <= s / 2 everywhere."""
+    w = w.float()
+    amax = w.abs().amax(dim=1)                                               # (out,)
+    exact = (amax / 127.5).clamp(min=1e-10)                                  # gpt-fast: (max - min) / 2 of int8
+    s = exact.to(scale_dtype)
+    s = torch.where(s.float() < exact, torch.nextafter(s, torch.full_like(s, float("inf"))), s)
+    q = torch.round(w / s.float()[:, None]).clamp(-128, 127).to(torch.int8)
+    return q.contiguous(), s
+
+
+def dequantize(q: torch.Tensor, s: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """s[:, None] * q in `dtype`: the weights the int8 path effectively multiplies by."""
+    return q.to(dtype) * s.to(dtype)[:, None]
+
+
+# ---- kernels: y (.., N) = (x (.., K) q^T) * s ---------------------------------------------------------------
+def int8pack_mm(x: torch.Tensor, q: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+    """ATen's int8 weight-only kernel: it reads int8 rows and converts in registers (no bf16 copy of W)."""
+    y = torch.ops.aten._weight_int8pack_mm(x.reshape(-1, x.shape[-1]).contiguous(), q, s)     # (M, N)
+    return y.view(*x.shape[:-1], q.shape[0])
+
+
+def dequant_linear(x: torch.Tensor, q: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+    """int8 -> x's dtype, one product, scale the output: writes a full-width copy of W on every call."""
+    return F.linear(x, q.to(x.dtype)) * s.to(x.dtype)
+
+
+def dequant_mv(x: torch.Tensor, q: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+    """As dequant_linear, with torch.mv for one row (the 16-bit fast path's GEMV kernel)."""
+    if x.numel() != x.shape[-1]:
+        return dequant_linear(x, q, s)
+    return (torch.mv(q.to(x.dtype), x.reshape(-1)) * s.to(x.dtype)).view(*x.shape[:-1], q.shape[0])
+
+
+KERNELS = {"int8pack_mm": int8pack_mm, "dequant+mv": dequant_mv, "dequant+F.linear": dequant_linear}
+
+
+def pick_kernel(device, dtype: torch.dtype) -> str:
+    """int8pack_mm where it runs (the CPU; measured fastest there by bench/int8.py), else dequant+F.linear."""
+    try:
+        x, q = torch.ones(1, 64, device=device, dtype=dtype), torch.ones(8, 64, device=device, dtype=torch.int8)
+        y = int8pack_mm(x, q, torch.ones(8, device=device, dtype=dtype))
+        if bool((y == 64).all()):
+            return "int8pack_mm"
+    except (RuntimeError, NotImplementedError):
+        pass
+    return "dequant+F.linear"
+
+
+class Int8Weights(Weights):
+    """A Weights whose projections (those matching QUANTIZED, fused or not) are int8 rows q with scales s:
+    tensors[name + ".weight"] is q (out, in) int8 and tensors[name + ".scales"] is s (out,)."""
+
+    def __init__(self, tensors: dict, splits: dict | None = None, kernel: str = "int8pack_mm"):
+        super().__init__(tensors, splits)
+        self.kernel = kernel
+        self._mm = KERNELS[kernel]
+
+    weight_dtype = "int8"
+
+    def linear(self, x: torch.Tensor, name: str) -> torch.Tensor:
+        s = self._tensors.get(name + ".scales")
+        if s is None:                                       # a projection left in 16 bits
+            return super().linear(x, name)
+        y = self._mm(x, self._tensors[name + ".weight"], s)
+        b = self._tensors.get(name + ".bias")
+        return y if b is None else y + b
+
+
+def int8_copy(model, kernel: str | None = None) -> Int8Weights:
+    """The int8 weight set of `model` (built once by Model.fast_weights("int8"), under its lock). Quantized from
+    the model's own weights (not from the bfloat16 copy: one rounding, not two); the rest in model.fast_dtype()."""
+    dtype = model.fast_dtype()
+    src = model.weights
+    by_ptr, W = {}, {}
+    for name, t in src.items():
+        if QUANTIZED.fullmatch(name):
+            continue
+        if t.data_ptr() not in by_ptr:                      # tied or shared tensors stay shared
+            by_ptr[t.data_ptr()] = t.to(dtype).contiguous()
+        W[name] = by_ptr[t.data_ptr()]
+    splits, done = {}, set()
+    for i in range(model.config.num_hidden_layers):
+        for prefix, parts in ((f"model.layers.{i}.self_attn.", ("q", "k", "v")), (f"model.layers.{i}.mlp.", ("gate", "up"))):
+            names = [f"{prefix}{x}_proj" for x in parts]
+            if not all(n + ".weight" in src for n in names):
+                continue                                    # a MoE layer: no gate|up
+            fused = prefix + FUSED[parts] + "_proj"
+            q, s = quantize(torch.cat([src[n + ".weight"] for n in names]), dtype)
+            W[fused + ".weight"], W[fused + ".scales"] = q, s
+            splits[fused] = [src[n + ".weight"].shape[0] for n in names]
+            if all(n + ".bias" in W for n in names):
+                W[fused + ".bias"] = torch.cat([W.pop(n + ".bias") for n in names])
+            done.update(n + ".weight" for n in names)
+    for name, t in src.items():
+        if QUANTIZED.fullmatch(name) and name not in done:
+            W[name], W[name[:-len(".weight")] + ".scales"] = quantize(t, dtype)
+    return Int8Weights(W, splits, kernel or pick_kernel(model.device, dtype))
+
+
+# ---- bytes ------------------------------------------------------------------------------------------------
+def weight_bytes(W: Weights) -> int:
+    """Bytes held by a weight set: every distinct tensor once."""
+    return sum({t.data_ptr(): t.numel() * t.element_size() for t in W.values()}.values())
+
+
+def decode_bytes(W: Weights) -> int:
+    """Bytes one decode step reads from a weight set: every distinct tensor once, except the embedding table,
+    of which a step gathers one row (unless the LM head reads the same tensor)."""
+    emb = W[EMBED]
+    seen = {t.data_ptr(): t.numel() * t.element_size() for n, t in W.items() if n != EMBED}
+    if emb.data_ptr() not in seen:
+        seen[emb.data_ptr()] = emb.shape[1] * emb.element_size()
+    return sum(seen.values())
+
+
+def path_bytes(model) -> dict[str, int]:
+    """Decode-step bytes of each decoding path ("eager", "bf16", "int8"), from the model's weights' shapes,
+    without building any copy (decode_bytes of the built set gives the same number; tests/unit/test_int8.py)."""
+    fast = model.fast_dtype().itemsize
+    out = {"eager": decode_bytes(model.weights), "bf16": 0, "int8": 0}
+    seen, tied = set(), model.weights[EMBED].data_ptr() == model.weights["lm_head.weight"].data_ptr()
+    for name, t in model.weights.items():
+        if name == EMBED:
+            row = t.shape[1] * fast
+            out["int8"] += row
+            out["bf16"] += 0 if tied else row
+            continue
+        if QUANTIZED.fullmatch(name):
+            out["int8"] += t.numel() + t.shape[0] * fast
+        elif t.data_ptr() not in seen:
+            out["int8"] += t.numel() * fast
+        if t.data_ptr() not in seen:
+            out["bf16"] += t.numel() * fast
+            seen.add(t.data_ptr())
+    return out

@@ -1,0 +1,74 @@
+"""Across pages: every page of the app has its own test file here, and the words the page tests look for
+in a title are in the stage registry's headings; and the shared page check fails when it should."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from apptest_utils import ROOT, TITLE_WORDS, title_word
+
+HERE = Path(__file__).resolve().parent
+
+
+def registry_pages() -> list[str]:
+    try:
+        from content import stages
+    except ImportError:
+        return []
+    return [s.page for s in stages.pages()]
+
+
+def all_pages() -> list[str]:
+    """Every page there is: a file in app_pages/, an entry in the stage registry, or a row of TITLE_WORDS."""
+    files = [p.stem for p in (ROOT / "app_pages").glob("*.py") if not p.name.startswith("_")]
+    return sorted(set(files) | set(registry_pages()) | set(TITLE_WORDS))
+
+
+def test_every_page_has_a_test_file():
+    missing = [p for p in all_pages() if not (HERE / f"test_{p}.py").exists()]
+    assert not missing, f"pages without their own tests/pages/test_<page>.py: {missing}"
+
+
+def test_title_words_match_the_stage_registry():
+    """The words the page tests look for are in the registry's headings, in both languages."""
+    pages = registry_pages()
+    if not pages:
+        pytest.skip("content/stages.py is not there")
+    from content import stages
+
+    wrong = []
+    for page in pages:
+        for lang in ("zh", "en"):
+            word, heading = title_word(page, lang), stages.get(page).heading(lang)
+            if word.lower() not in heading.lower():
+                wrong.append(f"{page}.{lang}: {word!r} not in {heading!r}")
+    assert not wrong, "\n".join(wrong)
+
+
+def _script_app(body: str):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string("import streamlit as st\n" + body, default_timeout=30)
+    at.run()
+    return at
+
+
+@pytest.mark.parametrize("body, why", [
+    ('st.title("4 · Attention")\nst.error("boom")', "error boxes"),
+    ('st.title("4 · Attention")\nraise ValueError("the real reason")', "the real reason"),
+    ('st.title("Overview")', "no title with"),
+    ('st.title("4 · Attention")\nst.success("x: max |diff| = 1 ✗")', "with ✗"),
+    ('st.title("4 · Attention")', "passing checks"),
+])
+def test_check_page_fails_when_it_should(body, why):
+    """The shared page check itself: an error box, an exception (with its real message), a wrong title,
+    a red check or a missing one each fail it."""
+    from apptest_utils import check_page, full_error_details
+
+    full_error_details()
+    at = _script_app(body)
+    with pytest.raises(AssertionError, match=why.replace("|", r"\|")):
+        check_page(at, "attention", "en", checks=1)
+    ok = _script_app('st.title("4 · Attention")\nst.success("fn.x vs F.x: max |diff| = 0 ✓")')
+    check_page(ok, "attention", "en", checks=1, passing=("fn.x vs F.x",))

@@ -1,0 +1,30 @@
+"""Head atlas page: the L x nh grid coloured by label, the chosen head on the prompt and on the induction test."""
+from __future__ import annotations
+
+import pytest
+
+from apptest_utils import BATCH, page_ok
+
+PAGE = "atlas"
+EXPECT = dict(charts=5, tables=1, checks=1)
+
+
+@pytest.mark.real
+def test_atlas_real():
+    at = page_ok(PAGE, **EXPECT, text=("归纳头",))
+    assert any("L0 H0" in m.value for m in at.markdown)
+
+
+@pytest.mark.real
+def test_atlas_real_head_from_url_english(english):
+    at = page_ok(PAGE, lang="en", prompt=BATCH, query=dict(layer="23", head="13", row="1"), **EXPECT,
+                 text=("L23 H13 on the induction test sequence",))
+    assert at.slider(key="head").value == 13
+
+
+def test_atlas_tiny(tiny_app_dense):
+    page_ok(PAGE, source=tiny_app_dense, **EXPECT)
+
+
+def test_atlas_tiny_one_token(tiny_app_dense, english):
+    page_ok(PAGE, source=tiny_app_dense, prompt="a", lang="en", **EXPECT)

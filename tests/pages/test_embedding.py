@@ -1,0 +1,51 @@
+"""Embedding page: the gather of rows from the [V, H] table, checked against F.embedding."""
+from __future__ import annotations
+
+import pytest
+
+from apptest_utils import BATCH, page_ok
+
+PAGE = "embedding"
+EXPECT = dict(charts=1, tables=1, passing=("fn.embedding vs F.embedding",))
+SEED_IDS = [40, 1075, 557, 30070]            # "I like shanghai" with the Qwen2.5 tokenizer
+
+
+def gather_table(at, ids):
+    """The table that lists, for each position, the id whose row is taken from W_E."""
+    for d in at.dataframe:
+        df = d.value
+        for col in df.columns:
+            try:
+                if [int(v) for v in df[col]] == ids:
+                    return df
+            except (TypeError, ValueError):
+                continue
+    raise AssertionError(f"no table with the ids {ids}: {[list(d.value.columns) for d in at.dataframe]}")
+
+
+@pytest.mark.real
+def test_embedding_real():
+    at = page_ok(PAGE, **EXPECT)
+    assert len(gather_table(at, SEED_IDS)) == 4                 # one row taken per token
+    assert any("嵌入" in x.value for x in at.title)
+
+
+@pytest.mark.real
+def test_embedding_real_english(english):
+    at = page_ok(PAGE, lang="en", **EXPECT)
+    gather_table(at, SEED_IDS)
+    assert any("Embedding" in x.value for x in at.title)
+
+
+@pytest.mark.real
+def test_embedding_real_batch_english(english):
+    page_ok(PAGE, prompt=BATCH, lang="en", **EXPECT)
+
+
+def test_embedding_tiny(tiny_app_dense):
+    at = page_ok(PAGE, source=tiny_app_dense, **EXPECT)
+    gather_table(at, SEED_IDS)                                  # the real tokenizer on a tiny random model
+
+
+def test_embedding_tiny_one_token(tiny_app_dense):
+    page_ok(PAGE, source=tiny_app_dense, prompt="a", **EXPECT)

@@ -1,0 +1,95 @@
+"""Generate page: one token per click (prefill, then decode steps) on ops.decode.Decoder, the KV cache growing, the
+bf16 fast path."""
+from __future__ import annotations
+
+import pytest
+
+from apptest_utils import no_exception, page_ok
+
+PAGE = "generate"
+
+
+def button(at, key):
+    return [b for b in at.button if b.key == key][0]
+
+
+def check_generate(at):
+    button(at, "gen_next").click()
+    at.run()
+    no_exception(at)
+    assert len(at.dataframe[0].value) == 1
+    button(at, "gen_next").click()
+    at.run()
+    no_exception(at)
+    df = at.dataframe[0].value
+    assert len(df) == 2
+    assert list(df.iloc[:, 3]) == ["prefill", "decode"]        # phase
+    assert int(df.iloc[1, 4]) == 1                             # a decode step processes 1 token
+    button(at, "gen_reset").click()
+    at.run()
+    no_exception(at)
+    assert len(at.dataframe) == 0
+
+
+@pytest.mark.real
+def test_generate_real():
+    check_generate(page_ok(PAGE))
+
+
+@pytest.mark.real
+def test_generate_real_batch_and_single_token():
+    page_ok(PAGE, prompt="I like shanghai\nHi")
+    page_ok(PAGE, prompt="Hi")
+
+
+@pytest.mark.real
+def test_generate_page_fast_path_runs_to_the_end(bundled):
+    """The bfloat16 toggle: "Run to the end" decodes with the fast path, says so, and stores bf16 KV bytes."""
+    at = page_ok(PAGE, lang="en", chat=True)
+    at.run()
+    at.number_input(key="gen_max").set_value(6)
+    at.radio(key="gen_fast").set_value("bf16")
+    at.run()
+    button(at, "gen_run").click()
+    at.run()
+    no_exception(at)
+    df = at.dataframe[0].value
+    assert 1 <= len(df) <= 6
+    assert any("fast path bf16" in c.value and "bfloat16" in c.value for c in at.caption)
+    d = at.session_state["_gen"]["decoder"]                   # the page's ops.decode.Decoder
+    assert d.compute_dtype == "bfloat16" and d.done
+    per_token_bf16 = 2 * 24 * 2 * 64 * 2                     # 2 (K, V) x L x nkv x hd x 2 bytes
+    assert int(df.iloc[0, 7]) == per_token_bf16 * int(df.iloc[0, 6])   # KV bytes = entries x bf16 bytes
+
+
+def test_generate_tiny(tiny_app_dense):
+    check_generate(page_ok(PAGE, source=tiny_app_dense, prompt="I like shanghai\nHello there, friend"))
+
+
+def test_generate_tiny_moe(tiny_app_moe):
+    check_generate(page_ok(PAGE, source=tiny_app_moe))
+
+
+@pytest.mark.real
+def test_generate_page_int8_path(bundled):
+    """The int8 choice: labelled with its bytes per token (fewer than bf16's), decodes with int8 weights, says so."""
+    at = page_ok(PAGE, lang="en", chat=True)
+    at.run()
+    radio = at.radio(key="gen_fast")
+    assert list(radio.options)[2].startswith("int8") and "MiB" in list(radio.options)[2]
+    at.number_input(key="gen_max").set_value(3)
+    radio.set_value("int8")
+    at.run()
+    button(at, "gen_run").click()
+    at.run()
+    no_exception(at)
+    d = at.session_state["_gen"]["decoder"]
+    assert d.path == "int8" and d.weight_dtype == "int8" and d.done
+    assert any("fast path int8" in c.value and "int8 weights" in c.value for c in at.caption)
+
+
+def test_generate_tiny_int8(tiny_app_dense):
+    at = page_ok(PAGE, source=tiny_app_dense, lang="en")
+    at.radio(key="gen_fast").set_value("int8")
+    at.run()
+    check_generate(at)

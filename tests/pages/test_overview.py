@@ -1,0 +1,50 @@
+"""Overview page: the whole pipeline on one screen (real model, tiny random models, a batch, English)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from apptest_utils import BATCH, page_ok
+from content import stages
+
+PAGE = "overview"
+EXPECT = dict(charts=1, checks=1)          # the pipeline diagram and the live shape check
+
+
+@pytest.mark.real
+def test_overview_real():
+    page_ok(PAGE, **EXPECT)
+
+
+@pytest.mark.real
+def test_overview_real_batch_english(english):
+    page_ok(PAGE, prompt=BATCH, lang="en", **EXPECT)
+
+
+def check_registry(at, lang="zh"):
+    """The diagram's boxes and the doors below are the registry's stages; the shape check names the contract."""
+    diagram = str(json.loads(at.get("plotly_chart")[0].proto.spec))
+    missing = [s.title(lang) for s in stages.pipeline() if s.title(lang) not in diagram]
+    assert not missing, f"stages missing from the pipeline diagram: {missing}"
+    doors = {e.proto.page for e in at.main.get("page_link")}
+    assert doors == {s.page for s in stages.pages() if s.key != PAGE}, doors
+    assert any(("trace 契约" if lang == "zh" else "trace contract") in s.value for s in at.success)
+
+
+def test_overview_tiny(tiny_app_dense):
+    at = page_ok(PAGE, source=tiny_app_dense, **EXPECT)
+    assert any("H = 32" in c.value for c in at.caption), [c.value for c in at.caption]   # the tiny model is loaded
+    check_registry(at)
+
+
+def test_overview_tiny_batch_english(tiny_app_dense, english):
+    check_registry(page_ok(PAGE, source=tiny_app_dense, prompt=BATCH, lang="en", **EXPECT), "en")
+
+
+def test_overview_tiny_one_token(tiny_app_dense):
+    page_ok(PAGE, source=tiny_app_dense, prompt="a", **EXPECT)        # S = 1
+
+
+def test_overview_tiny_moe(tiny_app_moe):
+    page_ok(PAGE, source=tiny_app_moe, prompt=BATCH, **EXPECT)

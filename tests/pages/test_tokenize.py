@@ -1,0 +1,67 @@
+"""Tokenize page: text -> ids, the chat template, a batch padded to one length; the prompt box across pages."""
+from __future__ import annotations
+
+import pytest
+
+from apptest_utils import BATCH, new_app, no_exception, page_ok
+
+PAGE = "tokenize"
+EXPECT = dict(charts=1, checks=2, passing=("encode()", "decode(encode(text)) == NFC(text)"), text=("tokens.ids",))
+
+
+def ids_matrix_has_two_rows(at) -> bool:
+    return any("tokens.ids" in m.value and "[2," in m.value for m in at.markdown)
+
+
+@pytest.mark.real
+def test_tokenize_real():
+    page_ok(PAGE, **EXPECT)
+
+
+@pytest.mark.real
+def test_tokenize_real_batch_english(english):
+    at = page_ok(PAGE, prompt=BATCH, lang="en", **EXPECT)
+    assert ids_matrix_has_two_rows(at)                          # the padded row is drawn and ids are [2, S]
+
+
+@pytest.mark.real
+def test_tokenize_seed_sentence_and_chat():
+    at = page_ok(PAGE, chat=True, **EXPECT)
+    text = " ".join(m.value for m in at.markdown)
+    assert "[40, 1075, 557, 30070]" in text                     # "I like shanghai" = 4 tokens, no BOS
+    assert "&lt;|im_start|&gt;" in text or "<|im_start|>" in text
+
+
+def test_tokenize_tiny(tiny_app_dense):
+    page_ok(PAGE, source=tiny_app_dense, **EXPECT)
+
+
+def test_tokenize_tiny_batch_english(tiny_app_dense, english):
+    page_ok(PAGE, source=tiny_app_dense, prompt=BATCH, lang="en", **EXPECT)
+
+
+def test_tokenize_tiny_one_token(tiny_app_dense):
+    page_ok(PAGE, source=tiny_app_dense, prompt="a", **EXPECT)
+
+
+def test_sidebar_prompt_survives_page_switch(tiny_app_dense):
+    """A prompt typed in the sidebar is kept across a page switch and later reruns (checked in Chromium too)."""
+    new = "hello world\n人工智能很有趣"
+    at = new_app()
+    at.run()
+    at.session_state["source"] = tiny_app_dense
+    at.run()
+    at.sidebar.text_area(key="prompt_text").set_value(new).run()
+    no_exception(at)
+    for step in range(2):                      # the switch itself, then a plain rerun on the new page
+        if step == 0:
+            at.switch_page("app_pages/tokenize.py")
+        at.run()
+        no_exception(at)
+        assert at.session_state["prompt_text"] == new
+        assert at.sidebar.text_area(key="prompt_text").value == new
+        assert ids_matrix_has_two_rows(at)
+        assert at.query_params["prompt"] == [new] or at.query_params["prompt"] == new
+    at.sidebar.radio(key="lang").set_value("en").run()          # a language switch keeps it too
+    assert at.session_state["prompt_text"] == new
+    assert any("Tokenize" in x.value for x in at.title)

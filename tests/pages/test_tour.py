@@ -1,0 +1,73 @@
+"""Classroom tour: one sentence through the whole model, step by step; a shared link opens a step."""
+from __future__ import annotations
+
+import pytest
+
+from apptest_utils import error_boxes, new_app, no_exception, page_ok
+
+PAGE = "tour"
+RANDOM = ("随机权重", "random weights")      # the MLP step may show the random-weight MoE demo's red box
+
+
+def button(at, key):
+    return [b for b in at.button if b.key == key][0]
+
+
+def check_tour(at):
+    assert at.session_state["tour_step"] == 0
+    button(at, "tour_next").click()
+    at.run()
+    no_exception(at)
+    assert at.session_state["tour_step"] == 1
+    button(at, "tour_next").click()
+    at.run()
+    assert at.session_state["tour_step"] == 2
+    button(at, "tour_back").click()
+    at.run()
+    no_exception(at)
+    assert at.session_state["tour_step"] == 1
+    for _ in range(40):                                       # walk to the end: every step renders
+        nxt = button(at, "tour_next")
+        if nxt.proto.disabled:
+            break
+        nxt.click()
+        at.run()
+        no_exception(at)
+        assert not error_boxes(at, RANDOM), (at.session_state["tour_step"], error_boxes(at, RANDOM))
+    assert at.session_state["tour_step"] >= 19
+    step = at.query_params["step"]
+    assert (step if isinstance(step, str) else step[0]) == str(at.session_state["tour_step"])
+
+
+@pytest.mark.real
+def test_tour_real():
+    check_tour(page_ok(PAGE, allow_errors=RANDOM))
+
+
+@pytest.mark.real
+def test_tour_real_batch_and_single_token():
+    page_ok(PAGE, prompt="I like shanghai\nHi", allow_errors=RANDOM)
+    page_ok(PAGE, prompt="Hi", allow_errors=RANDOM)
+
+
+def test_tour_tiny(tiny_app_dense):
+    check_tour(page_ok(PAGE, source=tiny_app_dense, prompt="I like shanghai\nHello there, friend", allow_errors=RANDOM))
+
+
+def test_tour_tiny_moe(tiny_app_moe):
+    check_tour(page_ok(PAGE, source=tiny_app_moe, allow_errors=RANDOM))
+
+
+def test_tour_step_from_url(tiny_app_dense):
+    """A shared link ?step=7 opens the tour at step 8 (0-based 7)."""
+    at = new_app()
+    at.run()
+    at.session_state["source"] = tiny_app_dense
+    at.query_params["step"] = "7"
+    at.switch_page("app_pages/tour.py")
+    at.run()
+    no_exception(at)
+    assert at.session_state["tour_step"] == 7
+    shown = "".join(m.value for m in at.markdown)
+    assert "layers.0.attn.scores" in shown and "4 注意力" in shown     # step 8: the scores, the strip's stage lit
+    assert len(at.get("plotly_chart")) == 1

@@ -1,0 +1,287 @@
+"""The house rules for imports (docs: DESIGN.md, "The house"), read from the source with `ast`.
+
+Every import counts: top level, inside a function, under `if TYPE_CHECKING:` or `try:`. Layers:
+  ops/      never imports ui, app_pages, content or streamlit (it runs alone in a Python shell)
+  viz/ and content/ never import streamlit, ui or app_pages
+  ui/       never imports app_pages
+  nothing   imports app (the entry script) or app_pages (Streamlit runs those files itself)
+and across the whole house: no import circle between modules (a function-level import counts: it hides a
+circle, it does not remove it), and no module takes a private name (leading underscore) from a module of
+another package, by `from m import _x` or as `m._x` on a module it imported.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("ops", "ui", "viz", "content", "app_pages")
+ENTRY = "app.py"
+
+FORBIDDEN = {   # importer package -> top-level names it must never import
+    "ops": {"ui", "app_pages", "content", "streamlit", "app"},
+    "viz": {"streamlit", "ui", "app_pages", "app"},
+    "content": {"streamlit", "ui", "app_pages", "app"},
+    "ui": {"app_pages", "app"},
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str        # the importing module, dotted ("ops.model", "app_pages.attention", "app")
+    line: int
+    target: str        # the absolute module imported from ("ops.model", "streamlit.components.v1")
+    names: tuple       # the names taken from it (`from target import a, b`); () for `import target`
+
+    def where(self) -> str:
+        return f"{module_file(self.module)}:{self.line}"
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def module_file(module: str) -> str:
+    return FILES[module].relative_to(ROOT).as_posix()
+
+
+def source_files() -> dict[str, Path]:
+    files = {module_name(ROOT / ENTRY): ROOT / ENTRY}
+    for pkg in PACKAGES:
+        for p in sorted((ROOT / pkg).rglob("*.py")):
+            if "__pycache__" not in p.parts:
+                files[module_name(p)] = p
+    return files
+
+
+FILES = source_files()
+MODULES = set(FILES)
+
+
+def is_package(module: str) -> bool:
+    return FILES[module].name == "__init__.py"
+
+
+def resolve_relative(module: str, level: int, target: str | None) -> str:
+    """`from ..x import y` inside `module` -> the absolute "pkg.x"."""
+    base = module.split(".") if is_package(module) else module.split(".")[:-1]
+    if level > 1:
+        base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([target] if target else []))
+
+
+def imports_of(module: str) -> list[Import]:
+    tree = ast.parse(FILES[module].read_text(encoding="utf-8"), filename=str(FILES[module]))
+    out = []
+    for node in ast.walk(tree):                     # every node: function-level imports included
+        if isinstance(node, ast.Import):
+            out += [Import(module, node.lineno, a.name, ()) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            target = resolve_relative(module, node.level, node.module) if node.level else node.module
+            out.append(Import(module, node.lineno, target, tuple(a.name for a in node.names)))
+    return out
+
+
+IMPORTS = [imp for m in sorted(MODULES) for imp in imports_of(m)]
+
+
+def package_of(module: str) -> str:
+    return module.split(".")[0]
+
+
+def longest_known(dotted: str) -> str | None:
+    """The most specific module of ours that `dotted` names ("ops.model.Model" -> "ops.model")."""
+    parts = dotted.split(".")
+    for n in range(len(parts), 0, -1):
+        cand = ".".join(parts[:n])
+        if cand in MODULES:
+            return cand
+    return None
+
+
+def edges_of(imp: Import) -> set[str]:
+    """Modules of ours this import statement loads explicitly (a parent package's implicit __init__ is not
+    counted: every submodule would otherwise be in a circle with its own package)."""
+    if not imp.names:
+        known = longest_known(imp.target)
+        return {known} if known else set()
+    out = set()
+    for name in imp.names:
+        sub = f"{imp.target}.{name}"
+        if sub in MODULES:                          # `from ops import functional`: the submodule
+            out.add(sub)
+        else:                                       # `from ops.model import Model`: the module itself
+            known = longest_known(imp.target)
+            if known:
+                out.add(known)
+    out.discard(imp.module)
+    return out
+
+
+def graph() -> dict[str, dict[str, list[Import]]]:
+    g: dict[str, dict[str, list[Import]]] = {m: {} for m in MODULES}
+    for imp in IMPORTS:
+        for dst in edges_of(imp):
+            g[imp.module].setdefault(dst, []).append(imp)
+    return g
+
+
+def strongly_connected(g: dict[str, dict]) -> list[list[str]]:
+    """Tarjan's algorithm, iterative; components of more than one module (the import circles)."""
+    index, low, on_stack, stack, comps, counter = {}, {}, set(), [], [], [0]
+    for root in sorted(g):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(g[root])))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, it = work[-1]
+            nxt = next(it, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter[0]
+                    counter[0] += 1
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(g[nxt]))))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == node:
+                        break
+                if len(comp) > 1:
+                    comps.append(sorted(comp))
+    return comps
+
+
+def a_cycle(g: dict[str, dict], comp: list[str]) -> list[str]:
+    """One concrete circle through the component's first module (breadth-first, so a shortest one)."""
+    inside, start = set(comp), comp[0]
+    prev, frontier = {start: None}, [start]
+    while frontier:
+        nxt_frontier = []
+        for node in frontier:
+            for dst in sorted(g[node]):
+                if dst == start:
+                    path = [node]
+                    while prev[path[-1]] is not None:
+                        path.append(prev[path[-1]])
+                    return list(reversed(path)) + [start]
+                if dst in inside and dst not in prev:
+                    prev[dst] = node
+                    nxt_frontier.append(dst)
+        frontier = nxt_frontier
+    return comp
+
+
+# ---- the tests ---------------------------------------------------------------------------------------
+def test_the_walk_finds_the_house():
+    """Guards the walker itself: if it finds nothing, every other test here passes vacuously."""
+    for pkg in ("ops", "ui", "viz", "content", "app_pages"):
+        assert any(package_of(m) == pkg for m in MODULES), pkg
+    assert "app" in MODULES and "ops.functional" in MODULES
+    assert any(i.target.startswith("streamlit") for i in IMPORTS if package_of(i.module) == "app_pages")
+    assert any(i.target == "ops" or i.target.startswith("ops.") for i in IMPORTS if package_of(i.module) == "ui")
+    # relative imports resolve to absolute modules
+    assert resolve_relative("ui.state", 1, "classroom") == "ui.classroom"
+    assert resolve_relative("ops", 1, "model") == "ops.model"
+    assert resolve_relative("ops.model", 1, None) == "ops"
+
+
+def test_layers():
+    """ops runs without Streamlit; viz and content without Streamlit or the UI; nothing imports a page."""
+    bad = []
+    for imp in IMPORTS:
+        pkg, top = package_of(imp.module), imp.target.split(".")[0]
+        if top in FORBIDDEN.get(pkg, set()) | {"app", "app_pages"}:
+            names = f" ({', '.join(imp.names)})" if imp.names else ""
+            bad.append(f"{imp.where()}: {pkg}/ imports {imp.target}{names}")
+    assert not bad, "imports across the layers:\n" + "\n".join(bad)
+
+
+def test_no_import_circles():
+    g = graph()
+    comps = strongly_connected(g)
+    lines = []
+    for comp in comps:
+        cyc = a_cycle(g, comp)
+        steps = []
+        for a, b in zip(cyc, cyc[1:]):
+            imp = g[a][b][0]
+            steps.append(f"    {a} -> {b}   ({imp.where()})")
+        lines.append(f"circle among {{{', '.join(comp)}}}:\n" + "\n".join(steps))
+    assert not comps, "import circles:\n" + "\n".join(lines)
+
+
+def is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def module_aliases(module: str) -> dict[str, str]:
+    """Local names bound to a module of ours in `module` ("fn" -> "ops.functional", "ops" -> "ops")."""
+    out = {}
+    tree = ast.parse(FILES[module].read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if longest_known(a.name):
+                    out[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            target = resolve_relative(module, node.level, node.module) if node.level else node.module
+            for a in node.names:
+                if f"{target}.{a.name}" in MODULES:
+                    out[a.asname or a.name] = f"{target}.{a.name}"
+    return out
+
+
+def private_uses(module: str) -> list[str]:
+    """`from other.mod import _x`, `import other._mod`, and `mod._x` on a module of another package."""
+    out = []
+    for imp in imports_of(module):
+        known = longest_known(imp.target)
+        if known is None or package_of(known) == package_of(module):
+            continue
+        names = [n for n in imp.names if is_private(n)]
+        path = [p for p in imp.target.split(".") if is_private(p)]
+        if names or path:
+            out.append(f"{imp.where()}: {module} imports {', '.join(names) or imp.target} from {imp.target}")
+    aliases = module_aliases(module)
+    for node in ast.walk(ast.parse(FILES[module].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and is_private(node.attr):
+            target = aliases.get(node.value.id)
+            if target and package_of(target) != package_of(module):
+                out.append(f"{module_file(module)}:{node.lineno}: {module} uses {node.value.id}.{node.attr} "
+                           f"(private to {target})")
+    return out
+
+
+def test_no_private_names_from_another_package():
+    """`from ops.gguf import _NAMES` (or `inputs._X`) in ui/ reaches into another package's internals:
+    that module should offer a public name instead."""
+    bad = [line for m in sorted(MODULES) for line in private_uses(m)]
+    assert not bad, "private names taken from another package:\n" + "\n".join(bad)
+
+
+def test_the_checks_see_a_planted_circle():
+    """The circle finder on a toy graph: a -> b -> c -> a is found, d -> a is not part of it."""
+    toy = {"a": {"b": []}, "b": {"c": []}, "c": {"a": []}, "d": {"a": []}}
+    assert strongly_connected(toy) == [["a", "b", "c"]]
+    assert a_cycle(toy, ["a", "b", "c"]) == ["a", "b", "c", "a"]
+    assert strongly_connected({"a": {"b": []}, "b": {}}) == []

@@ -1,0 +1,171 @@
+"""int8 weight-only decoding (ops/quant.py) through the one forward pass, the fast= choice, the precision report."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+
+from ops import model as model_module
+from ops import quant
+from ops.config import ModelConfig
+from ops.decode import decode_path
+from ops.errors import InputError
+from ops.loading import expected_shapes
+from ops.model import Model
+from ops.precision import precision_report
+from ops.tiny import tiny_moe_model
+
+
+def tiny_dense(seed: int = 0) -> Model:
+    c = ModelConfig(model_type="qwen2", vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512)
+    g = torch.Generator().manual_seed(seed)
+    W = {n: torch.ones(s) if "norm" in n else torch.randn(s, generator=g) / s[-1] ** 0.5
+         for n, s in expected_shapes(c).items()}
+    return Model(c, W, tokenizer=None, device="cpu", dtype="float32")
+
+
+def logits(model, ids, weights="model", attention="eager"):
+    S = ids.shape[1]
+    return model.forward(ids, torch.arange(S)[None], torch.ones(1, S, dtype=torch.bool), weights=weights,
+                         attention=attention)[0].float()
+
+
+# ---- the scheme -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("scale_dtype", [torch.float32, torch.bfloat16])
+def test_quantize_round_trip_within_half_a_step(scale_dtype):
+    """|W - s q| <= s / 2 per element (round to nearest; the row's max lands on 127.5 and clamps: still s/2)."""
+    g = torch.Generator().manual_seed(0)
+    W = torch.randn(300, 96, generator=g) * torch.logspace(-3, 1, 300)[:, None]       # rows of very different size
+    W[7] = 0.0                                                                            # an all-zero row
+    q, s = quant.quantize(W, scale_dtype)
+    assert q.dtype == torch.int8 and q.shape == W.shape and s.shape == (300,) and s.dtype == scale_dtype
+    err = (quant.dequantize(q, s) - W).abs()
+    bound = s.float()[:, None] / 2 * (1 + 1e-4)      # float32 rounding of W / s
+    assert bool((err <= bound).all()), f"max err / bound = {(err / bound).max().item():.4f}"
+    assert float(err[7].max()) == 0.0
+    assert int(q.max()) <= 127 and int(q.min()) >= -128
+    rel = (quant.dequantize(q, s) - W).norm(dim=1) / W.norm(dim=1).clamp_min(1e-30)
+    assert float(rel.max()) < 0.01, f"relative row error {rel.max().item():.4f}"
+
+
+@pytest.mark.parametrize("kernel", list(quant.KERNELS))
+@pytest.mark.parametrize("M", [1, 5])
+def test_kernels_agree_with_dequantized_product(kernel, M):
+    g = torch.Generator().manual_seed(1)
+    W = torch.randn(200, 64, generator=g) / 8
+    q, s = quant.quantize(W)
+    x = torch.randn(1, M, 64, generator=g).bfloat16()
+    want = x.float() @ quant.dequantize(q, s).T                                           # (1, M, 200)
+    got = quant.KERNELS[kernel](x, q, s).float()
+    assert got.shape == (1, M, 200)
+    assert torch.allclose(got, want, rtol=2e-2, atol=2e-2), f"max |diff| {(got - want).abs().max().item():.4f}"
+
+
+# ---- the weight set through the one forward pass ---------------------------------------------------------
+@pytest.mark.parametrize("make", [tiny_dense, tiny_moe_model], ids=["dense", "moe"])
+def test_int8_forward_close_to_float32(make):
+    model = make()
+    ids = torch.tensor([[1, 2, 3, 4, 5, 6, 7]])
+    l32 = logits(model, ids)
+    for attention in ("eager", "sdpa"):
+        l8 = logits(model, ids, "int8", attention)
+        rel = ((l8 - l32).norm() / l32.norm()).item()       # random weights: about 2-3%, bf16 alone about 1%
+        assert rel < 0.06, f"int8 vs float32 logits: relative error {rel:.4f}"
+    W = model.weight_set("int8")
+    assert isinstance(W, quant.Int8Weights) and W.weight_dtype == "int8" and W.dtype == torch.bfloat16
+    assert W["lm_head.weight"].dtype == torch.int8 and W["lm_head.scales"].shape == (model.config.vocab_size,)
+    assert W["model.embed_tokens.weight"].dtype == torch.bfloat16                    # a gather: stays 16-bit
+
+
+@pytest.mark.parametrize("make", [tiny_dense, tiny_moe_model], ids=["dense", "moe"])
+def test_bytes_per_token_from_shapes_equal_the_built_sets(make):
+    model = make()
+    est = quant.path_bytes(model)
+    assert est == {"eager": quant.decode_bytes(model.weight_set("model")),
+                   "bf16": quant.decode_bytes(model.weight_set("bf16")),
+                   "int8": quant.decode_bytes(model.weight_set("int8"))}
+    assert est["int8"] < est["bf16"] < est["eager"]
+
+
+def test_weight_set_int8_built_once_under_concurrency(monkeypatch):
+    """Two threads asking at once get the same object; the builder runs once."""
+    model, calls, go = tiny_dense(), [], threading.Barrier(2)
+    real = quant.int8_copy
+
+    def slow_copy(m, *a, **k):
+        calls.append(1)
+        threading.Event().wait(0.2)                         # the second thread arrives while this one builds
+        return real(m, *a, **k)
+
+    monkeypatch.setattr(model_module, "int8_copy", slow_copy)
+    got = []
+
+    def ask():
+        go.wait()
+        got.append(model.weight_set("int8"))
+
+    threads = [threading.Thread(target=ask) for _ in range(2)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert len(calls) == 1 and got[0] is got[1]
+    assert model.weight_set("int8") is got[0]
+    assert model.weight_set("bf16") is not got[0]
+
+
+# ---- fast= ------------------------------------------------------------------------------------------------
+def test_decode_path_values():
+    assert decode_path(None) == decode_path(False) == "eager"
+    assert decode_path(True) == decode_path("bf16") == "bf16"
+    assert decode_path("int8") == "int8"
+    for bad in ("int9", "int4", "fp8", "float32", 1, "BF16"):
+        with pytest.raises(InputError, match="not a decoding path"):
+            decode_path(bad)
+    with pytest.raises(InputError, match="'int8'"):
+        tiny_dense().weight_set("int9")
+
+
+# ---- the precision report ---------------------------------------------------------------------------------
+def test_precision_report_keys_and_shapes(monkeypatch):
+    model = tiny_dense()
+    monkeypatch.setattr(model, "encode_prompts", lambda p, chat=False: ([p], [p], [[1, 2, 3, 4, 5, 6]]))
+    rep = precision_report(model, "x")
+    assert set(rep) == {"resid_rel_err", "top1_agree", "top5_agree", "kl", "weight_bytes"}
+    dtypes = ["float32", "bfloat16", "int8"]
+    L = model.config.num_hidden_layers
+    for k in rep:
+        assert list(rep[k]) == dtypes, k
+    for d in dtypes:
+        assert rep["resid_rel_err"][d].shape == (L + 1,)
+        assert 0.0 <= rep["top1_agree"][d] <= 1.0 and 0.0 <= rep["top5_agree"][d] <= 1.0 and rep["kl"][d] >= 0.0
+    assert float(rep["resid_rel_err"]["float32"].abs().max()) == 0.0 and rep["kl"]["float32"] == 0.0
+    assert rep["top1_agree"]["float32"] == rep["top5_agree"]["float32"] == 1.0
+    assert 0 < float(rep["resid_rel_err"]["bfloat16"][0]) <= 2 ** -8                    # embedding: one rounding
+    assert float(rep["resid_rel_err"]["int8"][-1]) < 0.1
+    b = rep["weight_bytes"]
+    assert b["int8"] < b["bfloat16"] < b["float32"]
+
+
+# ---- the real model ---------------------------------------------------------------------------------------
+@pytest.mark.real
+def test_int8_generate_real(real_model):
+    """int8 decoding runs, says what ran, and picks float32's first greedy token; the KL of the first
+    next-token distribution is small."""
+    prompt = "The capital of France is"
+    g32 = real_model.generate(prompt, chat=False, max_new_tokens=1)
+    g8 = real_model.generate(prompt, chat=False, max_new_tokens=4, fast="int8", stop_at_eos=False)
+    assert (g8.path, g8.weight_dtype, g8.compute_dtype, g8.fast) == ("int8", "int8", "bfloat16", True)
+    assert g8.token_ids[0] == g32.token_ids[0], f"{g8.text!r} vs {g32.text!r}"
+    assert len(g8.token_ids) == 4 and g8.steps[-1].kv_bytes > 0
+    ids = torch.tensor([real_model.encode_prompts(prompt)[2][0]])
+    p32 = torch.log_softmax(logits(real_model, ids)[-1], -1)
+    p8 = torch.log_softmax(logits(real_model, ids, "int8", "sdpa")[-1], -1)
+    kl = float((p32.exp() * (p32 - p8)).sum())
+    assert kl < 0.05, f"KL(p32 || p_int8) = {kl:.4f}"
+    b = quant.path_bytes(real_model)
+    assert b["int8"] < 0.6 * b["bf16"], b
+    with pytest.raises(InputError, match="int9"):
+        real_model.generate(prompt, max_new_tokens=1, fast="int9")

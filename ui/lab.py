@@ -1,0 +1,120 @@
+"""Streamlit side of the experiment pages (Experiments, Compare, Head atlas, Precision).
+
+Runs are kept in st.session_state keyed by everything that decides them (model, tokens, edit, target), so a
+rerun of the page (any widget) does not rerun the model; sweeps run only on a button click, with a progress
+bar (any click while one runs stops it: Streamlit interrupts the script inside the progress callback);
+the head atlas, which does not depend on the prompt, is computed once per model for every session.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import streamlit as st
+
+from ops.errors import InputError
+from .state import RUN_SLOTS, load_model, settings, t
+
+KEEP = 8          # experiment results kept per session, oldest dropped first
+
+
+def _store() -> OrderedDict:
+    if "_lab" not in st.session_state:
+        st.session_state["_lab"] = OrderedDict()
+    return st.session_state["_lab"]
+
+
+def model_key() -> tuple:
+    s = settings()
+    return (s.source, s.device, s.dtype)
+
+
+def found(key):
+    """The kept result for key, or None."""
+    store = _store()
+    if key in store:
+        store.move_to_end(key)
+        return store[key]
+    return None
+
+
+def keep(key, value):
+    store = _store()
+    store[key] = value
+    while len(store) > KEEP:
+        store.popitem(last=False)
+    return value
+
+
+def kept(key, compute, spinner: str | None = None):
+    """compute() once per key in this session; an InputError is shown as st.error and gives None."""
+    value = found(key)
+    if value is not None:
+        return value
+    try:
+        with st.spinner(spinner or t("正在运行模型……", "Running the model...")), RUN_SLOTS:
+            return keep(key, compute())
+    except InputError as e:
+        st.error(str(e))
+        return None
+
+
+def sweep(key, run, label: str, note: str = "", button: str = "run-sweep"):
+    """The kept result of a sweep, or a button that runs run(progress) with a progress bar and keeps it.
+    Returns None until it has run; an InputError is shown as st.error."""
+    value = found(key)
+    if value is not None:
+        return value
+    clicked = st.button(label, key=button, type="primary")
+    if note:
+        st.caption(note)
+    if not clicked:
+        return None
+    bar = st.progress(0.0, text=t("开始……", "starting..."))
+
+    def progress(done: int, total: int):
+        bar.progress(min(1.0, done / max(total, 1)), text=t(f"已完成 {done} / {total}（点击页面任意控件可中止）",
+                                                             f"{done} / {total} done (any click on the page stops it)"))
+    try:
+        with RUN_SLOTS:
+            value = run(progress)
+    except InputError as e:
+        st.error(str(e))
+        return None
+    finally:
+        bar.empty()
+    return keep(key, value)
+
+
+def prompt_trace(model, text: str):
+    """A one-row trace of text (the sidebar's chat setting applied), kept per session; None after an error."""
+    if not text.strip():
+        st.error(t("提示词是空的：请写一句话。", "The prompt is empty: type a sentence."))
+        return None
+    chat = settings().chat
+    return kept(model_key() + ("prompt", text, chat), lambda: model.trace([text], chat=chat))
+
+
+def url_text(label: str, key: str, default: str, height: int | None = None) -> str:
+    """A text box whose value lives in the URL (like ui.state.picker, for text), so a link repeats the run."""
+    if key not in st.session_state:
+        st.session_state[key] = st.query_params.get(key, default)
+    value = (st.text_area(label, key=key, height=height) if height else st.text_input(label, key=key))
+    st.query_params[key] = value
+    return value
+
+
+@st.cache_resource(show_spinner="Scoring every attention head · 正在给每个注意力头打分……", max_entries=3)
+def atlas(source: str, device: str, dtype: str, seed: int = 0, n: int = 32) -> dict:
+    """The head atlas of one model (it does not depend on the prompt): scores, labels, counts, and the
+    induction test sequence with every head's attention on it. Shared by every session."""
+    from ops import analysis
+    from ops import atlas as head_atlas
+
+    model = load_model(source, device, dtype)
+    with RUN_SLOTS:
+        test = head_atlas.induction_trace(model, seed=seed, n=n)          # the one run the scores need
+    maps = analysis.head_maps(test, 0)                                     # (L, nh, 2n, 2n)
+    scores = head_atlas.scores_from_probs(maps.double(), n)
+    labels, best = head_atlas.label_heads(scores)
+    return dict(scores=scores, labels=labels, best=best, counts=head_atlas.label_counts(labels),
+                test_ids=analysis.row_ids(test, 0), test_probs=maps)

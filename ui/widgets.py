@@ -1,0 +1,69 @@
+"""Small Streamlit-drawing helpers the stage pages share: token chips, special tokens highlighted, and
+radio choices kept in the URL."""
+from __future__ import annotations
+
+import html
+import re
+
+import streamlit as st
+
+from viz.labels import visible
+
+PALETTE = ["#fde2e4", "#e2ece9", "#dfe7fd", "#fff1c1", "#e8dff5", "#d8f3dc", "#ffd6a5", "#cddafd"]
+SPECIAL_STYLE = "background:#6a1b9a;color:white"
+PAD_STYLE = "background:#bbbbbb;color:#444;text-decoration:line-through"
+
+
+def chips(infos: list[dict], pad_from: int | None = None, show_ids: bool = True, size: int = 22) -> str:
+    """HTML: one coloured chip per token (Tokenizer.piece_info dicts), its id under it.
+
+    Special tokens are purple, partial UTF-8 pieces have a dashed red border, padding is grey."""
+    out = []
+    for k, p in enumerate(infos):
+        padded = pad_from is not None and k >= pad_from
+        if padded:
+            style = PAD_STYLE
+        elif p.get("special"):
+            style = SPECIAL_STYLE
+        else:
+            style = f"background:{PALETTE[k % len(PALETTE)]};color:#111"
+        border = "border:2px dashed #d62728;" if p.get("partial") and not padded else "border:1px solid #999;"
+        title = html.escape(f"id {p['id']} · raw {p.get('raw', '')!r} · bytes {p.get('bytes', b'')!r}")
+        idline = (f'<div style="font-size:{int(size * 0.62)}px;color:#333;font-family:monospace">{p["id"]}</div>'
+                  if show_ids else "")
+        out.append(f'<span title="{title}" style="display:inline-block;text-align:center;margin:3px 2px;'
+                   f'vertical-align:top"><span style="{style};{border}padding:2px 6px;border-radius:6px;'
+                   f'font-size:{size}px;white-space:pre;display:inline-block">{html.escape(visible(p["piece"]))}'
+                   f'</span>{idline}</span>')
+    return '<div style="line-height:1.2">' + "".join(out) + "</div>"
+
+
+def show_chips(infos: list[dict], pad_from: int | None = None, size: int = 22):
+    st.markdown(chips(infos, pad_from, size=size), unsafe_allow_html=True)
+
+
+def highlight_specials(text: str, specials) -> str:
+    """HTML of text with every special token (e.g. <|im_start|>) in a purple box; newlines kept."""
+    escaped = html.escape(text)
+    names = sorted((html.escape(s) for s in specials), key=len, reverse=True)
+    if names:
+        pat = re.compile("|".join(re.escape(s) for s in names))
+        escaped = pat.sub(lambda m: f'<span style="{SPECIAL_STYLE};padding:0 4px;border-radius:4px">{m.group(0)}</span>',
+                          escaped)
+    escaped = escaped.replace("\n", '<span style="color:#999">↵</span><br>')
+    return (f'<div style="font-family:monospace;font-size:20px;line-height:1.6;background:#f7f7f9;'
+            f'padding:10px;border-radius:8px">{escaped}</div>')
+
+
+def show_specials(text: str, specials):
+    st.markdown(highlight_specials(text, specials), unsafe_allow_html=True)
+
+
+def url_choice(label: str, key: str, options: list[str], format_func=str, horizontal: bool = True) -> str:
+    """A radio whose value lives in the URL (like ui.state.picker, for named choices)."""
+    if key not in st.session_state or st.session_state[key] not in options:
+        v = st.query_params.get(key)
+        st.session_state[key] = v if v in options else options[0]
+    value = st.radio(label, options, key=key, format_func=format_func, horizontal=horizontal)
+    st.query_params[key] = value
+    return value

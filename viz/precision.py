@@ -1,0 +1,34 @@
+"""Figures of the precision page: per-layer relative error per dtype (log axis), bytes per dtype."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from .figures import as_numpy, base_layout
+
+COLORS = {"float32": "#1f77b4", "bfloat16": "#ff7f0e", "int8": "#d62728", "float16": "#2ca02c"}
+
+
+def error_lines(errors: dict, layers, title: str = "", ylabel: str = "", xlabel: str = "", height: int = 480) -> go.Figure:
+    """dtype -> (L + 1,) relative error of the residual stream against float32, on a log axis.
+    Exact zeros (float32 against itself) cannot sit on a log axis and are left out."""
+    data = []
+    for name, v in errors.items():
+        v = as_numpy(v)
+        if not (v > 0).any():
+            continue
+        data.append(go.Scatter(x=list(layers), y=[float(x) if x > 0 else None for x in v], name=name,
+                               mode="lines+markers", line=dict(color=COLORS.get(name), width=3)))
+    fig = go.Figure(data, layout=base_layout(title, xlabel, ylabel, height, dict(type="category", nticks=13),
+                                             dict(type="log", exponentformat="power"), legend=dict(orientation="h", y=1.1)))
+    return fig
+
+
+def byte_bars(sizes: dict, title: str = "", ylabel: str = "GB", height: int = 320, scale: float = 1e9) -> go.Figure:
+    """dtype -> bytes, drawn in GB with the ratio to the first (float32) written on each bar."""
+    names = list(sizes)
+    vals = [sizes[n] / scale for n in names]
+    first = vals[0] or 1.0
+    text = [f"{v:.2f} ({v / first:.2f}×)" for v in vals]
+    bar = go.Bar(x=names, y=vals, text=text, textposition="outside", textangle=0, cliponaxis=False,
+                 marker_color=[COLORS.get(n, "#888") for n in names])
+    return go.Figure([bar], layout=base_layout(title, "", ylabel, height, dict(type="category")))
