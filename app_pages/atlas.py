@@ -4,6 +4,7 @@ The atlas does not depend on the prompt: it is computed once per model (ui.lab.a
 import streamlit as st
 
 from ops import analysis, checks
+from ops import atlas as head_atlas
 from ui import lab
 from ui.page import StagePage
 from ui.state import picker, t
@@ -36,7 +37,7 @@ with right:
     st.markdown(f"**L{i} H{h}{t('：', ': ')}{names[labels[i][h]]}**")
     st.caption(" · ".join(f"{names[k]} {v:.2f}" for k, v in mine.items()))
     tok_labels = page.labels(b)
-    page.chart(heatmap(analysis.attention_head(trace, i, b, h)["probs"][:n, :n], x=tok_labels, y=tok_labels,
+    page.chart(heatmap(trace.attention_probs(i)[b, h, :n, :n], x=tok_labels, y=tok_labels,
                        colorscale="Viridis", zmid=None, zmin=0, zmax=1, height=max(330, 26 * n + 150),
                        text_fmt=".2f" if n <= 10 else None, xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i"),
                        title=t(f"L{i} H{h} 在你的提示词上（第 {b} 行）", f"L{i} H{h} on your prompt (row {b})")), "atlas-prompt")
@@ -46,7 +47,10 @@ with left:
                           title=t(f"{L} 层 × {nh} 个头：颜色 = 标签，深浅 = 得分", f"{L} × {nh} heads: colour = label, shade = score")),
                "atlas-grid")
 
-page.explain(key="atlas")
+page.explain([r"\text{previous} = \overline{P_{t,\,t-1}},\quad \text{sink} = \overline{P_{t,\,0}},\quad "
+              r"\text{self} = \overline{P_{t,\,t}},\quad \text{broad} = \overline{H(P_{t,\,\le t}) / \log(t+1)}\quad (t \ge 1)",
+              r"\text{induction} = \overline{P_{t,\,t-n+1}}\ \text{over the second copy } t = n, \dots, 2n-2"],
+             head_atlas.pattern_scores, head_atlas.induction_score)
 
 page.section(f"L{i} H{h} 在归纳测试序列上", f"L{i} H{h} on the induction test sequence")
 test_ids = A["test_ids"]

@@ -73,8 +73,8 @@ if equal:
     page.section("每一层、每个位置的余弦相似度", "Cosine at every layer and position")
     page.chart(layer_position_map(streams["cos_map"], labels, zlabel="cos", colorscale="Viridis", zmid=None, rows=states,
                                   xlabel=t("位置:A 的 token→B 的 token", "position:A token→B token"),
-                                  title=t(f"A 与 B 的残差向量的余弦（不同的位置：{diff}）；之前的位置全为 1（因果掩码）",
-                                          f"Cosine of A's and B's residual vectors (differing positions: {diff}); earlier positions are all 1 (causal mask)")),
+                                  title=t(f"A 与 B 的余弦：位置 {diff} 不同，之前的位置全为 1（因果掩码）",
+                                          f"cos(A, B): tokens differ at {diff}; every earlier position is 1 (causal mask)")),
                "cmp-cosmap")
 
     page.section("激活修补：把 A 的残差向量放进 B", "Activation patching: A's residual vector put into B's run")
@@ -87,7 +87,7 @@ if equal:
                     t(f"运行修补扫描（{L} × {na} 个变体）", f"Run the patching sweep ({L} × {na} variants)"),
                     t("需要几十秒；结果保存在本会话中。", "Takes tens of seconds; the result is kept for this session."), "run-patch")
     if res is not None:
-        page.chart(layer_position_map(res["restored"], labels, zlabel=t("找回比例", "restored"), zmin=-1, zmax=1,
+        page.chart(layer_position_map(res["restored"], labels, zlabel=t("找回比例", "restored"), zmin=-1, zmax=1, rows=states[1:],
                                       xlabel=t("位置:A 的 token→B 的 token", "position:A token→B token"),
                                       title=t(f"修补后 {ans_a} 找回的比例（层 × 位置）", f"Share of {ans_a} restored by patching (layer × position)")),
                    "cmp-patch")

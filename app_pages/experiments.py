@@ -34,7 +34,7 @@ with cols[0]:
 ids = analysis.row_ids(trace, b)
 n, key = len(ids), lab.model_key() + (tuple(ids),)
 s = n - 1                                                          # the next token after the row's last token
-base = trace if trace.B == 1 else lab.kept(key + ("base",), lambda: model.trace_ids([ids]))
+base = trace if trace.B == 1 else lab.kept(key + ("base",), lambda: model.trace_ids([ids], capture=lab.CAPTURE))
 top = analysis.next_token_top(base, 0, s, 10)
 top_ids = top["ids"].tolist()
 with cols[3]:
@@ -73,7 +73,7 @@ def make_edits():
 
 runs = {k: lab.prompt_trace(model, p[k]) for k in ("src", "a", "b") if k in p}    # the other prompts' runs, kept
 edited = None if None in runs.values() else lab.kept(key + ("edit", kind, i) + tuple(sorted(p.items())),
-                                                      lambda: model.trace_ids([ids], edits=make_edits()))
+                                                      lambda: model.trace_ids([ids], edits=make_edits(), capture=lab.CAPTURE))
 what = KINDS[kind][2].format(i=i, **p)
 
 # ---- the main picture: the next token before and after the edit -------------------------------------------

@@ -14,14 +14,8 @@ page = StagePage("mlp")
 model, trace, c = page.model, page.trace, page.config
 H, I = c.hidden_size, c.intermediate_size
 
-cols = st.columns(3)
-with cols[0]:
-    i = page.layer()
-with cols[1]:
-    b = page.row()
+i, b, s = page.layer_row_token(default_last=True)
 n = trace.lengths[b]
-with cols[2]:
-    s = page.token(b, default_last=True)
 labels = page.labels(b)
 tok = short(page.labels(b, None)[s], 12)
 

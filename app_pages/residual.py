@@ -15,14 +15,8 @@ page = StagePage("residual")
 model, trace, c = page.model, page.trace, page.config
 H, L = c.hidden_size, c.num_hidden_layers
 
-cols = st.columns(3)
-with cols[0]:
-    i = page.layer()
-with cols[1]:
-    b = page.row()
+i, b, s = page.layer_row_token()
 n = trace.lengths[b]
-with cols[2]:
-    s = page.token(b)
 labels = page.labels(b)
 
 # ---- the main picture: the stream's norm through the layers, per token ---------------------------

@@ -59,6 +59,14 @@ def parser(description: str, repeats: int, quick: int) -> argparse.ArgumentParse
     return p
 
 
+def setup(description: str, repeats_default: int = 3, quick: int = 1) -> int:
+    """Parse the common flags, print the machine, silence transformers; returns the number of repeats."""
+    args = parser(description, repeats=repeats_default, quick=quick).parse_args()
+    print(machine())
+    quiet_transformers()
+    return repeats(args)
+
+
 def repeats(args) -> int:
     """The number of repeats; also applies --threads (every script calls this first)."""
     if getattr(args, "threads", None):
@@ -177,3 +185,16 @@ def load_both(source: str = "cache"):
     ref, secs = load_reference(source)
     print(f"reference loaded from {source} in {secs:.1f} s")
     return model, ref
+
+
+def greedy_reference(ref, ids, new: int):
+    """transformers' greedy decoding of `new` tokens after ids (1, S): (seconds, decode tokens/s, token ids).
+    Decode speed leaves the prefill out: a prefill-only run is timed first and subtracted."""
+    import torch
+    with torch.inference_mode():
+        t0 = time.perf_counter()
+        ref.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=1, min_new_tokens=1)
+        t1 = time.perf_counter()
+        out = ref.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=new, min_new_tokens=new)
+        t2 = time.perf_counter()
+    return t2 - t1, (new - 1) / max(t2 - t1 - (t1 - t0), 1e-9), out[0, ids.shape[1]:].tolist()

@@ -23,11 +23,7 @@ import torch
 
 
 def main():
-    p = C.parser(__doc__.splitlines()[0], repeats=3, quick=1)
-    args = p.parse_args()
-    n = C.repeats(args)
-    print(C.machine())
-    C.quiet_transformers()
+    n = C.setup(__doc__.splitlines()[0])
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     import ops

@@ -19,13 +19,19 @@ from .errors import InputError
 from .trace import Trace
 
 
-def _check(trace: Trace, row: int, position: int, token_id: int) -> int:
+def resolve_position(trace: Trace, row: int, position: int) -> int:
+    """position in row's real tokens (-1: the last one), or InputError naming what is out of range."""
     if not 0 <= row < trace.B:
         raise InputError(f"row {row} is out of range: the trace has {trace.B} rows (0 to {trace.B - 1})")
     n = trace.lengths[row]
     p = n - 1 if position == -1 else position
     if not 0 <= p < n:
         raise InputError(f"position {position} is out of range: row {row} has {n} tokens (0 to {n - 1})")
+    return p
+
+
+def _check(trace: Trace, row: int, position: int, token_id: int) -> int:
+    p = resolve_position(trace, row, position)
     V = trace.config.vocab_size
     if not 0 <= int(token_id) < V:
         raise InputError(f"token id {token_id} is out of range: the vocabulary has {V} rows (0 to {V - 1})")

@@ -162,9 +162,9 @@ def logit_lens(model, trace, b: int) -> list[Check]:
 # ---- experiments (issue 11) ----------------------------------------------------------------------------
 def attribution_sum(attr: dict, logit: float) -> list[Check]:
     """Direct logit attribution: its parts add up to the logit (exact with the final norm's scale frozen)."""
-    total = torch.tensor(sum(float(v) for v in attr.values()), dtype=torch.float64)
-    return [compare(f"sum of the {len(attr)} attribution parts vs the logit", total, torch.tensor(float(logit), dtype=torch.float64),
-                    1e-4 * max(1.0, abs(float(logit))), f"{len(attr)} 个归因部分之和 vs logit")]
+    total = sum(float(v) for v in attr.values())                      # in float64: compare() would round to float32
+    return [Check(f"sum of the {len(attr)} attribution parts vs the logit", abs(total - float(logit)),
+                  1e-4 * max(1.0, abs(float(logit))), f"{len(attr)} 个归因部分之和 vs logit")]
 
 
 def untouched_before(base, edited, layer: int) -> list[Check]:

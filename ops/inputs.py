@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import unicodedata
 from dataclasses import dataclass
 
 from .errors import InputError, PromptTooLong, TraceTooBig  # noqa: F401  (their old home: re-exported)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import torch
 
+from .attribution import resolve_position
 from .errors import Cancelled, InputError
 from .trace import Trace
 
@@ -27,14 +28,6 @@ def _recorder(cancel):
     return record
 
 
-def _position(trace: Trace, row: int, position: int) -> int:
-    if not 0 <= row < trace.B:
-        raise InputError(f"row {row} is out of range: the trace has {trace.B} rows (0 to {trace.B - 1})")
-    n = trace.lengths[row]
-    p = n - 1 if position == -1 else position
-    if not 0 <= p < n:
-        raise InputError(f"position {position} is out of range: row {row} has {n} tokens (0 to {n - 1})")
-    return p
 
 
 def _token(trace: Trace, token_id: int) -> int:
@@ -61,7 +54,7 @@ def head_sweep(model, trace: Trace, row: int, position: int, token_id: int, mode
     mode "zero" sets the part to 0, "mean" to its mean over the row's real positions."""
     if mode not in ("zero", "mean"):
         raise InputError(f"ablation mode must be 'zero' or 'mean', got {mode!r}")
-    p, tok = _position(trace, row, position), _token(trace, token_id)
+    p, tok = resolve_position(trace, row, position), _token(trace, token_id)
     c = model.config
     L, nh, hd = c.num_hidden_layers, c.num_attention_heads, c.head_dim
     n, length = p + 1, trace.lengths[row]

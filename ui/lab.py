@@ -15,6 +15,10 @@ from ops.errors import InputError
 from .state import RUN_SLOTS, load_model, settings, t
 
 KEEP = 8          # experiment results kept per session, oldest dropped first
+# what an experiment run keeps: the residual stream and the parts that add to it (attribution, sweeps, patching,
+# steering read only these), not the S x S maps and I-wide MLP tensors: a kept run stays small
+CAPTURE = ("tokens.ids", "embed.out", "layers.*.attn.context", "layers.*.attn.out", "layers.*.resid_mid",
+           "layers.*.mlp.out", "layers.*.resid_out", "logits")
 
 
 def _store() -> OrderedDict:
@@ -91,7 +95,7 @@ def prompt_trace(model, text: str):
         st.error(t("提示词是空的：请写一句话。", "The prompt is empty: type a sentence."))
         return None
     chat = settings().chat
-    return kept(model_key() + ("prompt", text, chat), lambda: model.trace([text], chat=chat))
+    return kept(model_key() + ("prompt", text, chat), lambda: model.trace([text], chat=chat, capture=CAPTURE))
 
 
 def url_text(label: str, key: str, default: str, height: int | None = None) -> str:

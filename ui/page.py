@@ -162,6 +162,17 @@ class StagePage:
         n = self.trace.lengths[b]
         return token_picker(n, default=n - 1 if default_last else 0)
 
+    def layer_row_token(self, default_last: bool = False) -> tuple[int, int, int]:
+        """Layer i, batch row b and token s side by side (the per-token pages' usual three)."""
+        cols = st.columns(3)
+        with cols[0]:
+            i = self.layer()
+        with cols[1]:
+            b = self.row()
+        with cols[2]:
+            s = self.token(b, default_last)
+        return i, b, s
+
     def labels(self, b: int, n: int | None = 8, with_pad: bool = False) -> list[str]:
         return lbl.row_labels(self.model.tokenizer, self.trace, b, n, with_pad)
 

@@ -27,7 +27,7 @@ def test_compare_real_patching_once(english):
     restores A's answer fully."""
     at = open_page(PAGE, lang="en", cmp_pair="capital")
     at.button(key="run-patch").click().run(timeout=300)
-    check_page(at, PAGE, "en", EXPECT_EN, charts=4, text=("France", "Italy"))
+    check_page(at, PAGE, "en", **dict(EXPECT_EN, charts=4), text=("France", "Italy"))
     assert "Share of" in chart_text(at)
 
 
@@ -50,7 +50,7 @@ def test_compare_real_unequal_lengths_is_a_red_box(english):
 def test_compare_tiny_own_pair_and_patching(tiny_app_dense):
     at = open_page(PAGE, source=tiny_app_dense, cmp_pair="own", cmp_a="I like shanghai", cmp_b="I hate shanghai")
     at.button(key="run-patch").click().run()
-    check_page(at, PAGE, EXPECT, charts=4)
+    check_page(at, PAGE, **dict(EXPECT, charts=4))
 
 
 def test_compare_tiny_empty_prompt(tiny_app_dense):

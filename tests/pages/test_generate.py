@@ -44,7 +44,7 @@ def test_generate_real_batch_and_single_token():
 
 @pytest.mark.real
 def test_generate_page_fast_path_runs_to_the_end(bundled):
-    """The bfloat16 toggle: "Run to the end" decodes with the fast path, says so, and stores bf16 KV bytes."""
+    """The bfloat16 path: "Run to the end" decodes with the fast path, says so, and stores bf16 KV bytes."""
     at = page_ok(PAGE, lang="en", chat=True)
     at.run()
     at.number_input(key="gen_max").set_value(6)
@@ -55,9 +55,9 @@ def test_generate_page_fast_path_runs_to_the_end(bundled):
     no_exception(at)
     df = at.dataframe[0].value
     assert 1 <= len(df) <= 6
-    assert any("fast path bf16" in c.value and "bfloat16" in c.value for c in at.caption)
-    d = at.session_state["_gen"]["decoder"]                   # the page's ops.decode.Decoder
-    assert d.compute_dtype == "bfloat16" and d.done
+    assert any("fast path" in c.value and "bfloat16" in c.value for c in at.caption)
+    d = at.session_state["_gen"]["decoder"]
+    assert d.compute_dtype == "bfloat16"                      # activations and the KV cache
     per_token_bf16 = 2 * 24 * 2 * 64 * 2                     # 2 (K, V) x L x nkv x hd x 2 bytes
     assert int(df.iloc[0, 7]) == per_token_bf16 * int(df.iloc[0, 6])   # KV bytes = entries x bf16 bytes
 
