@@ -187,6 +187,16 @@ def load_both(source: str = "cache"):
     return model, ref
 
 
+def plain_greedy(ref):
+    """transformers' generation config set to plain greedy decoding of exactly max_new_tokens (no early stop)."""
+    ref.generation_config.eos_token_id = None
+    ref.generation_config.pad_token_id = 151643
+    ref.generation_config.do_sample = False
+    for k in ("temperature", "top_p", "top_k", "repetition_penalty"):
+        setattr(ref.generation_config, k, None)
+    return ref
+
+
 def greedy_reference(ref, ids, new: int):
     """transformers' greedy decoding of `new` tokens after ids (1, S): (seconds, decode tokens/s, token ids).
     Decode speed leaves the prefill out: a prefill-only run is timed first and subtracted."""

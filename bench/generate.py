@@ -63,11 +63,7 @@ def main():
     import ops
 
     model, ref = C.load_both(args.ref_from)
-    ref.generation_config.eos_token_id = None          # no early stop: exactly NEW tokens, like stop_at_eos=False
-    ref.generation_config.pad_token_id = 151643
-    ref.generation_config.do_sample = False
-    for k in ("temperature", "top_p", "top_k", "repetition_penalty"):
-        setattr(ref.generation_config, k, None)
+    C.plain_greedy(ref)                                # exactly NEW tokens, like stop_at_eos=False
 
     prompt_ids = model.encode_prompts(PROMPT, chat=True)[2][0]
     ids = torch.tensor([prompt_ids])

@@ -151,11 +151,7 @@ def speed(model, ref_from: str, n: int):
     from ops import quant
     ref, secs = C.load_reference(ref_from)
     print(f"reference loaded from {ref_from} in {secs:.1f} s")
-    ref.generation_config.eos_token_id = None
-    ref.generation_config.pad_token_id = 151643
-    ref.generation_config.do_sample = False
-    for k in ("temperature", "top_p", "top_k", "repetition_penalty"):
-        setattr(ref.generation_config, k, None)
+    C.plain_greedy(ref)                                # exactly NEW tokens, like stop_at_eos=False
     prompt_ids = model.encode_prompts(PROMPT, chat=True)[2][0]
     ids = torch.tensor([prompt_ids])
     keys = {"ours float32": False, "ours bf16": "bf16", "ours int8": "int8"}
