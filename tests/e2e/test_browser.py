@@ -100,7 +100,7 @@ def problems_on(page, name: str, lang: str) -> list[str]:
     out = []
     if page.get_by_text("Page not found").count():
         out.append(f"{name}: 'Page not found' at {page.url}")
-    titles = page.locator("h1").all_inner_texts()
+    titles = page.locator('[data-testid="stMain"] h1').all_inner_texts() or page.locator("h1").all_inner_texts()
     want = title_word(name, lang)
     if not any(want.lower() in t.lower() for t in titles):
         out.append(f"{name} ({lang}): no title with {want!r} at {page.url}: {titles}")

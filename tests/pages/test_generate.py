@@ -55,9 +55,9 @@ def test_generate_page_fast_path_runs_to_the_end(bundled):
     no_exception(at)
     df = at.dataframe[0].value
     assert 1 <= len(df) <= 6
-    assert any("fast path" in c.value and "bfloat16" in c.value for c in at.caption)
-    d = at.session_state["_gen"]["decoder"]
-    assert d.compute_dtype == "bfloat16"                      # activations and the KV cache
+    assert any("fast path bf16" in c.value and "bfloat16" in c.value for c in at.caption)
+    d = at.session_state["_gen"]["decoder"]                   # the page's ops.decode.Decoder
+    assert d.compute_dtype == "bfloat16" and d.done
     per_token_bf16 = 2 * 24 * 2 * 64 * 2                     # 2 (K, V) x L x nkv x hd x 2 bytes
     assert int(df.iloc[0, 7]) == per_token_bf16 * int(df.iloc[0, 6])   # KV bytes = entries x bf16 bytes
 
