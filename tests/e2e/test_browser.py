@@ -110,6 +110,17 @@ def problems_on(page, name: str, lang: str) -> list[str]:
     return out
 
 
+def wait_charts_drawn(page, seconds: float = 15.0):
+    """Plotly draws after the script has finished: wait (bounded) until every chart has its SVG, so the
+    screenshot shows the picture and not its placeholder. A slow chart only costs the wait, never a failure."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        charts = page.locator('[data-testid="stPlotlyChart"]').count()
+        if page.locator('[data-testid="stPlotlyChart"] .main-svg').count() >= charts:
+            return
+        page.wait_for_timeout(250)
+
+
 def open_and_check(page, url: str, name: str, lang: str) -> list[str]:
     page.goto(url)
     try:
@@ -132,6 +143,7 @@ def test_every_page_opens_at_its_own_url(server, browser, lang):
     failures = []
     for name, path in PAGES:
         failures += open_and_check(page, f"{server}/{path}?lang={lang}", name, lang)
+        wait_charts_drawn(page)
         page.screenshot(path=str(SHOTS / f"{name}.{lang}.png"), full_page=False)   # above the fold
     page.close()
     assert not failures, "\n".join(failures)
