@@ -28,6 +28,17 @@ def bundled_gguf_path():
 
 
 @pytest.fixture(scope="session")
+def reference(bundled_gguf_path):
+    """transformers' model dequantized by transformers itself from the same GGUF (float32, eager), loaded once
+    for every parity test (it takes a minute or two)."""
+    transformers = pytest.importorskip("transformers")
+    p = Path(bundled_gguf_path)
+    ref = transformers.AutoModelForCausalLM.from_pretrained(str(p.parent), gguf_file=p.name, dtype=torch.float32,
+                                                            attn_implementation="eager")
+    return ref.eval()
+
+
+@pytest.fixture(scope="session")
 def bundled():
     """(config, weights, tokenizer) of the bundled model via load_source() (from the cache when warm)."""
     from ops import loading

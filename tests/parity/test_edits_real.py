@@ -1,5 +1,4 @@
 """Edits and attribution on the bundled model, against transformers' Qwen2ForCausalLM with forward hooks."""
-from pathlib import Path
 
 import pytest
 import torch
@@ -10,16 +9,6 @@ from ops.attribution import logit_attribution
 pytestmark = pytest.mark.real
 PROMPT = "def fib(n):\n    return"
 PAIR = ("The capital of France is", "The capital of Italy is")
-
-
-@pytest.fixture(scope="module")
-def reference(bundled_gguf_path):
-    """transformers' model from the same GGUF (float32, eager), loaded once for this module."""
-    transformers = pytest.importorskip("transformers")
-    p = Path(bundled_gguf_path)
-    ref = transformers.AutoModelForCausalLM.from_pretrained(str(p.parent), gguf_file=p.name, dtype=torch.float32,
-                                                            attn_implementation="eager")
-    return ref.eval()
 
 
 @pytest.fixture(scope="module")

@@ -1,21 +1,10 @@
 """The bundled Qwen2.5-Coder-0.5B-Instruct against transformers' own Qwen2ForCausalLM on the same GGUF."""
-from pathlib import Path
 
 import pytest
 import torch
 
 pytestmark = pytest.mark.real
 PROMPTS = ["I like shanghai", "上海是中国最大的城市之一，", "def fib(n):\n    return", "12345 + 678 = "]
-
-
-@pytest.fixture(scope="module")
-def reference(bundled_gguf_path):
-    """transformers' model dequantized by transformers itself from the same GGUF (float32, eager)."""
-    transformers = pytest.importorskip("transformers")
-    p = Path(bundled_gguf_path)
-    ref = transformers.AutoModelForCausalLM.from_pretrained(str(p.parent), gguf_file=p.name, dtype=torch.float32,
-                                                            attn_implementation="eager")
-    return ref.eval()
 
 
 def maxdiff(a, b):
