@@ -38,10 +38,13 @@ class KVCache:
     """Keys and values of every layer, preallocated for `capacity` positions.  k[i]: (B, nkv, capacity, hd)"""
 
     def __init__(self, config: ModelConfig, B: int, capacity: int, device, dtype):
+        """device: one device, or a list with each layer's (a model placed on several GPUs)."""
         self.config = config
         shape = (B, config.num_key_value_heads, capacity, config.head_dim)
-        self.k = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(config.num_hidden_layers)]
-        self.v = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(config.num_hidden_layers)]
+        L = config.num_hidden_layers
+        devices = device if isinstance(device, (list, tuple)) else [device] * L
+        self.k = [torch.zeros(shape, device=devices[i], dtype=dtype) for i in range(L)]
+        self.v = [torch.zeros(shape, device=devices[i], dtype=dtype) for i in range(L)]
         self.length = 0        # positions filled so far
         self.positions = None  # (B, length) position id of every cached key
 
@@ -104,7 +107,7 @@ class Decoder:
         self.compute_dtype = str(dtype).replace("torch.", "")
         self.weight_dtype = getattr(W, "weight_dtype", self.compute_dtype)
         self.budget = min(max_new_tokens, model.config.max_position_embeddings - len(prompt_ids))  # tokens in all
-        self.cache = KVCache(model.config, 1, len(prompt_ids) + max(self.budget, 1), model.device, dtype)
+        self.cache = KVCache(model.config, 1, len(prompt_ids) + max(self.budget, 1), model.cache_devices, dtype)
         self.eos = set(getattr(model.tokenizer, "eos_token_ids", ()) or ()) | set(model.config.eos_ids)
         self.stop_at_eos = stop_at_eos
         self.generator = make_generator(params.seed)

@@ -12,6 +12,7 @@ at a time (Model.decoder, Model.generate).
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 from dataclasses import dataclass
 from typing import Callable
@@ -92,16 +93,37 @@ class Pass:
 
 
 class Model:
-    def __init__(self, config: ModelConfig, weights: dict, tokenizer=None, device=None, dtype=None):
+    def __init__(self, config: ModelConfig, weights: dict, tokenizer=None, device=None, dtype=None,
+                 device_map: dict | None = None):
+        """device_map: module name -> device ("model.layers.3" -> 1 means cuda:1), as ops/placement.py and
+        accelerate write it; every weight goes to its module's device and each layer runs where it lies."""
         self.config = config
         self.tokenizer = tokenizer
         self.device = pick_device(device)
         self.dtype = pick_dtype(dtype, self.device)
-        W = {n: t.to(self.device, self.dtype) for n, t in weights.items()}
+        self.device_map = device_map
+        W = {n: t.to(self.place(n), self.dtype) for n, t in weights.items()}
         if "lm_head.weight" not in W:                        # tied: the LM head is the embedding table
             W["lm_head.weight"] = W["model.embed_tokens.weight"]
         self.weights = Weights(W)
         self._copies, self._lock = {}, threading.Lock()     # weight copies derived from it, each built once
+
+    def place(self, name: str) -> torch.device:
+        """The device of a weight or module under the device map (self.device without one)."""
+        if self.device_map is None:
+            return torch.device(self.device)
+        module = name.removesuffix(".weight").removesuffix(".bias")
+        while module and module not in self.device_map:
+            module = module.rpartition(".")[0]
+        d = self.device_map.get(module, self.device)
+        return torch.device(f"cuda:{d}" if isinstance(d, int) else d)
+
+    @property
+    def cache_devices(self):
+        """Where each layer's KV cache lives: with its layer's weights."""
+        if self.device_map is None:
+            return self.device
+        return [self.place(f"model.layers.{i}") for i in range(self.config.num_hidden_layers)]
 
     def w(self, name: str) -> torch.Tensor | None:
         return self.weights.get(name)
@@ -141,11 +163,13 @@ class Model:
         run = Pass(self.weight_set(weights), ATTENTION[attention], cos, sin, mask, cache, recorder(record, edits))
 
         if hidden is None:
-            ids = run.rec("tokens.ids", ids.to(self.device))
+            ids = run.rec("tokens.ids", ids.to(self.place("model.embed_tokens")))
             x = run.rec("embed.out", fn.embedding(ids, run.W["model.embed_tokens.weight"]))      # (B, S, H)
         else:
             x = hidden.to(self.device, self.dtype)
         for i in range(start, c.num_hidden_layers):
+            if self.device_map is not None:                          # placed on several devices: go to layer i's
+                x, run = self._move(x, run, self.place(f"model.layers.{i}"))
             x = self.layer(i, x, run)
         if cache is not None:
             cache.positions = k_positions
@@ -153,8 +177,19 @@ class Model:
         if last_only is not False:
             p = S - 1 if last_only is True else int(last_only) % S
             x = x[:, p:p + 1]                                                                    # (B, 1, H)
+        if self.device_map is not None:
+            x, run = self._move(x, run, self.place("model.norm"))
         x = run.rec("final_norm.out", fn.rms_norm(x, run.W["model.norm.weight"], c.rms_norm_eps))
+        if self.device_map is not None:                              # a tied head lies with the embedding
+            x = x.to(self.weights["lm_head.weight"].device)
         return run.rec("logits", run.W.linear(x, "lm_head"))            # fn.lm_head, or int8 rows: (B, S, V)
+
+    @staticmethod
+    def _move(x: torch.Tensor, run: Pass, device: torch.device) -> tuple[torch.Tensor, Pass]:
+        if x.device == device:
+            return x, run
+        mask = None if run.mask is None else run.mask.to(device)
+        return x.to(device), dataclasses.replace(run, cos=run.cos.to(device), sin=run.sin.to(device), mask=mask)
 
     def layer(self, i: int, x: torch.Tensor, run: Pass) -> torch.Tensor:
         c, p, n = self.config, f"model.layers.{i}.", f"layers.{i}."

@@ -7,13 +7,19 @@ the head atlas, which does not depend on the prompt, is computed once per model 
 """
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
 
 import streamlit as st
 
 from ops.errors import InputError
+from ops.runqueue import RunQueue
 from .state import RUN_SLOTS, load_model, settings, t
 
+# sweeps, the heaviest runs, queue for their own turn: one at a time by default, so page runs always keep a
+# slot of RUN_SLOTS and one student's sweep cannot stall the class (OPERATOR_LAB_SWEEPS, _SWEEP_QUEUE)
+SWEEPS = RunQueue(running=max(1, int(os.environ.get("OPERATOR_LAB_SWEEPS", "1") or 1)),
+                  waiting=max(0, int(os.environ.get("OPERATOR_LAB_SWEEP_QUEUE", "8") or 8)))
 KEEP = 8          # experiment results kept per session, oldest dropped first
 # what an experiment run keeps: the residual stream and the parts that add to it (attribution, sweeps, patching,
 # steering read only these), not the S x S maps and I-wide MLP tensors: a kept run stays small
@@ -78,8 +84,12 @@ def sweep(key, run, label: str, note: str = "", button: str = "run-sweep"):
     def progress(done: int, total: int):
         bar.progress(min(1.0, done / max(total, 1)), text=t(f"已完成 {done} / {total}（点击页面任意控件可中止）",
                                                              f"{done} / {total} done (any click on the page stops it)"))
+    def waiting(place: int, queued: int):
+        bar.progress(0.0, text=t(f"排队中：你是第 {place} 个（共 {queued} 个在等；同一时间只跑 {SWEEPS.running} 个扫描）",
+                                 f"Queued: you are number {place} of {queued} waiting "
+                                 f"({SWEEPS.running} sweep(s) run at a time)"))
     try:
-        with RUN_SLOTS:
+        with SWEEPS.turn(on_wait=waiting), RUN_SLOTS:
             value = run(progress)
     except InputError as e:
         st.error(str(e))

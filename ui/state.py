@@ -194,12 +194,23 @@ def _fallback(s: Settings):
 
 
 def query_int(name: str, default: int, lo: int, hi: int) -> int:
-    """An integer picker value from the URL, clamped to its range."""
+    """An integer picker value from the URL, clamped to its range; a value that is not an integer or lies
+    outside lo..hi gets a warning that names it (the page goes on with the nearest valid value)."""
+    raw = st.query_params.get(name, None)
+    if raw is None:
+        return default
     try:
-        v = int(st.query_params.get(name, default))
+        v = int(raw)
     except (TypeError, ValueError):
-        v = default
-    return max(lo, min(hi, v))
+        st.warning(t(f"链接里的 {name}={raw!r} 不是整数，已改用 {default}。",
+                     f"The link's {name}={raw!r} is not an integer; using {default}."))
+        return default
+    if not lo <= v <= hi:
+        clamped = max(lo, min(hi, v))
+        st.warning(t(f"链接里的 {name}={v} 超出范围 {lo}…{hi}（这个模型），已改用 {clamped}。",
+                     f"The link's {name}={v} is outside {lo}…{hi} for this model; using {clamped}."))
+        return clamped
+    return v
 
 
 def picker(label: str, key: str, lo: int, hi: int, default: int = 0) -> int:

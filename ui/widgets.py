@@ -7,6 +7,7 @@ import re
 
 import streamlit as st
 
+from ui.state import t
 from viz.labels import visible
 
 PALETTE = ["#fde2e4", "#e2ece9", "#dfe7fd", "#fff1c1", "#e8dff5", "#d8f3dc", "#ffd6a5", "#cddafd"]
@@ -63,6 +64,9 @@ def url_choice(label: str, key: str, options: list[str], format_func=str, horizo
     """A radio whose value lives in the URL (like ui.state.picker, for named choices)."""
     if key not in st.session_state or st.session_state[key] not in options:
         v = st.query_params.get(key)
+        if v is not None and v not in options:
+            st.warning(t(f"链接里的 {key}={v!r} 不是可选项（{', '.join(options)}），已改用 {options[0]}。",
+                         f"The link's {key}={v!r} is not one of {', '.join(options)}; using {options[0]}."))
         st.session_state[key] = v if v in options else options[0]
     value = st.radio(label, options, key=key, format_func=format_func, horizontal=horizontal)
     st.query_params[key] = value

@@ -70,3 +70,14 @@ def test_experiments_tiny_sweep_and_batch(tiny_app_dense, english):
     at = open_page(PAGE, source=tiny_app_dense, prompt=BATCH, lang="en", row="1", x_edit="head", head="3")
     at.button(key="run-head-sweep").click().run()
     check_page(at, PAGE, "en", charts=8, **{k: v for k, v in EXPECT_EN.items() if k != "charts"})
+
+
+def test_experiments_tiny_out_of_range_link_is_named(tiny_app_dense, english):
+    """A shared link from a bigger model (layer 99, head 40) or a mistyped edit: a warning names each value and
+    the range, and the page goes on with the nearest valid one instead of failing or clamping silently."""
+    at = open_page(PAGE, source=tiny_app_dense, prompt="I like shanghai", lang="en",
+                   x_edit="hed", layer="99", head="40")
+    warned = "\n".join(w.value for w in at.warning)
+    assert "layer=99" in warned and "x_edit='hed'" in warned, warned
+    assert at.slider(key="layer").value == at.slider(key="layer").max     # the nearest valid layer
+    check_page(at, PAGE, "en", charts=4, allow_errors=())

@@ -1,0 +1,73 @@
+"""Placing a model on several GPUs: accelerate's split of Qwen2.5-32B / 72B checked by arithmetic, and the runner
+running each layer where the device map puts it (on this CPU machine every device is "cpu": the multi-GPU
+run itself waits for hardware, bench/RESULTS.md)."""
+import pytest
+import torch
+
+from ops import costs, placement
+from ops.config import ModelConfig
+from ops.errors import InputError
+from ops.loading import expected_shapes
+from ops.model import Model
+
+GB = 1e9
+C32 = costs.reference_config("Qwen2.5-32B-Instruct")
+
+
+def test_32b_on_one_80gb_gpu_and_on_two():
+    one = placement.plan(C32, gpus=1, gpu_gb=80, context=4096)
+    assert one["fits"] and one["spill_layers"] == []
+    (gpu,) = one["devices"]
+    assert gpu["weights"] == costs.weight_bytes(C32, 16)          # every weight counted once, in bf16
+    assert gpu["kv"] == costs.kv_cache_bytes(C32, 4096, 2)         # all 64 layers' KV at 4k tokens
+    two = placement.plan(C32, gpus=2, gpu_gb=80, context=4096)
+    layers = [d["layers"] for d in two["devices"]]
+    assert sorted(sum(layers, [])) == list(range(64)) and all(layers)       # every layer once, both GPUs used
+    assert layers[0] == list(range(len(layers[0])))                # contiguous: layer 0.. on GPU 0
+    assert sum(d["weights"] for d in two["devices"]) == costs.weight_bytes(C32, 16)
+    assert abs(len(layers[0]) - len(layers[1])) <= 4               # balanced, not GPU 0 filled first
+
+
+def test_32b_does_not_fit_one_24gb_gpu_but_fits_four():
+    one = placement.plan(C32, gpus=1, gpu_gb=24, context=4096)
+    assert not one["fits"] and one["spill_layers"]                 # 65.5 GB of weights: layers spill to CPU
+    four = placement.plan(C32, gpus=4, gpu_gb=24, context=4096)
+    assert four["fits"] and all(d["total"] <= 24 * GB for d in four["devices"])
+
+
+def test_72b_needs_two_141gb_gpus_at_32k():
+    c72 = costs.reference_config("Qwen2.5-72B-Instruct")
+    assert costs.weight_bytes(c72, 16) > 141 * GB                  # 145 GB of bf16 weights
+    assert not placement.plan(c72, 1, 141, context=32768)["fits"]
+    assert placement.plan(c72, 2, 141, context=32768)["fits"]
+
+
+def test_table_and_bad_input():
+    rows = placement.table(C32, gpu_counts=(1, 2), gpu_sizes=(80,))
+    assert [(r["gpus"], r["fits"]) for r in rows] == [(1, True), (2, True)]
+    with pytest.raises(InputError):
+        placement.plan(C32, gpus=0, gpu_gb=80)
+
+
+def _tiny(device_map=None):
+    c = ModelConfig(vocab_size=96, hidden_size=32, intermediate_size=48, num_hidden_layers=3,
+                    num_attention_heads=4, num_key_value_heads=2)
+    g = torch.Generator().manual_seed(0)
+    w = {n: torch.randn(s, generator=g) * 0.2 for n, s in expected_shapes(c).items()}
+    return Model(c, w, device="cpu", dtype="float32", device_map=device_map)
+
+
+def test_runner_follows_the_device_map():
+    dm = {"model.embed_tokens": "cpu", "model.layers.0": "cpu", "model.layers.1": "cpu", "model.layers.2": "cpu",
+          "model.norm": "cpu", "lm_head": "cpu"}
+    plain, placed = _tiny(), _tiny(dm)
+    assert placed.place("model.layers.1.mlp.up_proj.weight") == torch.device("cpu")
+    assert placed.cache_devices == [torch.device("cpu")] * 3
+    ids = torch.tensor([[5, 7, 9, 11]])
+    pos, valid = torch.arange(4)[None], torch.ones(1, 4, dtype=torch.bool)
+    assert torch.equal(plain.forward(ids, pos, valid), placed.forward(ids, pos, valid))
+    int_map = {"model.layers.0": 0}                                 # accelerate's ints mean cuda:<n>
+    m = Model.__new__(Model)
+    m.device, m.device_map = "cpu", int_map
+    assert m.place("model.layers.0.self_attn.q_proj.weight") == torch.device("cuda:0")
+    assert m.place("model.norm.weight") == torch.device("cpu")
