@@ -1,6 +1,7 @@
 """The head atlas on hand-built attention patterns whose heads are what they are by construction.
 
-The atlas consumes only attention probabilities, so the "tiny hand-built model" is built at that level:
+The atlas consumes only attention probabilities, so these patterns are built at that level (the model-level
+construction, hand-set Qwen2 weights run through the real forward pass, is tests/unit/test_atlas_hand_built.py):
 a (L=2, nh=4) stack of patterns, one previous-token head, one induction head, one sink head and one
 uniform head, on a sequence of n tokens repeated. A model-level run checks shapes and ranges.
 """
