@@ -24,9 +24,11 @@ import sys
 import tempfile
 import textwrap
 import time
+import urllib.parse
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 from load_test import free_port, start_server, stop_server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,7 +107,12 @@ def open_fresh(browser, url: str) -> float:
 
 
 def click_link(page, path: str) -> float:
-    link = page.locator(f'[data-testid="stSidebar"] a[href$="/{path}"]').first
+    """Click the sidebar link whose URL path is /<path> (with or without a query string)."""
+    links = page.locator('[data-testid="stSidebar"] a')
+    hrefs = [urllib.parse.urlparse(h or "").path for h in links.evaluate_all("els => els.map(e => e.href)")]
+    if f"/{path}" not in hrefs:
+        raise RuntimeError(f"no sidebar link to /{path}: {hrefs}")
+    link = links.nth(hrefs.index(f"/{path}"))
     t0 = time.perf_counter()
     link.click()
     page.wait_for_url(f"**/{path}*", timeout=30_000)
@@ -114,6 +121,7 @@ def click_link(page, path: str) -> float:
 
 def nudge_slider(page, index: int = 0) -> float:
     thumb = page.locator('[data-testid="stMain"] [role="slider"]').nth(index)
+    thumb.wait_for(timeout=120_000)
     thumb.focus()
     t0 = time.perf_counter()
     thumb.press("ArrowRight")
