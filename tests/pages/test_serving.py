@@ -1,0 +1,46 @@
+"""Serving page: online softmax on the trace's real scores, the KV cache, quantisation read from the bundled GGUF,
+speculative decoding, long context, attention variants, tensor parallelism, prefill vs decode measured."""
+from __future__ import annotations
+
+import pytest
+
+from apptest_utils import BATCH, page_ok, texts
+from content import serving as words
+from ops import costs
+
+PAGE = "serving"
+EXPECT = dict(charts=5, tables=15, checks=2, passing=("online softmax",))
+NUMS = words.numbers(costs.reference_config())
+
+
+def key_numbers(at, lang):
+    """The figures the page is for, as content/serving.py computes them, are on it."""
+    body = texts(at)
+    for value in (NUMS["sv_req_141"], NUMS["sv_req_80"], NUMS["sv_fa_eager_32k"], NUMS["sv_kv_mla_exact"],
+                  NUMS["sv_yarn_ext"], NUMS["sv_spec_e"]):
+        assert value in body, (lang, value)
+
+
+@pytest.mark.real
+def test_serving_real():
+    at = page_ok(PAGE, **dict(EXPECT, checks=4, passing=("在线 softmax", "gguf.dequantize")), text=("部署与优化",))
+    key_numbers(at, "zh")
+    assert "Q5_0" in texts(at) and "Q4_K" in texts(at)           # the bundled file's own types
+
+
+@pytest.mark.real
+def test_serving_real_english_batch(english):
+    at = page_ok(PAGE, prompt=BATCH, lang="en", query=dict(row="1", block="3"),
+                 **dict(EXPECT, checks=4, passing=("online softmax (blocks of 3)", "gguf.dequantize")),
+                 text=("tokens per verification E", "KV heads per GPU", "weights per scale"))
+    key_numbers(at, "en")
+
+
+def test_serving_tiny_small_example_and_measure(tiny_app_dense, english):
+    at = page_ok(PAGE, source=tiny_app_dense, lang="en", **EXPECT)
+    at.text_input(key="sv-scores").input("1, 5, 2").run()
+    assert not at.exception and "0.017, 0.936, 0.047" in texts(at)   # softmax([1, 5, 2]), by blocks of 2
+    at.text_input(key="sv-scores").input("one, two").run()
+    assert not at.exception and any("not a list of numbers" in w.value for w in at.warning)
+    at.button(key="sv-measure").click().run(timeout=300)
+    assert not at.exception and "measured ms/token" in texts(at)

@@ -1,0 +1,328 @@
+"""The serving chapter's numbers (ops/serving.py, content/serving.py): online softmax against eager, KV-cache and
+memory figures against the hand formulas of FACTS.md, the GGUF quantisation table against the file, speculative
+decoding's formula at its edges, YaRN against transformers, prefill/decode timing on a tiny model."""
+from __future__ import annotations
+
+import math
+import struct
+
+import numpy as np
+import pytest
+import torch
+
+from content import practice, serving as words, texts
+from ops import costs, serving as sv
+from ops.errors import InputError
+
+C32 = costs.reference_config("Qwen2.5-32B-Instruct")
+# Qwen2.5-32B-Instruct from FACTS.md: 64 layers, 40 query / 8 KV heads, head_dim 128, 32,763,876,352 parameters
+L, NH, NKV, HD, PARAMS = 64, 40, 8, 128, 32_763_876_352
+KV_TOKEN = 2 * L * NKV * HD * 2                       # K and V, every layer, bf16
+
+
+def _causal_scores(g, B, nh, S, scale=3.0):
+    s = torch.randn(B, nh, S, S, generator=g) * scale
+    return s.masked_fill(torch.triu(torch.ones(S, S, dtype=torch.bool), 1), float("-inf"))
+
+
+# ---- (a) online softmax ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("S, block", [(1, 1), (7, 1), (7, 3), (7, 7), (7, 64), (256, 16), (256, 100)])
+def test_online_softmax_equals_eager_on_random_causal_scores(S, block):
+    g = torch.Generator().manual_seed(S + block)
+    scores, v = _causal_scores(g, 2, 3, S), torch.randn(2, 3, S, 16, generator=g)
+    out, states = sv.online_softmax(scores, v, block)
+    eager = sv.eager_softmax_v(scores, v)
+    assert (out - eager).abs().max() <= sv.ONLINE_TOL            # measured spread: see ONLINE_TOL's comment
+    assert len(states) == math.ceil(S / block)
+    last = states[-1]
+    assert torch.equal(last["m"], scores.amax(-1))               # the running max ends at the row max
+    assert torch.allclose(last["l"], torch.exp(scores - last["m"][..., None]).sum(-1), rtol=1e-5)
+
+
+def test_online_softmax_keys_masked_in_the_first_blocks_give_no_nan():
+    """A row whose first blocks are all masked (a padded or windowed row) starts at m = -inf: no NaN."""
+    s = torch.tensor([[float("-inf"), float("-inf"), float("-inf"), 1.0, 2.0, -1.0]])
+    v = torch.eye(6)
+    out, states = sv.online_softmax(s, v, 2)
+    assert not out.isnan().any()
+    assert torch.allclose(out[0], torch.softmax(s[0], -1), atol=1e-7)
+    assert states[0]["l"].item() == 0 and math.isinf(states[0]["m"].item())
+
+
+def test_online_softmax_rejects_a_zero_block():
+    with pytest.raises(InputError):
+        sv.online_softmax(torch.zeros(1, 2), torch.zeros(2, 1), 0)
+
+
+def test_the_rescale_matters():
+    """Dropping alpha (never rescaling the old sum) gives a wrong answer as soon as a later block holds the max:
+    the check above can fail."""
+    s = torch.tensor([[0.0, 5.0]])
+    right, _ = sv.online_softmax(s, torch.eye(2), 1)
+    wrong = torch.tensor([1.0, math.exp(0.0)]) / (1.0 + 1.0)           # exp(s - m) with m stuck at the first block
+    assert (right[0] - wrong).abs().max() > 0.4
+    assert torch.allclose(right[0], torch.softmax(s[0], -1))
+
+
+def test_small_example_is_the_softmax():
+    rows = sv.small_example([2.0, 1.0, 3.0, 0.5], 2)
+    assert [r["m"] for r in rows] == [2.0, 3.0]
+    assert rows[0]["alpha"] == 0.0 and rows[1]["alpha"] == pytest.approx(math.exp(-1.0))
+    assert rows[-1]["probs"] == pytest.approx(torch.softmax(torch.tensor([2.0, 1.0, 3.0, 0.5]), -1).tolist(), abs=1e-6)
+
+
+@pytest.mark.parametrize("text, ok", [("2, 1, 3", [2.0, 1.0, 3.0]), ("2，1 3", [2.0, 1.0, 3.0]), ("a, b", None),
+                                      ("", None), (", ".join(["1"] * 17), None), ("1, inf", None)])
+def test_parse_scores(text, ok):
+    if ok is None:
+        with pytest.raises(InputError):
+            sv.parse_scores(text)
+    else:
+        assert sv.parse_scores(text) == ok
+
+
+@pytest.mark.real
+def test_online_softmax_on_the_real_trace(real_model):
+    """Every layer of the bundled model on a prompt of two rows (padding included): online softmax equals
+    the eager probs @ v and the trace's own attn.context."""
+    trace = real_model.trace(["I like shanghai", "The capital of France is Paris, and that of Germany is Berlin."])
+    worst = 0.0
+    for i in range(real_model.config.num_hidden_layers):
+        for block in (1, 3, trace.S):
+            for check in sv.online_softmax_checks(trace, i, block):
+                assert check.ok, check.text("en")
+                worst = max(worst, check.max_diff)
+    assert worst > 0 or trace.S == 1                              # a real comparison, not two identical tensors
+    view = sv.online_softmax_view(trace, 5, 1, 3, trace.lengths[1] - 1, 4)
+    assert view["rows"][-1]["dist"] == 0 and view["max_diff"] <= sv.ONLINE_TOL
+
+
+def test_score_traffic_for_32b():
+    for S in (4096, 32768):
+        r = sv.score_traffic(C32, S)
+        assert r["matrix"] == S * S * 2
+        assert r["eager_matrix"] == 4 * S * S * 2 * NH * L        # write + read scores, write + read probs
+        assert r["qkvo"] == (2 * NH + 2 * NKV) * S * HD * 2 * L
+    assert sv.score_traffic(C32, 4096)["matrix"] == 32 * 2**20     # 32 MiB per head at 4k
+
+
+# ---- (b) KV cache in a server ----------------------------------------------------------------------------------
+def test_kv_numbers_equal_the_hand_formulas():
+    assert costs.kv_bytes_per_token(C32) == KV_TOKEN == 262_144
+    assert costs.total_params(C32) == PARAMS
+    for gpu, gb in (("A100 80GB", 80), ("H200 141GB", 141)):
+        r = sv.concurrent_requests(C32, gpu, 4096)
+        assert r["per_request"] == 4096 * KV_TOKEN == 2**30
+        assert r["requests"] == (gb * 10**9 - 2 * PARAMS) // (4096 * KV_TOKEN)
+    assert [sv.concurrent_requests(C32, g)["requests"] for g in sv.SERVING_GPUS] == [13, 70]
+
+
+def test_paged_blocks_waste_less_than_a_block():
+    p = sv.paged_blocks(C32, [1, 15, 16, 17, 4096, 4100])
+    assert p["block_bytes"] == 16 * KV_TOKEN and p["block_bytes_layer"] == 16 * 2 * NKV * HD * 2
+    for r in p["rows"]:
+        assert 0 <= r["paged_waste"] < 16 and r["blocks"] * 16 == r["tokens"] + r["paged_waste"]
+        assert r["reserved"] == C32.max_position_embeddings * KV_TOKEN
+    assert p["max_waste"] == 15 * KV_TOKEN
+
+
+def test_continuous_batching_never_needs_more_steps():
+    lengths = sv.output_lengths(64, seed=3)
+    assert lengths == sv.output_lengths(64, seed=3) and min(lengths) >= 8 and max(lengths) <= 512
+    for slots in (1, 4, 8, 64):
+        r = sv.batching(lengths, slots)
+        assert r["continuous_steps"] <= r["static_steps"]
+        assert 0 < r["static_util"] <= r["continuous_util"] <= 1
+    assert sv.batching([10] * 8, 4) == dict(requests=8, slots=4, tokens=80, static_steps=20, continuous_steps=20,
+                                            static_util=1.0, continuous_util=1.0)
+    assert sv.batching([100, 1, 1, 1], 2)["static_steps"] == 101 and sv.batching([100, 1, 1, 1], 2)["continuous_steps"] == 100
+
+
+def test_prefix_caching_shares_whole_blocks_only():
+    assert sv.prefix_caching(C32, 15, 64)["kv_saved"] == 0
+    r = sv.prefix_caching(C32, 2048 + 5, 64)
+    assert r["shared"] == 2048 and r["kv_saved"] == 63 * 2048 * KV_TOKEN
+    assert r["flops_saved"] == 63 * costs.total_flops(C32, 1, 2048)
+
+
+def test_system_prompt_tokens(bundled_tokenizer):
+    n = sv.system_prompt_tokens(bundled_tokenizer)
+    system = bundled_tokenizer.default_system
+    assert n == len(bundled_tokenizer.encode(f"<|im_start|>system\n{system}<|im_end|>\n"))
+
+
+# ---- (c) quantisation --------------------------------------------------------------------------------------------
+def test_block_layouts_add_up_to_the_spec_constants():
+    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+    for name, layout in sv.GGUF_BLOCK_FIELDS.items():
+        block, nbytes = GGML_QUANT_SIZES[GGMLQuantizationType[name]]
+        assert sum(b for _, b in layout["fields"]) == nbytes, name
+        assert block % layout["sub"] == 0, name
+
+
+def _write_quantised_gguf(path):
+    """A GGUF file with two Q8_0, one Q5_0 and one F32 tensor, quantised by the gguf package itself."""
+    import gguf
+    from gguf import quants
+    rng = np.random.default_rng(0)
+    w = gguf.GGUFWriter(str(path), "qwen2")
+    for name, qtype, shape in (("a.weight", "Q8_0", (4, 64)), ("b.weight", "Q8_0", (2, 32)),
+                               ("c.weight", "Q5_0", (3, 96)), ("d.weight", "F32", (5,))):
+        x = rng.standard_normal(shape).astype(np.float32)
+        t = gguf.GGMLQuantizationType[qtype]
+        data = x if qtype == "F32" else quants.quantize(x, t)
+        w.add_tensor(name, data, raw_dtype=t)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+def test_gguf_report_reads_the_file(tmp_path):
+    report = sv.gguf_report(_write_quantised_gguf(tmp_path / "q.gguf"))
+    rows = {r["type"]: r for r in report["rows"]}
+    assert report["tensors"] == 4 and sum(r["tensors"] for r in report["rows"]) == 4
+    assert (rows["Q8_0"]["tensors"], rows["Q8_0"]["weights"]) == (2, 4 * 64 + 2 * 32)
+    assert rows["Q8_0"]["bytes"] == (4 * 64 + 2 * 32) // 32 * 34 and rows["Q8_0"]["bits_per_weight"] == 8.5
+    assert (rows["Q5_0"]["weights"], rows["Q5_0"]["bits_per_weight"]) == (3 * 96, 5.5)
+    assert rows["F32"]["bits_per_weight"] == 32
+    for q in ("Q8_0", "Q5_0"):
+        ex = report["examples"][q]
+        assert ex["max_diff"] == 0 and len(ex["q"]) == 32 and ex["nbytes"] == rows[q]["block_bytes"]
+    assert all(c.ok for c in sv.gguf_checks(report))
+
+
+@pytest.mark.real
+def test_bundled_gguf_table_matches_the_file(bundled_gguf_path):
+    from ops.gguf import open_gguf
+    report = sv.gguf_report(bundled_gguf_path)
+    with open(bundled_gguf_path, "rb") as f:
+        header = f.read(24)
+    n_tensors = struct.unpack_from("<Q", header, 8)[0]            # the GGUF header's own tensor count
+    assert report["tensors"] == n_tensors == len(open_gguf(bundled_gguf_path).tensors)
+    assert sum(r["tensors"] for r in report["rows"]) == n_tensors
+    types = {r["type"] for r in report["rows"]}
+    assert {"Q5_0", "Q8_0", "Q6_K", "Q4_K", "F32"} <= types         # FACTS.md: mostly Q5_0, Q8_0 output, Q6_K/Q4_K
+    assert max(report["rows"], key=lambda r: r["bytes"])["type"] == "Q5_0"
+    assert sum(r["bytes"] for r in report["rows"]) < report["file_bytes"]
+    assert {q: e["max_diff"] for q, e in report["examples"].items()} == {"Q8_0": 0.0, "Q5_0": 0.0}
+
+
+def test_group_quantisation_error_shrinks_with_bits_and_smaller_groups():
+    w = torch.randn(64, 256, generator=torch.Generator().manual_seed(0))
+    err = {(b, g): float((sv.group_quant(w, b, g) - w).norm() / w.norm()) for b in (4, 8) for g in (32, 256)}
+    assert err[(8, 32)] < err[(4, 32)] and err[(4, 32)] < err[(4, 256)] and err[(8, 32)] < err[(8, 256)]
+    on_grid = torch.tensor([[-7.0, -3.0, 0.0, 7.0]]) * 0.25                 # values already on the int4 grid
+    assert torch.equal(sv.group_quant(on_grid, 4, 4), on_grid)
+    with pytest.raises(InputError):
+        sv.group_quant(w, 4, 100)
+
+
+def test_kv_quant_and_fp8_formats():
+    rows = {r["kv_dtype"]: r for r in sv.kv_quant_rows(C32)}
+    assert rows["bf16"]["bytes_per_token"] == KV_TOKEN and rows["int8 / fp8"]["bytes_per_token"] == KV_TOKEN // 2
+    assert rows["int8 / fp8"]["requests"] == (141 * 10**9 - 2 * PARAMS) // (4096 * KV_TOKEN // 2)
+    fmt = {r["dtype"]: r for r in sv.float_formats()}
+    assert (fmt["float8_e4m3fn"]["max"], fmt["float8_e4m3fn"]["mantissa_bits"]) == (448, 3)
+    assert (fmt["float8_e5m2"]["max"], fmt["float8_e5m2"]["mantissa_bits"]) == (57344, 2)
+    assert fmt["bfloat16"]["mantissa_bits"] == 7                  # FACTS/issue 12: 7 stored bits, 8 significant
+
+
+# ---- (d) speculative decoding ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("k", [1, 4, 8])
+def test_spec_decoding_edges(k):
+    assert sv.spec_expected_tokens(0.0, k) == 1.0                # nothing accepted: the target's own token
+    assert sv.spec_expected_tokens(1.0, k) == k + 1              # everything accepted
+    assert sv.spec_expected_tokens(1 - 1e-9, k) == pytest.approx(k + 1, rel=1e-6)    # continuous at a -> 1
+    assert sv.spec_expected_tokens(0.5, k) == pytest.approx(sum(0.5 ** j for j in range(k + 1)))
+    assert sv.spec_speedup(0.7, k, 0.0) == sv.spec_expected_tokens(0.7, k)
+    assert sv.spec_speedup(0.0, k, 0.1) < 1                       # a useless draft only costs time
+    with pytest.raises(InputError):
+        sv.spec_expected_tokens(1.5, k)
+
+
+def test_draft_cost_is_the_weight_byte_ratio():
+    small = costs.reference_config("Qwen2.5-0.5B-Instruct")
+    assert sv.draft_cost_ratio(small, C32) == costs.total_params(small) / PARAMS
+
+
+# ---- (e) long context ----------------------------------------------------------------------------------------------
+def test_rope_wavelengths():
+    wl = sv.rope_wavelengths(C32)
+    assert len(wl) == HD // 2 and wl[0] == pytest.approx(2 * math.pi)
+    assert wl[-1] == pytest.approx(2 * math.pi * 1e6 ** ((HD - 2) / HD))
+    assert bool((wl[1:] > wl[:-1]).all())
+
+
+def test_yarn_matches_transformers():
+    tf = pytest.importorskip("transformers")
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+    cfg = tf.Qwen2Config(hidden_size=5120, num_attention_heads=40, num_key_value_heads=8, head_dim=128,
+                         max_position_embeddings=131072,
+                         rope_parameters=dict(rope_type="yarn", rope_theta=1e6, factor=4.0,
+                                              original_max_position_embeddings=32768))
+    ref_inv, ref_attn = ROPE_INIT_FUNCTIONS["yarn"](cfg, "cpu")
+    inv, attn = sv.yarn_inv_freq(C32, 4.0, 32768)
+    assert torch.allclose(inv, ref_inv.float(), rtol=1e-6) and attn == pytest.approx(ref_attn)
+    lc = sv.long_context(C32)
+    assert (lc["original"], lc["extended"]) == (32768, 131072)    # Qwen2.5 model card: YaRN factor 4 -> 128K
+    assert lc["kept"] + lc["stretched"] <= lc["pairs"] and lc["kept"] > 0 and lc["stretched"] > 0
+
+
+def test_sliding_window_caps_the_cache():
+    rows = sv.sliding_window(C32, (1000, 4096, 131072), 4096)
+    assert [r["windowed"] for r in rows] == [1000 * KV_TOKEN, 4096 * KV_TOKEN, 4096 * KV_TOKEN]
+    assert rows[-1]["full"] == 131072 * KV_TOKEN
+
+
+# ---- (f) attention variants, (g) tensor parallelism ----------------------------------------------------------------
+def test_attention_variants_for_32b():
+    r = {x["variant"]: x["bytes_per_token"] for x in sv.attention_variants(C32)}
+    assert r == dict(MHA=2 * L * NH * HD * 2, GQA=KV_TOKEN, MQA=2 * L * HD * 2, MLA=L * (512 + 64) * 2)
+
+
+def test_tensor_parallel_bounded_by_kv_heads():
+    rows = {r["tp"]: r for r in sv.tensor_parallel(C32, (1, 2, 4, 8, 16, 40))}
+    assert [rows[t]["kv_per_token_per_gpu"] for t in (1, 2, 4, 8)] == [KV_TOKEN // t for t in (1, 2, 4, 8)]
+    assert rows[40]["kv_per_token_per_gpu"] == rows[8]["kv_per_token_per_gpu"] and rows[40]["kv_copies"] == 5
+    assert not rows[16]["valid"] and all(rows[t]["valid"] for t in (1, 2, 4, 8, 40))    # 40 % 16 != 0
+    assert rows[1]["weights_per_gpu"] == 2 * PARAMS
+    assert rows[8]["weights_per_gpu"] < 2 * PARAMS / 8 * 1.01     # all but the norms split eight ways
+
+
+# ---- (h) prefill vs decode --------------------------------------------------------------------------------------------
+def test_h200_phases_from_the_roofline():
+    rows = sv.h200_phases(C32, (8, 1024), 4096)
+    assert [r["bound"] for r in rows] == ["memory", "compute", "memory"]
+    assert costs.prefill_crossover(C32, 1) <= 1024
+
+
+def test_measure_phases_on_a_tiny_model():
+    from ops.tiny import tiny_moe_model
+    result = sv.measure_phases(tiny_moe_model(), prefill=(4, 16), context=16, steps=2, reps=1)
+    assert [r["phase"] for r in result["rows"]] == ["prefill", "prefill", "decode"]
+    assert all(r["ms_per_token"] > 0 and r["predicted_ms_per_token"] > 0 for r in result["rows"])
+    assert result["peaks"]["flops_per_s"] > 0 and result["peaks"]["bytes_per_s"] > 0
+
+
+# ---- content: placeholders and practice ---------------------------------------------------------------------------------
+def test_numbers_are_in_the_texts_numbers():
+    nums = texts.numbers(costs.reference_config("Qwen2.5-0.5B-Instruct"))
+    sv_nums = words.numbers(C32)
+    assert sv_nums.items() <= nums.items()
+    assert sv_nums["sv_req_141"] == "70" and sv_nums["sv_kv_mla_exact"] == f"{L * 576 * 2:,}"
+    for lang in texts.LANGS:
+        for level in texts.LEVELS:
+            assert texts.placeholders(texts.template("serving", lang, level)) <= set(nums)
+            assert sv_nums["sv_req_141"] in texts.explain("serving", lang, level, nums)
+
+
+def test_serving_formulas_registered_and_questions_computed():
+    assert set(words.FORMULAS) <= set(practice.FORMULAS)
+    qs = [q for q in practice.load_questions() if q["stage"] == "serving"]
+    computed = [q for q in qs if "compute" in q]
+    assert len(qs) >= 20 and len(computed) >= 12
+    got = {q["id"]: practice.compute(q) for q in computed}
+    assert all(v > 0 for v in got.values())
+    assert got["sv-kv-requests-141"] == 70 and got["sv-mla-bytes"] == L * 576 * 2
