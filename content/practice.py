@@ -1,10 +1,13 @@
 """Interview practice: questions with short/long answers (zh/en), and a quiz on the live trace.
 
-assets/practice/questions.json: a list of
-    {id, stage, seed, question{zh,en}, short{zh,en}, long{zh,en}, compute?}
+assets/practice/*.json (every file, in sorted order): lists of
+    {id, stage, difficulty, seed, question{zh,en}, short{zh,en}, long{zh,en}, compute?}
+stage is a registry key (content/stages.py); difficulty 1 (recall) .. 3 (derive or reason across stages).
 `compute` = {formula, config (label in assets/configs), params, unit, tol?}: the answer is computed by
 ops/costs.py at render time (FORMULAS below) and fills {answer} (exact, thousands separators) and
-{answer_h} (human units). Texts may also use every placeholder of content.texts.numbers().
+{answer_h} (human units); a question with a compute block is "computed". Its config's own values are
+{cfg_H}, {cfg_L}, ... (every name of content.texts.config_numbers), so worked arithmetic is never typed.
+Texts may also use every placeholder of content.texts.numbers().
 """
 from __future__ import annotations
 
@@ -13,10 +16,10 @@ import math
 import re
 
 from ops import costs
-from content import texts
+from content import serving, texts
 from ops.config import ModelConfig
 
-QUESTIONS_PATH = costs.ASSETS / "practice" / "questions.json"
+PRACTICE_DIR = costs.ASSETS / "practice"  # every *.json here is a list of questions (same schema)
 
 
 def _attn_layer_params(c):
@@ -44,10 +47,17 @@ FORMULAS = {
     "scores_elements": lambda c, B, S: B * c.num_attention_heads * S * S,
     "heads_total": lambda c: c.num_hidden_layers * c.num_attention_heads,
 }
+FORMULAS.update(serving.FORMULAS)      # the serving chapter's (content/serving.py)
 
 
 def load_questions() -> list[dict]:
-    return json.loads(QUESTIONS_PATH.read_text("utf-8"))
+    """Every question of every assets/practice/*.json, files in sorted order."""
+    return [q for path in sorted(PRACTICE_DIR.glob("*.json")) for q in json.loads(path.read_text("utf-8"))]
+
+
+def is_computed(q: dict) -> bool:
+    """A question whose answer is computed from a config at render time (it has a compute block)."""
+    return bool(q.get("compute"))
 
 
 def compute(q: dict) -> float | int | None:
@@ -68,12 +78,19 @@ def _format_answer(value, unit: str) -> tuple[str, str]:
 
 
 def render(q: dict, numbers: dict, lang: str = "en") -> dict:
-    """One question filled for display: {id, stage, question, short, long, answer (number or None)}."""
+    """One question filled for display: {id, stage, difficulty, computed, seed, question, short, long,
+    answer (number or None)}."""
     value = compute(q)
-    nums = dict(numbers)
+    nums = texts.in_lang(numbers, lang)
     if value is not None:
-        nums["answer"], nums["answer_h"] = _format_answer(value, q["compute"].get("unit", ""))
-    return dict(id=q["id"], stage=q["stage"], seed=q.get("seed", False), answer=value,
+        unit = q["compute"].get("unit", "")
+        nums["answer"], nums["answer_h"] = _format_answer(value, unit)
+        if unit == "elements":                # what those elements take in float32
+            nums["answer_fp32"] = costs.human(4 * value, "B")
+        cfg = costs.reference_configs()[q["compute"]["config"]]
+        nums.update({f"cfg_{k}": v for k, v in texts.config_numbers(cfg).items()})
+    return dict(id=q["id"], stage=q["stage"], difficulty=q["difficulty"], computed=is_computed(q),
+                seed=q.get("seed", False), answer=value,
                 **{part: texts.fill(q[part][lang], nums) for part in ("question", "short", "long")})
 
 
@@ -96,9 +113,10 @@ _SHAPE_QUESTIONS = [  # (trace name, zh, en)
 ]
 
 
-def quiz_items(config: ModelConfig, trace_shapes: dict[str, tuple]) -> list[dict]:
+def quiz_items(config: ModelConfig, trace_shapes: dict[str, tuple], lengths: list[int] | None = None) -> list[dict]:
     """Predict-the-shape items for trace names present, plus number items from the config.
 
+    lengths: real tokens per batch row (the rest is right padding); None: no padding.
     Each item: {question{zh,en}, answer (list of ints or number), kind "shape"|"number", source, tol}.
     """
     items = [dict(question=dict(zh=zh, en=en), answer=list(trace_shapes[name]), kind="shape", source=name, tol=0)
@@ -109,7 +127,8 @@ def quiz_items(config: ModelConfig, trace_shapes: dict[str, tuple]) -> list[dict
         ("config.head_dim", "每个注意力头的维度 hd 是多少？", "What is the head dimension hd?", c.head_dim),
         ("config.kv_bytes_per_token", "bf16 下每个 token 的 KV cache 有多少字节？",
          "How many bytes of KV cache per token in bf16?", costs.kv_cache_bytes(c, 1, 2)),
-        ("config.q_proj_params", "一层 q_proj（含偏置）有多少参数？", "How many parameters in one layer's q_proj (with bias)?",
+        ("config.q_proj_params", "一层 q_proj" + ("（含偏置）" if c.attention_bias else "（无偏置）") + "有多少参数？",
+         "How many parameters in one layer's q_proj" + (" (with bias)?" if c.attention_bias else " (it has no bias)?"),
          next(r["per_layer"] for r in costs.param_table(c) if r["operator"] == "attention q_proj")),
         ("config.total_params", "整个模型有多少参数（共享权重只算一次）？",
          "How many parameters in the whole model (tied weights counted once)?", costs.total_params(c)),
@@ -118,9 +137,14 @@ def quiz_items(config: ModelConfig, trace_shapes: dict[str, tuple]) -> list[dict
         b, nh, s, _ = trace_shapes["layers.0.attn.probs"]
         numbers.append(("layers.0.attn.probs", "第 0 层注意力概率张量一共有多少个元素？",
                         "How many elements are in layer 0's attention-probability tensor?", b * nh * s * s))
-        numbers.append(("layers.0.attn.probs", "因果掩码下，每个头的概率矩阵里有多少个严格为 0 的元素？",
-                        "Under the causal mask, how many entries of one head's probability matrix are exactly 0?",
-                        s * (s - 1) // 2))
+        n = lengths[0] if lengths else s
+        # query i < n sees keys 0..i; a padding query (i >= n) sees the n real keys; every other entry is masked to 0
+        zeros = s * s - n * (n + 1) // 2 - (s - n) * n
+        pad_zh = f"（这一行有 {n} 个真实 token，补齐到 S = {s}）" if n < s else ""
+        pad_en = f" (this row has {n} real tokens, padded to S = {s})" if n < s else ""
+        numbers.append(("layers.0.attn.probs", f"因果掩码和填充掩码下，第 0 行每个头的概率矩阵里有多少个恰好为 0 的元素？{pad_zh}",
+                        f"Under the causal and padding masks, how many entries of one head's probability matrix in batch "
+                        f"row 0 are exactly 0?{pad_en}", zeros))
     items += [dict(question=dict(zh=zh, en=en), answer=v, kind="number", source=src, tol=0.01 if v > 1000 else 0)
               for src, zh, en, v in numbers]
     return items

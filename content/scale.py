@@ -10,10 +10,6 @@ NOTES = {
               "Reference configs are the models' published config.json files (assets/configs/); GPU figures are "
               "vendors' published spec-sheet numbers, not measured here."),
     "start": ("B、S 的初值取自当前提示词的 trace（B = {B}, S = {S}）。", "B and S start from your prompts' trace (B = {B}, S = {S}). "),
-    "untied": ("这个模型的 LM head 不与嵌入共享权重（tie_word_embeddings = false），所以多出 V×H = {VH:,} 个参数；"
-               "内置 GGUF 单独存了 output.weight，而官方 Qwen2.5-0.5B 是共享的（494,032,768 个）。",
-               "This model's LM head is not tied to the embedding (tie_word_embeddings = false): V×H = {VH:,} more "
-               "parameters. The bundled GGUF stores its own output.weight; the published Qwen2.5-0.5B ties them (494,032,768)."),
     "bars": ("注意力与 MLP 按所有层求和；RMSNorm 的参数极少，几乎看不见。",
              "Attention and MLP rows are summed over all layers; the RMSNorm weights are too few to see."),
     "dense": ("Qwen2.5-32B 是**稠密**模型：每个 token 都走同一个 SwiGLU MLP，32.8B 参数全部参与（激活 = 总数）。"
@@ -28,7 +24,7 @@ NOTES = {
               "S positions, as the trace does; a server usually keeps only the last. The 2·N·T rule of thumb leaves out "
               "attention's S² terms."),
     "fit": ("每格：✓/✗ 与 所需总量 = 权重 + B·S 个 token 的 KV cache（KV 按 bf16）/ 显存（1 GB = 10⁹ 字节）。"
-            "不含激活、CUDA 上下文与碎片，实际还要留出几 GB；int8/int4 的量化 scale 未计入。",
+            "不含激活、CUDA 上下文与碎片，实际还要留出几 GB；int8/int4 的量化缩放系数未计入。",
             "Each cell: ✓/✗ and total needed = weights + KV cache for B·S tokens (KV in bf16) / GPU memory (1 GB = 10⁹ bytes). "
             "Activations, the CUDA context and fragmentation are not counted, so leave a few GB; int8/int4 scales are not counted."),
     "time": ("时间 = max(FLOPs / 峰值算力, 字节 / 带宽)，是理想下界；解码每一步都要把全部权重从显存读一遍，所以批越大越划算。"

@@ -9,6 +9,9 @@ exactly as in str.format: `$\\sqrt{{d}}$` renders as `$\\sqrt{d}$`. Numbers are 
 texts; `numbers()` builds them from configs:
     {H} {L} {nh} ... the loaded model;  {H_32b} {nh_32b} ... Qwen2.5-32B-Instruct (the seeds' model);
     {H_moe} {E_moe} ... Qwen3-30B-A3B (the MoE example);  {B} {S} {T} the run;  {V_tok} tokenizer size.
+Sentences true only of some models are chosen from the loaded model's facts (content/facts.py): a name ending
+in _en / _zh is one language's sentence, and a text of that language uses it without the suffix
+({tie_sentence} reads tie_sentence_en in English).
 Shape dimensions are plain integers (they sit inside [B, S, H] lists); counts and byte sizes carry
 thousands separators ("32,763,876,352") or units ("1.00 GiB").
 """
@@ -18,7 +21,8 @@ import json
 import re
 from functools import lru_cache
 
-from content import stages
+from content import facts, stages
+from content.template import fill, placeholders  # noqa: F401  (re-exported: texts.fill, texts.placeholders)
 from ops import costs
 from ops.config import ModelConfig
 
@@ -29,28 +33,11 @@ LEVELS = ("academic", "plain")
 MOE_LABEL = "Qwen3-30B-A3B"
 QWEN_TOKENIZER_SIZE = 151_665  # 151,643 BPE tokens + 22 special/added (FACTS.md)
 
-_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SECTION = re.compile(r"^## (academic|plain)\s*$", re.M)
 
 
 def stages() -> list[str]:
     return list(STAGES)
-
-
-def fill(template: str, numbers: dict) -> str:
-    """Replace {name} with str(numbers[name]) (KeyError if absent); {{ and }} become { and }."""
-    def sub(m):
-        if m.group(0) == "{{":
-            return "{"
-        if m.group(0) == "}}":
-            return "}"
-        return str(numbers[m.group(1)])
-    return _TOKEN.sub(sub, template)
-
-
-def placeholders(template: str) -> set[str]:
-    """The placeholder names a template uses."""
-    return {m.group(1) for m in _TOKEN.finditer(template) if m.group(1)}
 
 
 @lru_cache(maxsize=None)
@@ -69,9 +56,15 @@ def template(stage: str, lang: str, level: str) -> str:
     return _sections(stage, lang)[level]
 
 
+def in_lang(numbers: dict, lang: str) -> dict:
+    """numbers plus each `{name}_{lang}` sentence under its plain name (what a text in `lang` reads)."""
+    suffix = "_" + lang
+    return {**numbers, **{k[:-len(suffix)]: v for k, v in numbers.items() if k.endswith(suffix)}}
+
+
 def explain(stage: str, lang: str, level: str, numbers: dict) -> str:
     """The filled explanation; KeyError names the first missing placeholder."""
-    return fill(template(stage, lang, level), numbers)
+    return fill(template(stage, lang, level), in_lang(numbers, lang))
 
 
 # ---- numbers ---------------------------------------------------------------------------------
@@ -109,17 +102,23 @@ def config_numbers(c: ModelConfig) -> dict:
         weights_fp32_gb=f"{costs.weight_bytes(c, 32) / 1e9:.1f}", weights_int8_gb=f"{costs.weight_bytes(c, 8) / 1e9:.1f}",
         decode_ms_h200_int8=f"{costs.weight_bytes(c, 8) / (costs.GPUS['H200 141GB']['tb_per_s'] * 1e12) * 1e3:.2f}",
         E=c.num_experts, k=c.num_experts_per_tok, Im=c.moe_intermediate_size,
-        Is=c.shared_expert_intermediate_size,
+        Is=c.shared_expert_intermediate_size, E_idle=c.num_experts - c.num_experts_per_tok,
+        I_over_H=f"{c.intermediate_size / c.hidden_size:.2f}",
+        params_untied=_fmt(costs.total_params(c.replace(tie_word_embeddings=False))),
     )
     return {k: str(v) for k, v in d.items()}
 
 
 def numbers(config: ModelConfig, tokenizer_vocab: int | None = None, B: int = 1, S: int = 8,
-            ref: ModelConfig | None = None, moe_ref: ModelConfig | None = None) -> dict:
+            ref: ModelConfig | None = None, moe_ref: ModelConfig | None = None,
+            tokenizer_facts: dict | None = None, lm_head_stored: bool | None = None) -> dict:
     """Placeholders for the texts: loaded model (plain names), ref (_32b), MoE example (_moe), the run.
 
-    tokenizer_vocab: the loaded tokenizer's size; None assumes Qwen's 151,665 when the embedding is at
-    least that large (a Qwen-family model), else the embedding row count.
+    The loaded model's facts beyond its config (content/facts.py; `**facts.loaded(model)` passes both):
+    tokenizer_facts: facts.tokenizer_facts(tokenizer), its size, added and special tokens; None with a
+    tokenizer_vocab uses that size alone; with neither, a qwen2 config gets the Qwen2.5 tokenizer (151,665)
+    and any other config the embedding row count. lm_head_stored: whether the loaded weights hold their own
+    LM head (None: as config.tie_word_embeddings says).
     """
     refs = costs.reference_configs()
     ref = ref or refs[costs.REF_LABEL]
@@ -127,10 +126,21 @@ def numbers(config: ModelConfig, tokenizer_vocab: int | None = None, B: int = 1,
     out = config_numbers(config)
     out.update({f"{k}_32b": v for k, v in config_numbers(ref).items()})
     out.update({f"{k}_moe": v for k, v in config_numbers(moe_ref).items()})
-    if tokenizer_vocab is None:
-        tokenizer_vocab = QWEN_TOKENIZER_SIZE if config.vocab_size >= QWEN_TOKENIZER_SIZE else config.vocab_size
+    if tokenizer_facts is None and tokenizer_vocab is not None:
+        tokenizer_facts = dict(size=tokenizer_vocab)      # its size only: special tokens unknown
+    model = facts.sentences(config, tokenizer_facts, lm_head_stored, _fmt)
+    tokenizer_vocab = model.pop("V_tok_loaded")
+    if model["tie"] != out["tie"]:          # the loaded weights say otherwise than the config: count what is loaded
+        out.update(config_numbers(config.replace(tie_word_embeddings=model["tie"] == "true")))
+    out.update({k: str(v) for k, v in model.items()})
     v_tok_ref = QWEN_TOKENIZER_SIZE
+    ref_tok = facts.QWEN25_TOKENIZER
+    above, below = facts.swiglu_widths()
+    cross = costs.prefill_crossover(ref, 1)
     out.update(
+        V_added_32b=_fmt(ref_tok["added"]), swiglu_above_4h=above, swiglu_below_4h=below,
+        ridge_h200=f"{costs.roofline(ref, 1, 1)['ridge']:.0f}", h200_tb_s=f"{costs.GPUS['H200 141GB']['tb_per_s']:g}",
+        prefill_cross_32b=_fmt(cross), prefill_mem_32b=_fmt(cross // 2),
         B=str(B), S=str(S), T=str(B * S), S1=str(S + 1),
         V_tok=_fmt(tokenizer_vocab), V_pad=_fmt(config.vocab_size - tokenizer_vocab),
         V_tok_32b=_fmt(v_tok_ref), V_pad_32b=_fmt(ref.vocab_size - v_tok_ref),
@@ -142,10 +152,18 @@ def numbers(config: ModelConfig, tokenizer_vocab: int | None = None, B: int = 1,
         decode_tok_s_h200_32b=f"{1000 / float(out['decode_ms_h200_32b']):.0f}",
         params_72b=costs.human(costs.total_params(refs['Qwen2.5-72B-Instruct'])),
     )
+    from content import serving                     # the serving chapter's sv_ placeholders (of ref, cached)
+    out.update(serving.numbers(ref))
     return out
+
+
+def model_sentence(model, name: str, lang: str) -> str:
+    """One sentence about a loaded ops.Model (content/facts.py: "tie_sentence", "vocab_sentence", ...) in lang."""
+    return in_lang(numbers(model.config, **facts.loaded(model)), lang)[name]
 
 
 def cheatsheet(numbers: dict) -> list[dict]:
     """assets/cheatsheet.json rows with their shape templates filled from `numbers`."""
     rows = json.loads((costs.ASSETS / "cheatsheet.json").read_text("utf-8"))
-    return [{k: fill(v, numbers) if isinstance(v, str) else v for k, v in r.items()} for r in rows]
+    zh, en = in_lang(numbers, "zh"), in_lang(numbers, "en")
+    return [{k: fill(v, zh if k.endswith("_zh") else en) if isinstance(v, str) else v for k, v in r.items()} for r in rows]

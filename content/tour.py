@@ -2,13 +2,16 @@
 
 Each step names what it shows (its `key`: ops.analysis.tour_data computes it, viz/tour.py draws it), the
 registry stage lit in the pipeline strip, its title and what the presenter says, with live numbers filled
-in by `words` (str.format fields: name L H V n nh nkv hd I groups piece p). Never imports streamlit.
+in by `words` (str.format fields: name L H V Vtok n nh nkv hd I groups piece p; a field ending in _zh / _en
+is one language's text, used without the suffix). Never imports streamlit.
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 
+from content import facts
+from content.texts import in_lang
 from ops.costs import ASSETS
 
 
@@ -22,20 +25,39 @@ class TourStep:
     words_en: str
 
     def title(self, lang: str, numbers: dict) -> str:
-        return (self.zh if lang == "zh" else self.en).format(**numbers)
+        return (self.zh if lang == "zh" else self.en).format(**in_lang(numbers, lang))
 
     def words(self, lang: str, numbers: dict) -> str:
-        return (self.words_zh if lang == "zh" else self.words_en).format(**numbers)
+        return (self.words_zh if lang == "zh" else self.words_en).format(**in_lang(numbers, lang))
 
 
 # the script itself is data: assets/tour.json, one object per step with the fields above
 STEPS = tuple(TourStep(**step) for step in json.loads((ASSETS / "tour.json").read_text("utf-8")))
 
 
-def numbers(config, n: int, piece: str, p: float) -> dict:
-    """The str.format fields of the steps' words for this model, a row of n tokens and the top next token."""
+def numbers(config, n: int, piece: str, p: float, tokenizer_vocab: int | None = None) -> dict:
+    """The str.format fields of the steps' words for this model, a row of n tokens and the top next token.
+    tokenizer_vocab: the loaded tokenizer's size (ids stop below it; the embedding's padding rows are never
+    produced); None: the Qwen2.5 tokenizer's for a Qwen2.5 config, else the embedding's row count."""
     c = config
+    if tokenizer_vocab is None:
+        qwen25 = c.model_type == "qwen2" and c.vocab_size >= facts.QWEN25_TOKENIZER["size"]
+        tokenizer_vocab = facts.QWEN25_TOKENIZER["size"] if qwen25 else c.vocab_size
+    if c.is_moe:
+        mlp = dict(mlp_title_en="MoE (SwiGLU experts)", mlp_title_zh="MoE（SwiGLU 专家）",
+                   mlp_words_en=f"Each token on its own: a router picks {c.num_experts_per_tok} of {c.num_experts} experts, "
+                                f"each a SwiGLU ({c.hidden_size} → {c.moe_intermediate_size} → {c.hidden_size}), and mixes "
+                                "their outputs by its weights. Most of the parameters live here, but each token uses few.",
+                   mlp_words_zh=f"每个 token 独自走一遍：路由器从 {c.num_experts} 个专家里选 {c.num_experts_per_tok} 个，"
+                                f"每个专家是一个 SwiGLU（{c.hidden_size} → {c.moe_intermediate_size} → {c.hidden_size}），"
+                                "再按路由权重把结果混合。模型的大部分参数在这里，但每个 token 只用到一小部分。")
+    else:
+        I, H = c.intermediate_size, c.hidden_size
+        mlp = dict(mlp_title_en="MLP (SwiGLU)", mlp_title_zh="MLP（SwiGLU）",
+                   mlp_words_en=f"Each token on its own: {H} dims widened to {I}, gated by silu, narrowed back to {H}. "
+                                "Most of the parameters live here.",
+                   mlp_words_zh=f"每个 token 独自走一遍：{H} 维放大到 {I} 维，silu 门控，再压回 {H} 维。模型的大部分参数在这里。")
     return dict(name=c.name or c.model_type, L=c.num_hidden_layers, Lm1=c.num_hidden_layers - 1, H=c.hidden_size,
-                V=c.vocab_size, Vm1=c.vocab_size - 1, n=n, n1=n + 1, nh=c.num_attention_heads,
-                nkv=c.num_key_value_heads, groups=c.num_attention_heads // c.num_key_value_heads, hd=c.head_dim,
-                I=c.intermediate_size, piece=piece, p=p)
+                V=c.vocab_size, Vm1=c.vocab_size - 1, Vtok=tokenizer_vocab, Vtok1=tokenizer_vocab - 1, n=n, n1=n + 1,
+                nh=c.num_attention_heads, nkv=c.num_key_value_heads, groups=c.num_attention_heads // c.num_key_value_heads,
+                hd=c.head_dim, I=c.intermediate_size, piece=piece, p=p, **mlp)
