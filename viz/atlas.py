@@ -6,8 +6,9 @@ import plotly.graph_objects as go
 
 from .figures import as_numpy, base_layout
 
-HUES = {"previous": "#1f77b4", "induction": "#d62728", "sink": "#7f7f7f", "self": "#2ca02c", "broad": "#ff7f0e"}
-OTHER = ["#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
+# no red: red means "selected" (the picked head's frame)
+HUES = {"previous": "#1f77b4", "induction": "#9467bd", "sink": "#7f7f7f", "self": "#2ca02c", "broad": "#ff7f0e"}
+OTHER = ["#8c564b", "#e377c2", "#17becf", "#bcbd22"]
 
 
 def _mix(hex_color: str, white: float) -> str:

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 import torch
 
 from .figures import block_max, FONT, as_numpy
+from .labels import CHOSEN, TOKEN_COLORS, token_color
 
 
 def _base(title: str, height: int, data=None) -> go.Figure:
@@ -72,14 +73,13 @@ def pipeline_diagram(steps: list[tuple[str, str]], layer_steps: list[tuple[str, 
 
 
 def rope_pairs(before, after, angles, labels, title="", height=560,
-               names=("rotation", "before RoPE", "after RoPE")) -> go.Figure:
+               names=("rotation", "before RoPE", "after RoPE"), axes=("dim j", "dim j + hd/2")) -> go.Figure:
     """One dimension pair per position: before RoPE (hollow) -> after (filled), the arc it turns along.
 
     before, after: (S, 2); angles: (S,) radians of each position's rotation. Three traces in all
     (arcs, before, after), whatever S is: plotly builds a trace per position far too slowly."""
     before, after = as_numpy(before), as_numpy(after)
-    colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
-    pos_colors = [colors[s % len(colors)] for s in range(before.shape[0])]
+    pos_colors = [token_color(s) for s in range(before.shape[0])]          # position s in token s's colour
     r = float(np.abs(np.concatenate([before, after])).max()) * 1.15 or 1.0
     arc_x, arc_y = [], []
     for s in range(before.shape[0]):                 # the arc travelled: `before` turned gradually to its angle
@@ -100,15 +100,15 @@ def rope_pairs(before, after, angles, labels, title="", height=560,
                    hovertemplate="%{customdata} after<br>(%{x:.3f}, %{y:.3f})<extra></extra>"),
     ], layout=dict(title=dict(text=title, font=dict(size=20)), font=FONT, height=height,
                    margin=dict(l=70, r=30, t=60, b=60), legend=dict(orientation="h", y=-0.15, font=dict(size=14)),
-                   xaxis=dict(range=[-r, r], zeroline=True, title=dict(text="dim j")),
-                   yaxis=dict(range=[-r, r], zeroline=True, scaleanchor="x", scaleratio=1, title=dict(text="dim j + hd/2"))))
+                   xaxis=dict(range=[-r, r], zeroline=True, title=dict(text=axes[0])),
+                   yaxis=dict(range=[-r, r], zeroline=True, scaleanchor="x", scaleratio=1, title=dict(text=axes[1]))))
 
 
 def gqa_diagram(nh: int, nkv: int, highlight: int | None = None, title: str = "", height: int = 330,
                 q_label: str = "Q head", kv_label: str = "KV head") -> go.Figure:
     """Query heads (top) joined to the KV head they read (bottom): head h uses KV head h // (nh / nkv)."""
     n_rep = max(nh // max(nkv, 1), 1)
-    colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+    colors = TOKEN_COLORS             # categorical, without red (red means "selected")
     qx = np.arange(nh, dtype=float)
     kx = np.array([(g * n_rep + (n_rep - 1) / 2) for g in range(nkv)], dtype=float)
     data = []
@@ -141,10 +141,10 @@ def gqa_diagram(nh: int, nkv: int, highlight: int | None = None, title: str = ""
 
 
 def heads_grid(probs, allowed=None, title: str = "", cols: int = 7, subtitle=lambda h: f"head {h}",
-               height_per_row: int = 210, max_cells: int = 48) -> go.Figure:
+               height_per_row: int = 210, max_cells: int = 48, highlight: int | None = None) -> go.Figure:
     """All heads' (S, S) attention maps as small multiples on one colour scale 0..1. probs: (nh, S, S);
     allowed: (S, S) bool, False cells (masked) are left blank. Long prompts are shown as block maxima,
-    at most max_cells per side (a tile is ~150 px wide on a projector).
+    at most max_cells per side (a tile is ~150 px wide on a projector). highlight: a head framed in red.
 
     Drawn as ONE heatmap of tiles with blank gaps: plotly builds subplots slowly."""
     p = probs.detach().float().cpu() if torch.is_tensor(probs) else torch.from_numpy(np.asarray(probs, np.float32))
@@ -166,9 +166,14 @@ def heads_grid(probs, allowed=None, title: str = "", cols: int = 7, subtitle=lam
     if ky > 1 or kx > 1:
         title = f"{title}  (max over {ky}×{kx} blocks)"
     axis = dict(showticklabels=False, showgrid=False, zeroline=False)
+    frame = []
+    if highlight is not None and 0 <= highlight < nh:
+        r, c = divmod(highlight, cols)
+        frame = [dict(type="rect", x0=c * (m + gap) - 0.5, x1=c * (m + gap) + m - 0.5, y0=r * (n + gap) - 0.5,
+                      y1=r * (n + gap) + n - 0.5, line=dict(color=CHOSEN, width=3))]
     return go.Figure([go.Heatmap(z=tiles, zmin=0, zmax=1, colorscale="Viridis", colorbar=dict(title="p", len=0.8),
                                  hovertemplate="p %{z:.3f}<extra></extra>")],
-                     layout=dict(annotations=notes, title=dict(text=title, font=dict(size=20)), font=FONT,
+                     layout=dict(annotations=notes, title=dict(text=title, font=dict(size=20)), font=FONT, shapes=frame,
                                  height=80 + rows * height_per_row, margin=dict(l=20, r=20, t=80, b=20),
                                  xaxis=axis, yaxis=dict(axis, autorange="reversed")))
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from .figures import as_numpy, base_layout, heatmap, lines
+from .figures import DIVERGING, as_numpy, base_layout, heatmap, lines
 
-RED, BLUE, GREY = "#d62728", "#1f77b4", "#9aa5b1"
+RED, BLUE, GREY = "#d62728", "#1f77b4", "#9aa5b1"      # red: the target token only (red means "selected")
+UP, DOWN = "#b85a00", "#1c5a99"                         # signed parts: the two ends of the diverging scale
 
 
 def top_bars(probs, names, ids, target: int | None, title: str = "", xlabel: str = "", height: int = 420,
@@ -29,7 +30,7 @@ def waterfall(labels, values, total: float, title: str = "", ylabel: str = "logi
     v = [float(x) for x in as_numpy(values)]
     fig = go.Figure([go.Waterfall(x=list(labels) + [total_label], y=v + [float(total)],
                                   measure=["relative"] * len(v) + ["total"],
-                                  increasing=dict(marker=dict(color="#2ca02c")), decreasing=dict(marker=dict(color=RED)),
+                                  increasing=dict(marker=dict(color=UP)), decreasing=dict(marker=dict(color=DOWN)),
                                   totals=dict(marker=dict(color=BLUE)), connector=dict(line=dict(width=0.5, color=GREY)),
                                   hovertemplate="%{x}<br>%{y:.3f}<extra></extra>")],
                     layout=base_layout(title, "", ylabel, height, dict(type="category", tickangle=-60, tickfont=dict(size=12))))
@@ -40,7 +41,7 @@ def part_bars(parts: list[tuple[str, float]], title: str = "", xlabel: str = "",
     """The largest attribution parts by |value| as signed horizontal bars."""
     names = [p for p, _ in parts]
     vals = [float(v) for _, v in parts]
-    bar = go.Bar(x=vals, y=names, orientation="h", marker_color=["#2ca02c" if v >= 0 else RED for v in vals],
+    bar = go.Bar(x=vals, y=names, orientation="h", marker_color=[UP if v >= 0 else DOWN for v in vals],
                  text=[f"{v:+.3f}" for v in vals], textposition="auto")
     return go.Figure([bar], layout=base_layout(title, xlabel, "", height, None, dict(type="category", autorange="reversed")))
 
@@ -51,7 +52,7 @@ def layer_head_map(z, title: str = "", zlabel: str = "", height: int | None = No
     z = as_numpy(z)
     L, nh = z.shape
     m = float(abs(z).max()) or 1.0
-    fig = heatmap(z, colorscale="RdBu", zmid=0.0,
+    fig = heatmap(z, colorscale=DIVERGING, zmid=0.0,
                   zmin=-m, zmax=m, title=title, xlabel=xlabel, ylabel=ylabel, height=height or 120 + 24 * L)
     fig.update_traces(colorbar=dict(title=dict(text=zlabel)), xgap=1, ygap=1,
                       hovertemplate="layer %{y}, head %{x}<br>%{z:.4f}<extra></extra>")
@@ -62,7 +63,7 @@ def layer_head_map(z, title: str = "", zlabel: str = "", height: int | None = No
 
 
 def layer_position_map(z, positions, title: str = "", zlabel: str = "", height: int | None = None,
-                       xlabel: str = "", ylabel: str = "layer i", zmin=None, zmax=None, colorscale="RdBu",
+                       xlabel: str = "", ylabel: str = "layer i", zmin=None, zmax=None, colorscale=DIVERGING,
                        zmid=0.0, rows=None) -> go.Figure:
     """An (L, S) map (patching: share restored per layer and position; or cosine per layer and position);
     rows: names of the rows (e.g. embed, L0, L1, ...), else their indices."""

@@ -1,13 +1,25 @@
 """Figures sized for a projector: large fonts, labelled axes, no overlapping tick text."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import plotly.graph_objects as go
 import torch
 import torch.nn.functional as F
 
-FONT = dict(size=16)
+from .labels import CHOSEN
+
+# the page's own font (Streamlit's "Source Sans", loaded by the page), a CJK fallback, Streamlit's text colour
+FAMILY = '"Source Sans", "Source Sans Pro", "Noto Sans CJK SC", "Noto Sans SC", sans-serif'
+FONT = dict(size=16, family=FAMILY, color="#31333F")
 MAX_TICKS = 40          # beyond this many labels an axis shows every n-th one
+TICK_PX = 56            # about one tick label per this many pixels of axis, so labels never overlap
+
+# Colour scales. Sequential (low -> high) for quantities of one sign; diverging, centred on 0, only for signed
+# data that straddles 0: blue below, white at 0, orange above. Red is kept for "chosen" (viz.labels.CHOSEN).
+SEQUENTIAL = "Viridis"
+DIVERGING = [[0.0, "#1c5a99"], [0.25, "#8dbbe0"], [0.5, "#f7f7f7"], [0.75, "#f9b66b"], [1.0, "#b85a00"]]
 
 
 def as_numpy(x) -> np.ndarray:
@@ -22,6 +34,22 @@ def base_layout(title: str, xlabel: str, ylabel: str, height: int, xaxis=None, y
     return dict(title=dict(text=title, font=dict(size=20)), font=FONT, height=height,
                 margin=dict(l=70, r=30, t=60, b=60), xaxis=dict(xaxis or {}, title=dict(text=xlabel)),
                 yaxis=dict(yaxis or {}, title=dict(text=ylabel)), **extra)
+
+
+def color_range(z, exclude=None) -> dict:
+    """colorscale, zmin, zmax for z over its real range: finite values, less the cells where `exclude` is True
+    (a cosine map's diagonal of 1s, masked scores). Diverging and symmetric about 0 if the values straddle 0,
+    else sequential from their minimum to their maximum."""
+    z = np.asarray(z, dtype=np.float64)
+    keep = np.isfinite(z) if exclude is None else np.isfinite(z) & ~np.asarray(exclude, dtype=bool)
+    v = z[keep]
+    if v.size == 0:
+        return dict(colorscale=SEQUENTIAL, zmin=0.0, zmax=1.0)
+    lo, hi = float(v.min()), float(v.max())
+    if lo < 0 < hi:
+        m = max(-lo, hi)
+        return dict(colorscale=DIVERGING, zmin=-m, zmax=m)
+    return dict(colorscale=SEQUENTIAL, zmin=lo, zmax=hi if hi > lo else lo + 1e-9)
 
 
 def _ticks(labels, n):
@@ -55,41 +83,64 @@ def _block_labels(labels, n, k):
     return [f"{i}-{min(i + k, n) - 1}" for i in range(0, n, k)]
 
 
-def heatmap(z, x=None, y=None, title="", xlabel="", ylabel="", colorscale="RdBu", zmid=0.0,
-            zmin=None, zmax=None, height=480, text_fmt=None) -> go.Figure:
+def heatmap(z, x=None, y=None, title="", xlabel="", ylabel="", colorscale=None, zmid=None,
+            zmin=None, zmax=None, height=480, text_fmt=None, exclude=None, width_px: int = 900,
+            subtitle: str = "") -> go.Figure:
     """A 2-D tensor as a heatmap; -inf cells (masked) are left blank. z: (rows, cols).
-    Axes longer than MAX_CELLS are shown as block maxima, and the title says so."""
+    With no colorscale the scale follows the data (color_range): sequential over the real range, or diverging
+    about 0 when the values straddle 0; `exclude` (rows, cols) bool leaves cells out of that range.
+    Axes longer than MAX_CELLS are shown as block maxima, and the title says so. An axis without labels is
+    numeric (its ticks thinned by plotly); a labelled one shows about one label per TICK_PX of width_px."""
     z = as_numpy(z)
     z = np.where(np.isfinite(z), z, np.nan)
     rows, cols = z.shape
+    if colorscale is None:
+        auto = color_range(z, exclude)
+        colorscale, zmin, zmax = auto["colorscale"], auto["zmin"] if zmin is None else zmin, \
+            auto["zmax"] if zmax is None else zmax
     z, ky, kx = block_max(z)
-    xt = _ticks(x, cols) if kx == 1 else _block_labels(x, cols, kx)
-    yt = _ticks(y, rows) if ky == 1 else _block_labels(y, rows, ky)
     if kx > 1 or ky > 1:
         title = f"{title}  (max over {ky}×{kx} blocks of {rows}×{cols})"
+    xt = (_ticks(x, cols) if kx == 1 else _block_labels(x, cols, kx)) if x is not None or kx > 1 else None
+    yt = (_ticks(y, rows) if ky == 1 else _block_labels(y, rows, ky)) if y is not None or ky > 1 else None
     rows, cols = z.shape
     hm = go.Heatmap(z=z, x=xt, y=yt, colorscale=colorscale, zmid=zmid, zmin=zmin, zmax=zmax,
                     hovertemplate="row %{y}<br>col %{x}<br>value %{z:.4g}<extra></extra>")
     if text_fmt and rows * cols <= 400:
         hm.update(text=[[("" if np.isnan(v) else format(v, text_fmt)) for v in r] for r in z],
-                  texttemplate="%{text}", textfont=dict(size=13))
-    xaxis = dict(type="category", nticks=MAX_TICKS if cols > MAX_TICKS else None)
-    yaxis = dict(type="category", autorange="reversed", nticks=MAX_TICKS if rows > MAX_TICKS else None)
-    return go.Figure([hm], layout=base_layout(title, xlabel, ylabel, height, xaxis, yaxis))
+                  texttemplate="%{text}", textfont=dict(size=14))
+    fit = max(2, width_px // TICK_PX)
+    xaxis = dict(type="category", nticks=fit if cols > fit else None) if xt is not None else \
+        dict(showgrid=False, zeroline=False, nticks=min(fit, 12))
+    yaxis = dict(type="category", autorange="reversed", nticks=MAX_TICKS if rows > MAX_TICKS else None) \
+        if yt is not None else dict(autorange="reversed", showgrid=False, zeroline=False)
+    layout = base_layout(title, xlabel, ylabel, height, xaxis, yaxis)
+    if subtitle:                                  # a second, smaller title line (plotly's own subtitle)
+        layout["title"]["subtitle"] = dict(text=subtitle, font=dict(size=15))
+        layout["margin"]["t"] = 84
+    return go.Figure([hm], layout=layout)
 
 
 def bars(values, labels, title="", xlabel="", ylabel="", height=420, color=None, horizontal=False,
-         text_fmt=".3g") -> go.Figure:
+         text_fmt=".3g", highlight: int | None = None) -> go.Figure:
+    """One bar per label; color: one colour or a list; highlight: the index of the selected bar, outlined in
+    red (red means "selected" on every page)."""
     values = as_numpy(values)
     labels = [str(lab) for lab in labels]
     text = [format(v, text_fmt) for v in values]
+    line = None if highlight is None else dict(color=[CHOSEN if k == highlight else "rgba(0,0,0,0)"
+                                                      for k in range(len(labels))], width=4)
+    marker = dict(color=color, line=line)
+    lo, hi = (min(0.0, float(values.min())), max(0.0, float(values.max()))) if values.size else (0.0, 1.0)
+    span = dict(range=[lo * 1.18, hi * 1.18 or 1.0])   # room for the value written past each bar's end
+    common = dict(text=text, textposition="outside", cliponaxis=False, textfont=dict(size=15), marker=marker)
     if horizontal:
-        bar = go.Bar(x=values, y=labels, orientation="h", text=text, textposition="auto", marker_color=color)
+        bar = go.Bar(x=values, y=labels, orientation="h", **common)
     else:
-        bar = go.Bar(x=labels, y=values, text=text, textposition="auto", marker_color=color)
+        bar = go.Bar(x=labels, y=values, **common)
     axis = dict(type="category", autorange="reversed") if horizontal else dict(type="category")
-    return go.Figure([bar], layout=base_layout(title, xlabel, ylabel, height, None if horizontal else axis,
-                                           axis if horizontal else None))
+    return go.Figure([bar], layout=base_layout(title, xlabel, ylabel, height, span if horizontal else axis,
+                                               axis if horizontal else span, uniformtext=dict(minsize=14, mode="show")))
 
 
 def histogram(series: dict, title="", xlabel="value", ylabel="count", nbins=80, height=400) -> go.Figure:
@@ -106,4 +157,37 @@ def lines(series: dict, x=None, title="", xlabel="", ylabel="", height=420, mark
         v = as_numpy(v)
         data.append(go.Scatter(x=list(range(len(v))) if x is None else x, y=v, name=name,
                                mode="lines+markers" if markers else "lines"))
-    return go.Figure(data, layout=base_layout(title, xlabel, ylabel, height, legend=dict(orientation="h", y=1.12)))
+    many = x is not None and len(x) > 16          # e.g. one label per layer: every other one, kept level
+    xaxis = dict(nticks=min(len(x), 14), tickangle=0) if many else None
+    return go.Figure(data, layout=base_layout(title, xlabel, ylabel, height, xaxis, legend=dict(orientation="h", y=1.12)))
+
+
+CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def upright_titles(fig: go.Figure) -> go.Figure:
+    """Chinese read sideways is hard to read: every y-axis title with Chinese in it becomes a horizontal note
+    just above its axis (left-aligned), and the top margin grows to hold it. Other titles are left as they are."""
+    layout = fig.layout
+    moved = []
+    for name in [k for k in layout.to_plotly_json() if k.startswith("yaxis")]:
+        ax = layout[name]
+        text = ax.title.text if ax.title is not None else None
+        if not text or not CJK.search(text):
+            continue
+        xname = "xaxis" + (ax.anchor[1:] if ax.anchor and ax.anchor not in ("x", "free") else "")
+        x0 = (layout[xname].domain or [0, 1])[0] if xname in layout else 0
+        y1 = (ax.domain or [0, 1])[1]
+        moved.append(dict(text=text, xref="paper", yref="paper", x=x0, y=y1, xanchor="left", yanchor="bottom",
+                          xshift=-8, yshift=4, showarrow=False, font=dict(size=(ax.title.font.size or 16))))
+        ax.title.text = ""
+    if moved:
+        top = (layout.margin.t if layout.margin.t is not None else 60) + (26 if len(moved) == 1 else 8)
+        sub = bool(layout.title.subtitle.text)         # a subtitle needs its own line above the moved titles
+        fig.update_layout(annotations=list(layout.annotations or []) + moved, margin=dict(t=top + 22 * sub))
+        if sub:                                         # title and subtitle pinned to the top, clear of the notes
+            fig.update_layout(title=dict(yref="container", y=1, yanchor="top", pad=dict(t=12)))
+        lg = layout.legend
+        if lg.orientation == "h" and lg.y is not None and lg.y >= 1:  # a legend on top moves right, clear of them
+            fig.update_layout(legend=dict(x=1, xanchor="right"))
+    return fig

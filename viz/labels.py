@@ -1,10 +1,30 @@
-"""Token pieces as labels: whitespace made visible, long pieces cut. The one place labels are made."""
+"""Token pieces as labels: whitespace made visible, long pieces cut, and each token's colour. The one place
+labels (and token colours) are made."""
 from __future__ import annotations
+
+# One colour per token position, the same on every page (chips, lines, bars, axis labels). No red here:
+# red means one thing, the chosen / selected item (CHOSEN).
+TOKEN_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#17becf", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f"]
+CHOSEN = "#d62728"
+NEUTRAL = "#6d8bb3"      # bars and marks that are not a prompt token (candidates, neurons)
+
+
+def tint(hex_color: str, white: float) -> str:
+    """hex_color moved `white` of the way to white (0 = itself, 1 = white)."""
+    r, g, b = (int(hex_color[k:k + 2], 16) for k in (1, 3, 5))
+    return "#%02x%02x%02x" % tuple(round(c + (255 - c) * white) for c in (r, g, b))
+
+
+def token_color(i: int, light: bool = False) -> str:
+    """The colour of the token at position i; light: a pale tint of it, for backgrounds under dark text."""
+    c = TOKEN_COLORS[int(i) % len(TOKEN_COLORS)]
+    return tint(c, 0.78) if light else c
 
 
 def visible(piece: str) -> str:
-    """Spaces, newlines and tabs drawn as ␣ ↵ ⇥ (a blank label would hide a token); '' as ∅."""
-    return str(piece).replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥") or "∅"
+    """Spaces drawn as ␣, newlines and tabs written as \\n and \\t (a blank label or a blank table row would
+    hide a token); '' as ∅."""
+    return str(piece).replace(" ", "␣").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t") or "∅"
 
 
 def short(piece: str, n: int = 8) -> str:

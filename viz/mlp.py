@@ -1,40 +1,12 @@
-"""Figures of the MLP / MoE page: one token's SwiGLU vectors as strips (widen -> gate -> narrow), the silu curve."""
+"""Figures of the MLP / MoE page: one token's SwiGLU as a diagram (widen -> gate -> narrow, to scale), the silu curve."""
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from .figures import as_numpy, base_layout
-
-
-def vector_strips(rows, title: str = "", height: int = 380, xlabel: str = "") -> go.Figure:
-    """rows: [(label, 1-D tensor)], drawn top to bottom as colour strips on one width scale, each centred, so a
-    vector of 896 looks as much narrower than one of 4864 as it is. Each strip is coloured on its own range
-    (blue > 0 > red); thin lines join the ends of strips of different widths (the widen / narrow steps)."""
-    width = max(len(v) for _, v in rows)
-    data, shapes, ticks = [], [], []
-    prev = None
-    for k, (label, v) in enumerate(rows):
-        z = as_numpy(v).ravel()
-        n, y = len(z), 1.6 * k
-        lo = (width - n) / 2
-        top = float(np.quantile(np.abs(z), 0.995)) or 1e-6                 # a few outliers would wash out the rest
-        data.append(go.Heatmap(z=[z], x=lo + np.arange(n), y=[y], colorscale="RdBu", zmin=-top, zmax=top,
-                               showscale=False, text=[[str(j) for j in range(n)]],
-                               hovertemplate=f"{label}<br>#%{{text}}: %{{z:.4g}}<extra></extra>"))
-        if prev is not None and prev[0] != lo:
-            for a, b in ((prev[0], lo), (prev[1], lo + n)):
-                shapes.append(dict(type="line", x0=a - 0.5, x1=b - 0.5, y0=prev[2] + 0.5, y1=y - 0.5,
-                                   line=dict(color="#888", width=1.5, dash="dot")))
-        prev = (lo, lo + n, y)
-        ticks.append(y)
-    layout = base_layout(title, xlabel, "", height, dict(range=[-0.5, width - 0.5], showgrid=False, zeroline=False, showticklabels=False),
-                         dict(tickvals=ticks, ticktext=[lab for lab, _ in rows], autorange="reversed", showgrid=False,
-                              zeroline=False), shapes=shapes)
-    layout["margin"] = dict(l=10, r=20, t=60, b=40)
-    layout["yaxis"]["automargin"] = True
-    return go.Figure(data, layout=layout)
+from .figures import DIVERGING, FONT, as_numpy, base_layout
+from .labels import CHOSEN
 
 
 def silu_curve(gate_values, title: str = "", xlabel: str = "gate z", ylabel: str = "silu(z)") -> go.Figure:
@@ -45,5 +17,65 @@ def silu_curve(gate_values, title: str = "", xlabel: str = "gate z", ylabel: str
     data = [go.Scatter(x=z.numpy(), y=torch.nn.functional.silu(z).numpy(), mode="lines", name="silu(z) = z·σ(z)",
                        line=dict(width=3)),
             go.Scatter(x=g.numpy(), y=torch.nn.functional.silu(g).numpy(), mode="markers", name="gate",
-                       marker=dict(size=9, opacity=0.35, color="#d62728"))]
+                       marker=dict(size=9, opacity=0.35, color="#1f77b4"))]
     return go.Figure(data, layout=base_layout(title, xlabel, ylabel, 420, legend=dict(orientation="h", y=1.12)))
+
+
+def _strip(values, xc: float, y_top: float, height: float, name: str, width: float = 0.55):
+    """One vector as a vertical colour strip (element j at the top + j/n of the height), diverging about 0 on
+    its own range (the 99.5% quantile of |v|: a few outliers would wash out the rest)."""
+    z = as_numpy(values).ravel()
+    n = len(z)
+    top = float(np.quantile(np.abs(z), 0.995)) or 1e-6
+    return go.Heatmap(z=z[:, None], x0=xc, dx=width, y0=y_top + height / n / 2, dy=height / n, colorscale=DIVERGING,
+                      zmin=-top, zmax=top, showscale=False, customdata=np.arange(n)[:, None],
+                      hovertemplate=f"{name} #%{{customdata}}: %{{z:.4g}}<extra></extra>")
+
+
+def swiglu_diagram(x, gate, up, act, out, title: str = "", names: dict | None = None, k: int = 3,
+                   height: int = 470) -> go.Figure:
+    """The SwiGLU MLP of one token as a diagram: x [H] -> gate, up [I] (W_gate, W_up: widen) -> act = silu(gate) ⊙ up
+    [I] -> out [H] (W_down: narrow). Each vector is a strip as tall as its length (H against I, to scale) in
+    its live values; the k neurons with the largest |act| are marked on gate, up and act and spelled out below.
+    names: display names for the keys widen, narrow, neuron, off (the share of gates below 0)."""
+    names = names or {}
+    H, I = len(as_numpy(x)), len(as_numpy(act))
+    g, u, a = as_numpy(gate), as_numpy(up), as_numpy(act)
+    tall, mid = 8.0, 4.6                                   # an I-long strip spans y in mid ± tall / 2
+    short = tall * H / I
+    cols = dict(x=(0.6, short), gate=(3.0, tall), up=(4.0, tall), act=(6.2, tall), out=(9.3, short))
+    vec = dict(x=x, gate=gate, up=up, act=act, out=out)
+    data, shapes, notes = [], [], []
+    for key, (xc, h) in cols.items():
+        y0 = mid - h / 2
+        data.append(_strip(vec[key], xc, y0, h, key))
+        shapes.append(dict(type="rect", x0=xc - 0.3, x1=xc + 0.3, y0=y0, y1=y0 + h, line=dict(color="#555", width=1)))
+        size = H if key in ("x", "out") else I
+        notes.append(dict(x=xc, y=y0 - 0.1, yanchor="bottom", showarrow=False, text=f"<b>{key}</b><br>[{size}]",
+                          font=dict(size=16)))
+
+    def arrow(x0, y0, x1, y1, label="", dy=0.0):
+        notes.append(dict(x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="", showarrow=True,
+                          arrowhead=3, arrowsize=1.2, arrowwidth=2, arrowcolor="#444"))
+        if label:
+            notes.append(dict(x=(x0 + x1) / 2, y=(y0 + y1) / 2 + dy, text=label, showarrow=False, font=dict(size=15),
+                              bgcolor="rgba(255,255,255,0.85)"))
+
+    arrow(0.95, mid, 2.65, mid, f"W_gate, W_up<br>[{I}×{H}] ×2<br>{names.get('widen', 'widen')}", dy=-0.9)
+    arrow(4.35, mid, 5.85, mid, "silu(gate)<br>⊙ up", dy=-0.7)
+    arrow(6.55, mid, 8.95, mid, f"W_down [{H}×{I}]<br>{names.get('narrow', 'narrow')}", dy=-0.7)
+    off = float((g < 0).mean())
+    notes.append(dict(x=3.0, y=mid + tall / 2 + 0.15, yanchor="top", showarrow=False, font=dict(size=14, color="#555"),
+                      text=f"{names.get('off', 'gate < 0')}: {100 * off:.0f}%"))
+    top = np.argsort(-np.abs(a))[:k]
+    for r, j in enumerate(top):
+        yj = mid - tall / 2 + tall * (j + 0.5) / I
+        for key in ("gate", "up", "act"):
+            xc = cols[key][0]
+            shapes.append(dict(type="line", x0=xc - 0.38, x1=xc + 0.38, y0=yj, y1=yj, line=dict(color=CHOSEN, width=2)))
+        notes.append(dict(x=6.6, y=yj, xanchor="left", showarrow=False, font=dict(size=14, color=CHOSEN),
+                          text=f"#{j}: silu({g[j]:.2f}) × {u[j]:.2f} = {a[j]:.2f}"))
+    layout = dict(title=dict(text=title, font=dict(size=20)), font=FONT, height=height, shapes=shapes, annotations=notes,
+                  margin=dict(l=10, r=10, t=60, b=10), showlegend=False,
+                  xaxis=dict(visible=False, range=[-0.1, 10.0]), yaxis=dict(visible=False, range=[mid + tall / 2 + 0.7, mid - tall / 2 - 1.0]))
+    return go.Figure(data, layout=layout)

@@ -44,7 +44,8 @@ def pipeline_steps(config, shapes: dict, B: int, S: int, lang: str):
             steps.append((T(f"{L} × 解码层", f"{L} × decoder layers"), label(f"layers.{L - 1}.resid_out")))
             steps.append((stages.get("final_norm").title(lang), label("final_norm.out")))
         out = s.io[-1] if s.io else ""
-        steps.append((s.title(lang), f"next id [{B}, 1]" if out == "next id" else label(out) if out in live else ""))
+        steps.append((s.title(lang), T(f"下一个 id [{B}, 1]", f"next id [{B}, 1]") if out == "next id" else
+                      label(out) if out in live else ""))
     steps[-1] = (steps[-1][0], "")
     layer_index = first_in + 1
 

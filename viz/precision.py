@@ -5,7 +5,7 @@ import plotly.graph_objects as go
 
 from .figures import as_numpy, base_layout
 
-COLORS = {"float32": "#1f77b4", "bfloat16": "#ff7f0e", "int8": "#d62728", "float16": "#2ca02c"}
+COLORS = {"float32": "#1f77b4", "bfloat16": "#ff7f0e", "int8": "#9467bd", "float16": "#2ca02c"}
 
 
 def error_lines(errors: dict, layers, title: str = "", ylabel: str = "", xlabel: str = "", height: int = 480) -> go.Figure:

@@ -1,31 +1,72 @@
-"""Figures of the sampling page: one stage's values at the candidates (-inf shown as such), probability vs
-frequency."""
+"""Figures of the sampling page: the candidates' probabilities raw and under the current settings in one chart,
+one stage's values at the candidates (-inf shown as such), probability vs frequency."""
 from __future__ import annotations
 
 import plotly.graph_objects as go
+import torch
 
 from .figures import as_numpy, base_layout
+from .labels import CHOSEN, NEUTRAL
 
 
-def stage_bars(values, names, chosen: int | None, ids, title="", ylabel="logit", height=440,
-               probability: bool = False) -> go.Figure:
-    """values at the candidate ids (names their labels); -inf bars drawn empty and labelled −∞; the chosen id red."""
+def stage_bars(values, names, chosen: int | None, ids, title="", xlabel="logit", height=None) -> go.Figure:
+    """values at the candidate ids (names their labels), as horizontal bars in the order given (the value
+    labels never collide); -inf bars drawn empty and labelled −∞; the chosen id red."""
     v = as_numpy(values)
     finite = [bool(x == x and abs(x) != float("inf")) for x in v]
     shown = [float(x) if f else 0.0 for x, f in zip(v, finite)]
-    text = [f"{x:.3f}" if probability else (f"{x:.2f}" if f else "−∞") for x, f in zip(v, finite)]
-    colors = ["#d62728" if int(i) == chosen else "#1f77b4" for i in ids]
-    bar = go.Bar(x=list(names), y=shown, text=text, textposition="outside", marker_color=colors,
-                 textfont=dict(size=16), cliponaxis=False)
-    return go.Figure([bar], layout=base_layout(title, "", ylabel, height, dict(type="category", tickangle=-45),
-                                               uniformtext=dict(minsize=13, mode="show")))
+    text = [f"{x:.2f}" if f else "−∞" for x, f in zip(v, finite)]
+    colors = [CHOSEN if int(i) == chosen else NEUTRAL for i in ids]
+    bar = go.Bar(x=shown, y=list(names), orientation="h", text=text, textposition="outside", marker_color=colors,
+                 textfont=dict(size=15), cliponaxis=False)
+    layout = base_layout(title, xlabel, "", height or 110 + 30 * len(v), None, dict(type="category", autorange="reversed"),
+                         uniformtext=dict(minsize=15, mode="show"))
+    layout["margin"] = dict(l=110, r=60, t=60, b=50)
+    return go.Figure([bar], layout=layout)
 
 
-def bar_pair(labels, a, b, name_a, name_b, title="", xlabel="", ylabel="", height=440) -> go.Figure:
-    """Two values per label side by side (probability and frequency)."""
-    a, b = as_numpy(a), as_numpy(b)
-    fig = go.Figure([go.Bar(x=labels, y=a, name=name_a, text=[f"{v:.3f}" for v in a], textposition="auto"),
-                     go.Bar(x=labels, y=b, name=name_b, text=[f"{v:.3f}" for v in b], textposition="auto")],
-                    layout=base_layout(title, xlabel, ylabel, height, dict(type="category", tickangle=-45),
-                                       barmode="group", legend=dict(orientation="h", y=1.12)))
-    return fig
+def candidates_chart(stages: dict, cand: list[int], names: list[str], title: str = "", words: dict | None = None,
+                     height: int | None = None) -> go.Figure:
+    """The sampling page's one chart. Horizontal bars of the candidates (cand: ids, in the order shown):
+    faint, the raw softmax of the logits (T = 1, nothing cut); solid, the probabilities under the current
+    settings (stages: ops.sampling.sample_stages); the chosen id red; rows cut by top-k or top-p shaded grey
+    and labelled so. words: display names for raw, now, cut_k, cut_p."""
+    w = dict(raw="softmax(logits), T = 1", now="now", cut_k="cut by top-k", cut_p="cut by top-p") | (words or {})
+    idx = torch.as_tensor(cand)
+    raw = as_numpy(torch.softmax(stages["logits"].float(), -1)[idx]).tolist()     # lists: plain numbers in the JSON
+    now = as_numpy(stages["probs"][idx]).tolist()
+    kept_k = torch.isfinite(stages["top_k"][idx]).tolist()
+    kept_p = torch.isfinite(stages["top_p"][idx]).tolist()
+    cut = [None if a and b else (w["cut_k"] if not a else w["cut_p"]) for a, b in zip(kept_k, kept_p)]
+    chosen = int(stages["chosen"])
+    text = [c if c else f"{p:.3f}" for p, c in zip(now, cut)]
+    data = [go.Bar(x=raw, y=names, orientation="h", name=w["raw"], marker=dict(color=NEUTRAL, opacity=0.28), width=0.86,
+                   hovertemplate="%{y}: %{x:.4f}<extra>" + w["raw"] + "</extra>"),
+            go.Bar(x=now, y=names, orientation="h", name=w["now"], width=0.5, text=text, textposition="outside",
+                   textfont=dict(size=16, color=["#777" if c else "#111" for c in cut]), cliponaxis=False,
+                   marker=dict(color=[CHOSEN if i == chosen else NEUTRAL for i in cand]),
+                   hovertemplate="%{y}: %{x:.4f}<extra>" + w["now"] + "</extra>")]
+    shapes = [dict(type="rect", xref="paper", x0=0, x1=1, y0=r - 0.5, y1=r + 0.5, fillcolor="#e9e9e9", layer="below",
+                   line=dict(width=0)) for r, c in enumerate(cut) if c]
+    top = max(raw + now) if len(cand) else 1.0
+    layout = base_layout(title, "", "", height or 130 + 36 * len(cand), dict(range=[0, top * 1.22], title=dict(text="p")),
+                         dict(type="category", autorange="reversed"), barmode="overlay", shapes=shapes,
+                         uniformtext=dict(minsize=15, mode="show"),
+                         legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0, xanchor="left"))
+    layout["margin"] = dict(l=110, r=30, t=100, b=50)
+    return go.Figure(data, layout=layout)
+
+
+def bar_pair(labels, a, b, name_a, name_b, title="", xlabel="", ylabel="", height=None) -> go.Figure:
+    """Two values per label side by side (probability and frequency), as horizontal bars in the order given,
+    each value written past its bar. ylabel names the values (drawn on the horizontal axis here)."""
+    a, b = as_numpy(a).tolist(), as_numpy(b).tolist()
+    bar = lambda v, name, color: go.Bar(x=v, y=list(labels), name=name, orientation="h", marker_color=color,
+                                        text=[f"{x:.3f}" for x in v], textposition="outside", cliponaxis=False)
+    top = max(a + b) if a else 1.0
+    layout = base_layout(title, ylabel, xlabel, height or 130 + 44 * len(a), dict(range=[0, top * 1.2]),
+                         dict(type="category", autorange="reversed"), barmode="group",
+                         uniformtext=dict(minsize=14, mode="show"),
+                         legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0, xanchor="left"))
+    layout["margin"] = dict(l=110, r=30, t=100, b=50)
+    return go.Figure([bar(a, name_a, NEUTRAL), bar(b, name_b, "#555555")], layout=layout)

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from .figures import FONT, bars
 
-COLORS = {"prefill": "#d62728", "decode": "#1f77b4"}
+COLORS = {"prefill": "#ff7f0e", "decode": "#1f77b4"}
 
 
 def roofline(points: dict, gpu: dict, names: dict, title: str, lang: str, height: int = 500) -> go.Figure:

@@ -1,29 +1,33 @@
-"""Figures of the tokenize page: the batch's [B, S] id matrix."""
+"""The tokenize page's id matrix: tokens.ids [B, S] as a grid of ids, each cell in its token's colour.
+
+HTML, not a Plotly heatmap: a one-row heatmap of ids reads as a flat band, while a table of numbers tinted
+like the chips above it says "row b, position s holds id ...". A very long batch scrolls sideways."""
 from __future__ import annotations
 
-import plotly.graph_objects as go
+import html
 
-from .figures import base_layout
-from .labels import short
+from .labels import short, token_color
 
-MAX_TEXT_CELLS = 240     # beyond this many cells (or columns) the ids are left to the hover text
-MAX_TEXT_COLS = 16
+CELL = "padding:3px 8px;text-align:center;font-family:monospace;font-size:18px;border:1px solid #fff"
+HEAD = "padding:2px 8px;text-align:center;font-size:15px;color:#555;font-weight:400"
+PAD = "background:#d5d5d5;color:#555;text-decoration:line-through"
 
 
-def ids_matrix(ids: list[list[int]], lengths: list[int], pieces: list[list[str]], title: str = "",
-               xlabel: str = "", ylabel: str = "", row_name: str = "row") -> go.Figure:
-    """tokens.ids as a grid: one cell per (row b, position s) with its id written in; padding grey.
-    ids (B, S) as lists, lengths the real tokens per row, pieces each row's real token pieces (hover)."""
-    B, S = len(ids), len(ids[0]) if ids else 0
-    valid = [[1.0 if s < lengths[b] else 0.0 for s in range(S)] for b in range(B)]
-    cell = [[f"{ids[b][s]}" if valid[b][s] else f"pad<br>{ids[b][s]}" for s in range(S)] for b in range(B)]
-    hover = [[short(pieces[b][s], 12) if s < lengths[b] else "" for s in range(S)] for b in range(B)]
-    text = B * S <= MAX_TEXT_CELLS and S <= MAX_TEXT_COLS      # six-digit ids overlap in narrower cells
-    hm = go.Heatmap(z=valid, x=[str(s) for s in range(S)], y=[f"{row_name} {b}" for b in range(B)],
-                    colorscale=[[0, "#cccccc"], [1, "#bbdefb"]], zmin=0, zmax=1, showscale=False,
-                    text=cell, texttemplate="%{text}" if text else None, textfont=dict(size=18 if S <= 10 else 14), customdata=hover,
-                    hovertemplate="%{y}, position %{x}<br>id %{text} %{customdata}<extra></extra>")
-    layout = base_layout(title, xlabel, ylabel, 130 + 56 * B, dict(type="category", nticks=min(S, 40)),
-                         dict(type="category", autorange="reversed"))
-    layout["margin"] = dict(l=80, r=20, t=50, b=50)
-    return go.Figure([hm], layout=layout)
+def ids_table(ids: list[list[int]], lengths: list[int], pieces: list[list[str]], row_name: str = "row",
+              pos_name: str = "s", pad_name: str = "padding") -> str:
+    """HTML of tokens.ids: one row per batch row b, one column per position s, the id written in the cell on
+    the pale colour of that position's token chip (viz.labels.token_color); padding grey and struck out.
+    ids (B, S) as lists, lengths the real tokens per row, pieces each row's real pieces (the cells' tooltips)."""
+    S = len(ids[0]) if ids else 0
+    head = f'<th style="{HEAD}"></th>' + "".join(f'<th style="{HEAD}">{pos_name} = {s}</th>' for s in range(S))
+    rows = []
+    for b, row in enumerate(ids):
+        cells = [f'<th style="{HEAD};text-align:right">{html.escape(row_name)} {b}</th>']
+        for s, i in enumerate(row):
+            real = s < lengths[b]
+            style = f"background:{token_color(s, light=True)};color:#111" if real else PAD
+            tip = html.escape(short(pieces[b][s], 24) if real else pad_name, quote=True)
+            cells.append(f'<td title="{tip}" style="{CELL};{style}">{i}</td>')
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return (f'<div style="overflow-x:auto;margin:4px 0 10px 0"><table style="border-collapse:collapse;border:none">'
+            f"<tr>{head}</tr>{''.join(rows)}</table></div>")

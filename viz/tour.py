@@ -5,10 +5,12 @@ is ops.analysis.tour_data for that step, ctx the row's labels, prompt and top ne
 from __future__ import annotations
 
 import html
+import math
 
 import plotly.graph_objects as go
 
-from .figures import bars, heatmap
+from .figures import bars, base_layout, heatmap
+from .labels import CHOSEN, NEUTRAL, token_color
 
 CSS = """<style>
 .tour-hero {font-size: 52px; font-weight: 700; margin: 10px 0;}
@@ -85,3 +87,47 @@ def view(key: str, d: dict, ctx: dict, lang: str):
     }
     make = html_views.get(key) or figures.get(key)
     return make() if make else None
+
+
+def strip(labels, title: str, new: int | None = None, height: int = 260) -> go.Figure:
+    """Tokens as a row of boxes in their colours, position under each; box `new` (the token just picked) red."""
+    n = len(labels)
+    colors = [CHOSEN if k == new else token_color(k) for k in range(n)]
+    bar = go.Bar(x=list(range(n)), y=[1] * n, marker_color=colors, text=[str(x) for x in labels],
+                 textposition="inside", insidetextanchor="middle", textfont=dict(size=28, color="white"),
+                 hoverinfo="skip", width=0.92)
+    layout = base_layout(title, "", "", height, dict(tickmode="array", tickvals=list(range(n)),
+                                                     ticktext=[f"s = {k}" for k in range(n)]),
+                         dict(visible=False, range=[0, 1.05]), showlegend=False, bargap=0.08)
+    return big(go.Figure([bar], layout=layout), height)
+
+
+def companion(key: str, d: dict, ctx: dict, lang: str):
+    """The figure under a step whose main view is HTML (the prompt, the chips, the pick): every step of the
+    tour has a picture. None for the other steps (their main view is already a figure)."""
+    T = (lambda zh, en: zh) if lang == "zh" else (lambda zh, en: en)
+    tl, top = ctx["short"], ctx["top"]
+    n = len(tl)
+    if key == "prompt":
+        return big(ctx["pipeline"]())
+    if key == "tokens":
+        sizes = [len(p.encode("utf-8")) for p in ctx["raw"]]
+        return big(bars(sizes, tl, title=T("每个 token 占几个字节（UTF-8）", "How many bytes each token holds (UTF-8)"),
+                        xlabel="token", ylabel=T("字节", "bytes"), color=[token_color(k) for k in range(n)], text_fmt=",.0f"))
+    if key == "ids":
+        fig = bars(d["ids"], tl, title=T(f"每个 token 的编号：词表 {ctx['vocab']:,} 行中的一行",
+                                          f"Each token's id: one row of the {ctx['vocab']:,}-row table"),
+                   xlabel="token", ylabel="id", color=[token_color(k) for k in range(n)], text_fmt=",.0f")
+        return big(fig.update_yaxes(type="log", range=[0, math.log10(ctx["vocab"])]))   # ids span orders of magnitude
+    if key == "pick":
+        labels = ctx["top_labels"]
+        return big(bars(top["probs"], labels, title=T(f"选中第一名：“{ctx['piece_short']}”（红色）",
+                                                       f"The top one is picked: “{ctx['piece_short']}” (red)"),
+                        xlabel="token", ylabel=T("概率", "probability"), text_fmt=".3f",
+                        color=[CHOSEN if k == 0 else NEUTRAL for k in range(len(labels))]))
+    if key == "decode":
+        return strip(tl + [ctx["piece_short"]], T("新 token 接在提示词后面（红色）", "The new token joins the prompt (red)"), new=n)
+    if key == "loop":
+        return strip(tl + [ctx["piece_short"]], T(f"下一轮的输入：{n + 1} 个 token，从第 1 步再走一遍",
+                                                  f"The next run's input: {n + 1} tokens, from step 1 again"), new=n)
+    return None

@@ -1,0 +1,74 @@
+"""Figures whose scales carry meaning: sequential over the real range, diverging only about 0 for signed data,
+masked cells and the cosine diagonal kept out of the range, one colour per token and red only for "chosen",
+Chinese y-axis titles upright, token labels that never print as blank."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from viz import heatmap
+from viz.attention import scores_map
+from viz.embedding import cosine_map
+from viz.figures import DIVERGING, SEQUENTIAL, color_range, upright_titles
+from viz.labels import CHOSEN, TOKEN_COLORS, token_color, visible
+from viz.lm_head import LIGHT_FROM, text_heatmap
+from viz.sampling import candidates_chart
+
+
+def test_one_signed_data_gets_a_diverging_scale_about_zero_the_rest_a_sequential_one_over_their_range():
+    layer0_scores = np.array([[125.3, 140.0], [131.0, 154.1]])         # the issue's flat-navy case: all positive
+    r = color_range(layer0_scores)
+    assert r["colorscale"] == SEQUENTIAL and (r["zmin"], r["zmax"]) == (125.3, 154.1)
+    r = color_range(np.array([-0.2, 0.05]))
+    assert r["colorscale"] == DIVERGING and (r["zmin"], r["zmax"]) == (-0.2, 0.2)
+    fig = heatmap(layer0_scores)                                         # the default follows the data
+    assert (fig.data[0].zmin, fig.data[0].zmax) == (125.3, 154.1)
+
+
+def test_masked_scores_and_the_cosine_diagonal_stay_out_of_the_colour_range():
+    raw = torch.tensor([[10.0, 99.0], [12.0, 14.0]])                   # 99 sits where the mask blocks it
+    allowed = torch.tensor([[True, False], [True, True]])
+    fig = scores_map(raw, allowed, ["a", "b"], text_fmt=".1f")
+    assert (fig.data[0].zmin, fig.data[0].zmax) == (10.0, 14.0)
+    assert fig.data[1].text[0][1] == "99.0"                            # still written, in the grey masked layer
+    cos = torch.tensor([[1.0, 0.05, -0.19], [0.05, 1.0, 0.04], [-0.19, 0.04, 1.0]])
+    hm = cosine_map(cos, ["a", "b", "c"]).data[0]
+    assert (hm.zmin, hm.zmax) == pytest.approx((-0.19, 0.19), abs=1e-7)   # float32 in, float64 out: ~1e-8 apart
+    assert np.isnan(np.asarray(hm.z, dtype=float)[0, 0])
+
+
+def test_one_colour_per_token_and_red_only_for_the_chosen():
+    assert CHOSEN not in TOKEN_COLORS and all(not c.lower().startswith("#d6") for c in TOKEN_COLORS)
+    assert token_color(3) == token_color(3 + len(TOKEN_COLORS)) != token_color(4)
+    assert token_color(3, light=True) != token_color(3)
+
+
+def test_token_labels_never_print_blank():
+    assert visible(" like") == "␣like" and visible("\n\n") == "\\n\\n" and visible("") == "∅"
+
+
+def test_chinese_y_titles_are_set_upright_english_ones_stay():
+    zh = upright_titles(heatmap(np.eye(2), ylabel="查询 i（正在看的位置）"))
+    assert zh.layout.yaxis.title.text == "" and zh.layout.annotations[-1].text == "查询 i（正在看的位置）"
+    en = upright_titles(heatmap(np.eye(2), ylabel="query i"))
+    assert en.layout.yaxis.title.text == "query i" and not en.layout.annotations
+
+
+def test_logit_lens_text_is_dark_on_light_cells_and_pieces_fit_their_cells():
+    z = np.array([[0.95, 0.1]])
+    fig = text_heatmap(z, [["getPosition", "\n"]], ["0:a", "1:b"], ["L0"], width_px=900)
+    text = fig.data[1]
+    assert list(text.textfont.color) == ["#111", "#fff"] and 0.1 < LIGHT_FROM < 0.95
+    assert list(text.text) == ["getPosition", "\\n"]                     # wide cells: the whole piece, newline shown
+
+
+def test_sampling_chart_shades_what_top_k_cuts_and_keeps_the_raw_softmax():
+    logits = torch.tensor([3.0, 2.0, 1.0, 0.0])
+    cut = logits.masked_fill(torch.tensor([False, False, True, True]), float("-inf"))   # top-k = 2
+    stages = dict(logits=logits, top_k=cut, top_p=cut, probs=torch.softmax(cut, -1), chosen=1)
+    fig = candidates_chart(stages, [0, 1, 2, 3], ["a", "b", "c", "d"], words=dict(cut_k="cut k"))
+    raw, now = fig.data
+    assert list(now.text[2:]) == ["cut k", "cut k"] and len(fig.layout.shapes) == 2
+    assert list(now.marker.color).index(CHOSEN) == 1 and list(now.marker.color).count(CHOSEN) == 1
+    assert np.allclose(raw.x, torch.softmax(logits, -1).numpy())          # T = 1, nothing cut
