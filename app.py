@@ -8,9 +8,13 @@ st.set_page_config(page_title="Operator Lab · 算子实验室", page_icon="🔬
 
 import viz  # noqa: E402,F401  (sets the plotly template every page's figures use)
 from content import stages  # noqa: E402
-from ui import sidebar, state  # noqa: E402  (after set_page_config)
+from ui import page, sidebar, state  # noqa: E402  (after set_page_config)
 
 state.init_state()
+# projector mode (?projector=1) folds the sidebar away; its arrow opens it again
+st.set_page_config(page_title=state.t("算子实验室", "Operator Lab"),
+                   initial_sidebar_state="collapsed" if state.projector() else "auto")
+page.style()
 
 # Every page answers at its own URL (/overview included, so a copied link works); the default page answers
 # at / as well, through a second entry for the same file. The sidebar lists each page once.
@@ -23,5 +27,6 @@ sidebar.navigation(pages)
 sidebar.render()
 try:
     nav.run()
+    page.next_stage("overview" if nav.url_path == "home" else nav.url_path)   # not after a page that stopped
 finally:
     state.trim_heap()          # a page's freed temporaries leave the resident set (a class keeps the server up for hours)

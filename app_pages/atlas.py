@@ -47,9 +47,11 @@ with left:
                           title=t(f"{L} 层 × {nh} 个头：颜色 = 标签，深浅 = 得分", f"{L} × {nh} heads: colour = label, shade = score")),
                "atlas-grid")
 
-page.explain([r"\text{previous} = \overline{P_{t,\,t-1}},\quad \text{sink} = \overline{P_{t,\,0}},\quad "
-              r"\text{self} = \overline{P_{t,\,t}},\quad \text{broad} = \overline{H(P_{t,\,\le t}) / \log(t+1)}\quad (t \ge 1)",
-              r"\text{induction} = \overline{P_{t,\,t-n+1}}\ \text{over the second copy } t = n, \dots, 2n-2"],
+page.explain([r"\text{%s} = \overline{P_{t,\,t-1}},\quad \text{%s} = \overline{P_{t,\,0}},\quad " % (names["previous"], names["sink"])
+              + r"\text{%s} = \overline{P_{t,\,t}},\quad \text{%s} = \overline{H(P_{t,\,\le t}) / \log(t+1)}\quad (t \ge 1)"
+              % (names["self"], names["broad"]),
+              r"\text{%s} = \overline{P_{t,\,t-n+1}}\ \text{%s } t = n, \dots, 2n-2"
+              % (names["induction"], t("，取第二遍中的", "over the second copy"))],
              head_atlas.pattern_scores, head_atlas.induction_score)
 
 page.section(f"L{i} H{h} 在归纳测试序列上", f"L{i} H{h} on the induction test sequence")

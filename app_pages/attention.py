@@ -7,6 +7,7 @@ from ops import functional as fn
 from ui.page import StagePage, shape_str
 from ui.state import picker, t
 from viz import heatmap
+from viz.attention import context_heads, scores_map
 from viz.diagrams import gqa_diagram, heads_grid, rope_pairs
 
 ROPE_POSITIONS = 16     # a drawn arc per position: a few read best, and draw fast
@@ -34,20 +35,29 @@ one = analysis.attention_head(trace, i, b, h)           # this head's raw scores
 fmt = ".2f" if S <= 16 else None
 key_j, query_i = t("键 j（被看的位置）", "key j (looked at)"), t("查询 i（正在看的位置）", "query i (looking)")
 
-# ---- the main picture: where each position looks ---------------------------------------------------
-page.view(f"layers.{i}.attn.probs", probs,
-          heatmap(one["probs"], x=labels_all, y=labels_all, colorscale="Viridis", zmid=None, zmin=0, zmax=1,
-                  title=t(f"注意力概率：层 {i}，头 {h}（KV 头 {g}），第 {b} 行（每行和为 1，空白 = 被屏蔽）",
-                          f"Attention probabilities: layer {i}, head {h} (KV head {g}), row {b} (rows sum to 1, blank = masked)"),
-                  xlabel=key_j, ylabel=query_i, text_fmt=fmt, height=520), key="probs",
-          caption=t("右侧填充：填充位置的列被屏蔽；填充位置自己的行照样计算但结果被丢弃。",
-                    "Right padding: padding columns are masked; the padding rows are computed too, and ignored.") if S > n else "")
+# ---- the main picture: where this head looks, beside every head of the layer ------------------------
+c1, c2 = st.columns([11, 9])
+with c1:
+    page.view(f"layers.{i}.attn.probs", probs,
+              heatmap(one["probs"], x=labels_all, y=labels_all, colorscale="Viridis", zmin=0, zmax=1,
+                      title=t(f"层 {i}，头 {h}（KV 头 {g}），第 {b} 行", f"Layer {i}, head {h} (KV head {g}), row {b}"),
+                      subtitle=t("每行和为 1，空白 = 被屏蔽", "rows sum to 1, blank = masked"),
+                      xlabel=key_j, ylabel=query_i, text_fmt=fmt, height=500, width_px=620), key="probs",
+              caption=t("右侧填充：填充位置的列被屏蔽；填充位置自己的行照样计算但结果被丢弃。",
+                        "Right padding: padding columns are masked; the padding rows are computed too, and ignored.") if S > n else "")
+with c2:
+    page.view(f"layers.{i}.attn.probs[{b}, :, :{n}, :{n}]", probs[b, :, :n, :n],
+              heads_grid(probs[b, :, :n, :n], one["allowed"][:n, :n], cols=5, subtitle=lambda hh: f"h{hh} · kv{hh // n_rep}",
+                         height_per_row=140, highlight=h,
+                         title=t(f"第 {i} 层全部 {nh} 个头（同一色标 0..1，红框 = 头 {h}）",
+                                 f"All {nh} heads of layer {i} (one scale 0..1, red = head {h})")), key="grid")
 
 page.explain([r"q = xW_q^\top + b_q,\ k = xW_k^\top + b_k,\ v = xW_v^\top + b_v"
               r"\quad q\!:\![B, %d, S, %d],\ k, v\!:\![B, %d, S, %d]" % (nh, hd, nkv, hd),
               r"\tilde q_{p} = R(p\,\theta)\,q_p,\quad \theta_j = %s^{-2j/%d}" % (f"{c.rope_theta:g}", hd),
               r"P = \mathrm{softmax}\!\left(\frac{\tilde q \tilde k^\top}{\sqrt{%d}} + M\right),\quad "
-              r"M_{ij} = \begin{cases}0 & j \le i \text{ and } j \text{ real}\\ -\infty & \text{otherwise}\end{cases}" % hd,
+              r"M_{ij} = \begin{cases}0 & j \le i \text{ %s } j \text{ %s}\\ -\infty & \text{%s}\end{cases}"
+              % (hd, *(t("且", "and"), t("是真实 token", "real"), t("其他", "otherwise"))),
               r"\mathrm{out} = \mathrm{concat}_h(P_h V_{g(h)})\, W_o^\top,\quad g(h) = \lfloor h / %d \rfloor" % n_rep],
              fn.rope_cos_sin, fn.rotate_half, fn.apply_rope, fn.repeat_kv, fn.attention_mask,
              fn.attention_scores, fn.softmax, fn.attention_context)
@@ -57,19 +67,15 @@ page.section(f"分数 → 掩码 → 概率（层 {i}，头 {h}，第 {b} 行）
 c1, c2 = st.columns(2)
 with c1:
     page.view(t("分数（掩码前）", "scores (before the mask)"), one["raw"],
-              heatmap(one["raw"], x=labels_all, y=labels_all, title=t("q·kᵀ/√hd，掩码前", "q·kᵀ/√hd before the mask"),
-                      xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i"), text_fmt=fmt), key="raw")
+              scores_map(one["raw"], one["allowed"], labels_all, xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i"),
+                         text_fmt=".1f" if S <= 16 else None,
+                         title="q·kᵀ/√hd", subtitle=t("颜色只覆盖可见格；灰 = 被屏蔽（灰字为掩码前的值）",
+                                                       "colour spans the visible cells; grey = masked (raw value in grey)")), key="raw")
 with c2:
     page.view(t("掩码（因果 + 填充）", "mask (causal + padding)"), one["mask"],
-              heatmap(one["allowed"], x=labels_all, y=labels_all, colorscale=[[0, "#444444"], [1, "#fff3c4"]], zmid=None,
+              heatmap(one["allowed"], x=labels_all, y=labels_all, colorscale=[[0, "#444444"], [1, "#fff3c4"]],
                       zmin=0, zmax=1, title=t("浅色 = 可见 (0)，深色 = -inf", "light = visible (0), dark = -inf"),
-                      xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i")).update_traces(showscale=False), key="mask")
-
-# ---- all heads ------------------------------------------------------------------------------------
-page.section(f"第 {i} 层全部 {nh} 个头", f"All {nh} heads of layer {i}")
-page.view(f"layers.{i}.attn.probs[{b}, :, :{n}, :{n}]", probs[b, :, :n, :n],
-          heads_grid(probs[b, :, :n, :n], one["allowed"][:n, :n], cols=7, subtitle=lambda hh: f"h{hh} · kv{hh // n_rep}",
-                     title=t("每个小图一个头（同一色标 0..1）", "One small map per head (same scale 0..1)")), key="grid")
+                      xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i"), width_px=560).update_traces(showscale=False), key="mask")
 
 # ---- shapes ---------------------------------------------------------------------------------------
 page.section("形状", "Shapes")
@@ -94,7 +100,8 @@ with c1:
     page.chart(rope_pairs(rp["before"][:shown], rp["after"][:shown], rp["angles"][:shown].numpy(), labels[:shown],
                           title=t(f"q 的维度对 ({j}, {j + half})，头 {h}", f"q pair ({j}, {j + half}), head {h}"),
                           names=(t("旋转轨迹", "rotation"), t("空心 = RoPE 前", "hollow = before RoPE"),
-                                 t("实心 = RoPE 后", "filled = after RoPE"))), key="rope")
+                                 t("实心 = RoPE 后", "filled = after RoPE")),
+                          axes=(t("维 j", "dim j"), t("维 j + hd/2", "dim j + hd/2"))), key="rope")
     if shown < n:
         st.caption(t(f"图中只画前 {shown} 个位置；右表列出全部 {n} 个。", f"The plot draws the first {shown} positions; the table lists all {n}."))
 with c2:
@@ -131,13 +138,13 @@ page.section("合并各头，再经 o_proj 投影回 H", "Heads concatenated, th
 c1, c2 = st.columns(2)
 with c1:
     page.view(f"layers.{i}.attn.context", ctx,
-              heatmap(ctx[b, :n, h * hd:(h + 1) * hd], y=labels, title=t(f"context：头 {h} 的 {hd} 维", f"context: head {h}'s {hd} dims"),
-                      xlabel=t(f"维度 {h * hd}..{(h + 1) * hd - 1}", f"dims {h * hd}..{(h + 1) * hd - 1}"), ylabel="token",
-                      height=380), key="ctx")
+              context_heads(ctx[b, :n], nh, labels, highlight=h, xlabel=t("头 h", "head h"), ylabel="token",
+                            title=t(f"context = {nh} 个头 × {hd} 维拼接", f"context = {nh} heads × {hd} dims side by side"),
+                            subtitle=t("每格 = 该 token 在该头那一段的 ‖·‖", "each cell: ‖that head's slice‖ for that token")), key="ctx")
 with c2:
     page.view(f"layers.{i}.attn.out", out,
               heatmap(out[b, :n, :128], y=labels, title=t("o_proj 输出（前 128 维）", "o_proj output (first 128 dims)"),
-                      xlabel=t("隐藏维度", "hidden dimension"), ylabel="token", height=380), key="out")
+                      xlabel=t("隐藏维度", "hidden dimension"), ylabel="token", height=330, width_px=560), key="out")
 
 page.checks(checks.attention(model, trace, i, b, h))
 page.at_scale()

@@ -63,7 +63,8 @@ with c2:
                            title=t("最后一个位置：A 与 B 的残差流逐层对比", "Last position: A's and B's residual streams")),
                "cmp-layers")
 
-page.explain(r"r_{i,p} = \frac{\Delta(\text{B with A's resid\_out}_{i,p}) - \Delta(B)}{\Delta(A) - \Delta(B)}",
+page.explain(r"r_{i,p} = \frac{\Delta(\text{%s}_{i,p}) - \Delta(B)}{\Delta(A) - \Delta(B)}"
+             % t(r"B，换入 A 的 resid\_out", r"B with A's resid\_out"),
              numbers=dict(page.numbers, S=str(na)))
 
 if equal:
@@ -72,7 +73,7 @@ if equal:
     diff = analysis.differing_positions(ta, tb)
     page.section("每一层、每个位置的余弦相似度", "Cosine at every layer and position")
     page.chart(layer_position_map(streams["cos_map"], labels, zlabel="cos", colorscale="Viridis", zmid=None, rows=states,
-                                  xlabel=t("位置:A 的 token→B 的 token", "position:A token→B token"),
+                                  xlabel=t("位置:A 的 token→B 的 token", "position:A token→B token"), ylabel=t("层 i", "layer i"),
                                   title=t(f"A 与 B 的余弦：位置 {diff} 不同，之前的位置全为 1（因果掩码）",
                                           f"cos(A, B): tokens differ at {diff}; every earlier position is 1 (causal mask)")),
                "cmp-cosmap")
@@ -88,7 +89,7 @@ if equal:
                     t("需要几十秒；结果保存在本会话中。", "Takes tens of seconds; the result is kept for this session."), "run-patch")
     if res is not None:
         page.chart(layer_position_map(res["restored"], labels, zlabel=t("找回比例", "restored"), zmin=-1, zmax=1, rows=states[1:],
-                                      xlabel=t("位置:A 的 token→B 的 token", "position:A token→B token"),
+                                      xlabel=t("位置:A 的 token→B 的 token", "position:A token→B token"), ylabel=t("层 i", "layer i"),
                                       title=t(f"修补后 {ans_a} 找回的比例（层 × 位置）", f"Share of {ans_a} restored by patching (layer × position)")),
                    "cmp-patch")
         st.caption(t("通常：浅层时信息在被改动的位置，深层时移到最后一个位置——注意力在中间某几层把它搬了过去。",

@@ -16,6 +16,7 @@ KINDS = {  # key: (zh, en, what the "after" chart says was edited)
     "mlp": ("去掉一层 MLP", "remove a layer's MLP", "L{i} mlp.out = 0"), "patch": ("修补", "patch", "L{i} resid_out @ {pos}"),
     "steer": ("引导", "steer", "L{i} + {scale}·(A − B)"), "norope": ("去掉 RoPE", "no RoPE", "L{i} no RoPE"),
     "name": ("按名字缩放张量", "scale a tensor by name", "{name} × {pct}%")}
+MODES = {"zero": ("置零", "zero"), "mean": ("均值", "mean")}   # how an ablated head is replaced
 
 TEXTS = {  # the edit's prompts / names: (setting, URL key, default, zh, en)
     "patch": [("src", "x_src", "I hate shanghai", "来源提示词（token 数须与本行相同）", "source prompt (as many tokens as the row)")],
@@ -53,7 +54,7 @@ with cols[1]:
 with cols[2]:
     if kind == "head":
         p["mode"] = url_choice(t("方式", "mode"), "x_mode", ["zero", "mean"],
-                               format_func=lambda m: t(*{"zero": ("置零", "zero"), "mean": ("均值", "mean")}[m]))
+                               format_func=lambda m: t(*MODES[m]))
 for col, (k, url, default, zh, en) in zip(st.columns(2) if kind in TEXTS else [], TEXTS.get(kind, [])):
     with col:
         p[k] = lab.url_text(t(zh, en), url, default or f"layers.{i}.mlp.out")
@@ -74,7 +75,7 @@ def make_edits():
 runs = {k: lab.prompt_trace(model, p[k]) for k in ("src", "a", "b") if k in p}    # the other prompts' runs, kept
 edited = None if None in runs.values() else lab.kept(key + ("edit", kind, i) + tuple(sorted(p.items())),
                                                       lambda: model.trace_ids([ids], edits=make_edits(), capture=lab.CAPTURE))
-what = KINDS[kind][2].format(i=i, **p)
+what = KINDS[kind][2].format(i=i, **dict(p, mode=t(*MODES[p["mode"]])) if "mode" in p else p)
 
 # ---- the main picture: the next token before and after the edit -------------------------------------------
 after = analysis.next_token_top(edited, 0, s, 10) if edited is not None else None
@@ -96,8 +97,9 @@ with c2:
                             title=t(f"编辑后（{what}）：{tgt} 概率 {pa['prob']:.3f}，logit {pa['logit']:.2f}",
                                     f"After ({what}): {tgt} p = {pa['prob']:.3f}, logit {pa['logit']:.2f}")), "x-after")
 
-page.explain([r"\text{edit: } t_{name} \leftarrow f(t_{name}),\ \text{everything downstream recomputed}",
-              r"\ell_t = \sum_{p\,\in\,\{e,\ a_{i,h},\ m_i\}} \Big(g \odot \frac{p}{\mathrm{rms}(x_L)}\Big) \cdot w_t,\quad \mathrm{rms}(x_L) \text{ frozen}"],
+page.explain([r"\text{%s } t_{name} \leftarrow f(t_{name}),\ \text{%s}" % (t("编辑：", "edit:"), t("其后全部重算", "everything downstream recomputed")),
+              r"\ell_t = \sum_{p\,\in\,\{e,\ a_{i,h},\ m_i\}} \Big(g \odot \frac{p}{\mathrm{rms}(x_L)}\Big) \cdot w_t,\quad \mathrm{rms}(x_L) \text{ %s}"
+              % t("固定不变", "frozen")],
              edits.ablate_heads, attribution.logit_attribution)
 
 states, HL = ["embed"] + [f"L{k}" for k in range(L)], dict(xlabel=t("头 h", "head h"), ylabel=t("层 i", "layer i"))
@@ -132,7 +134,7 @@ with c2:
 page.section(f"头扫描：逐个消融全部 {L * nh} 个头", f"Head sweep: ablate each of the {L * nh} heads in turn")
 mode = p.get("mode", "zero")
 res = lab.sweep(key + ("sweep", target, mode), lambda progress: sweeps.head_sweep(model, base, 0, s, target, mode=mode, progress=progress),
-                t(f"运行头扫描（{L * nh} 个变体，{mode}）", f"Run the head sweep ({L * nh} variants, {mode})"),
+                t(f"运行头扫描（{L * nh} 个变体，{MODES[mode][0]}）", f"Run the head sweep ({L * nh} variants, {mode})"),
                 t("需要几十秒；结果按提示词、目标和方式保存在本会话中。", "Takes tens of seconds; the result is kept for this prompt, target and mode."),
                 "run-head-sweep")
 if res is not None:

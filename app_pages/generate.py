@@ -1,21 +1,20 @@
 """Stage 9 · Generate: prefill once, then one token per step with a KV cache: ops.decode.Decoder, one per session
 and settings, stepped once per click."""
-import html
-
 import streamlit as st
 
-from content import texts
+from content import facts, texts
 from ops import analysis, costs, quant
 from ops import sampling as smp
 from ops.decode import Decoder
 from ops.inputs import max_new_tokens_limit
 from ops.model import InputError
 from ui.page import StagePage
-from ui.state import get_model, settings, t
+from ui.state import get_model, get_trace, settings, t
 from viz import lines
+from viz.generate import next_token_preview, text_box
 from viz.labels import pieces
 
-page = StagePage("generate", trace=False, io_text="prompt ids [1, S] → text")
+page = StagePage("generate", trace=False, io_text=t("提示词 ids [1, S] → 文本", "prompt ids [1, S] → text"))
 model = get_model()
 if model is None:
     st.stop()
@@ -78,9 +77,7 @@ box = st.empty()
 
 
 def show_text(live=False):
-    box.markdown(f'<div style="font-size:26px;line-height:1.5;padding:12px;border:2px solid #ddd;border-radius:8px;'
-                 f'min-height:64px"><span style="color:#888">{html.escape(prompt)}</span> '
-                 f'<b>{html.escape(d.text).replace(chr(10), "<br>")}</b>{"▌" if live else ""}</div>', unsafe_allow_html=True)
+    box.markdown(text_box(prompt, d.text, live), unsafe_allow_html=True)
 
 
 if clicked_reset or (clicked_run and d.done):
@@ -92,19 +89,22 @@ elif clicked_run:
         d.step()
         show_text(live=True)
 show_text()
+if not d.steps and (tr := get_trace(model)).token_ids[0, :tr.lengths[0]].tolist() == list(d.prompt_ids):  # preview, from the trace
+    top, greedy = analysis.next_token_top(tr, 0, tr.lengths[0] - 1, 8), params.greedy and params.repetition_penalty == 1
+    page.chart(next_token_preview(top, pieces(model.tokenizer, top["ids"].tolist()), greedy, t("概率", "probability"),
+                                  t("预览：下一个 token 的前 8 个候选", "Preview: the top 8 candidates for the next token") + (
+                                      t("（贪心取红色那个）", " (greedy takes the red one)") if greedy else t("（按上面的设置抽样）", " (drawn with the settings above)"))), key="gen-preview")
 if d.done:
     st.success(t("结束：" + ("遇到结束符 (EOS)。" if d.stopped == "eos" else f"达到最多 {d.budget} 个 token。"),
                  "Finished: " + ("the model produced an end-of-sequence token." if d.stopped == "eos"
                                  else f"reached the limit of {d.budget} tokens.")))
 S0 = len(d.prompt_ids)
-st.caption(t(f"聊天模板：{'开' if s_.chat else '关'}（在左侧边栏切换）。提示词 {S0} 个 token：“{prompt}”"
-             + ("（生成只用第一行提示词）" if len(s_.prompts) > 1 else ""),
-             f"Chat template: {'on' if s_.chat else 'off'} (toggle in the sidebar). Prompt, {S0} tokens: “{prompt}”"
-             + (" (generation uses the first prompt line only)" if len(s_.prompts) > 1 else "")))
+st.caption(t(f"聊天模板：{'开' if s_.chat else '关'}（在左侧边栏切换）。提示词共 {S0} 个 token" + ("（生成只用第一行提示词）。" if len(s_.prompts) > 1 else "。"),
+             f"Chat template: {'on' if s_.chat else 'off'} (toggle in the sidebar). The prompt is {S0} tokens" + (" (generation uses the first prompt line only)." if len(s_.prompts) > 1 else ".")))
 
-page.explain(r"x_{t+1} \sim \pi(\cdot \mid x_{\le t}),\qquad \text{prefill: } K, V \text{ of all } S \text{ prompt tokens};"
-             r"\quad \text{decode: } 1 \text{ token against the cache}", Decoder.step,
-             numbers=texts.numbers(c, model.tokenizer.vocab_size, 1, S0))
+page.explain(r"x_{t+1} \sim \pi(\cdot \mid x_{\le t}),\qquad " + t(r"\text{预填充：全部 } S \text{ 个提示词 token 的 } K, V;\quad \text{解码：每步 } 1 \text{ 个 token，对照缓存}",
+             r"\text{prefill: } K, V \text{ of all } S \text{ prompt tokens};\quad \text{decode: } 1 \text{ token against the cache}"), Decoder.step,
+             numbers=texts.numbers(c, B=1, S=S0, **facts.loaded(model)))
 page.section("每一步", "Step by step")
 if not d.steps:
     st.info(t(f"还没有生成。第一次点击 “下一个 token” 是**预填充 (prefill)**：一次处理全部 {S0} 个提示词 token，填满 KV 缓存。",
@@ -138,12 +138,12 @@ m[2].metric(t("解码速度", "decode speed"), f"{1000 / mean_dec:.1f} tok/s" if
 m[3].metric(t("每个 token 的 KV 缓存", "KV cache per token"), costs.human(per_tok, "B"))
 kv_now, kv_n, L, nkv, hd = costs.human(rows[-1][KVB], "B"), rows[-1][KVE], c.num_hidden_layers, c.num_key_value_heads, c.head_dim
 st.markdown(t(
-    f"**预填充 vs 解码。** 预填充一次算完提示词的 {S0} 个 token（{pre:.0f} ms），大矩阵乘法能把算力用满（计算受限）；"
+    f"**预填充 vs 解码。** 预填充一次算完提示词的 {S0} 个 token（{pre:.0f} ms），每读一次权重服务全部 {S0} 个 token，提示够长时就受算力限制；"
     f"之后每步只算 1 个新 token" + (f"（平均 {mean_dec:.0f} ms）" if mean_dec else "") +
     f"，但仍要把全部权重从内存读一遍，所以主要受内存带宽限制。KV 缓存让每步不必重算旧 token 的 K 和 V："
     f"每个 token 存 2 × {L} 层 × {nkv} 个 KV 头 × {hd} 维 = {costs.human(per_tok, 'B')}，现在共 {kv_n} 条，{kv_now}。",
-    f"**Prefill vs decode.** The prefill runs all {S0} prompt tokens in one pass ({pre:.0f} ms): big matrix products keep "
-    f"the arithmetic units busy (compute-bound). Each later step handles one new token"
+    f"**Prefill vs decode.** The prefill runs all {S0} prompt tokens in one pass ({pre:.0f} ms): each weight read serves "
+    f"all {S0} tokens, so a long enough prompt is bound by arithmetic. Each later step handles one new token"
     + (f" ({mean_dec:.0f} ms on average)" if mean_dec else "") +
     f" but still reads every weight from memory, so it is bound by memory bandwidth. The KV cache spares each step "
     f"from recomputing old tokens' K and V: per token it stores 2 × {L} layers × {nkv} KV heads × {hd} dims = "

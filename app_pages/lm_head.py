@@ -8,7 +8,7 @@ from ops.lens import lens_start, logit_lens, top_next
 from ui.page import StagePage
 from ui.state import picker, t
 from viz import bars
-from viz.labels import pieces, short
+from viz.labels import NEUTRAL, pieces, short, visible
 from viz.lm_head import text_heatmap
 
 page = StagePage("lm_head")
@@ -24,39 +24,35 @@ with c2:
     s = picker(t("第几个位置 s", "position s"), "pos", 0, n - 1, default=n - 1)
 with c3:
     topn = st.slider(t("显示前几名", "top N shown"), 5, 30, 10, key="lm_topn")
-labels = page.labels(b, None)
+labels = [visible(p) for p in page.labels(b, None)]                # newlines as \n, spaces as ␣
 top = analysis.next_token_top(trace, b, s, topn)
 ids = top["ids"].tolist()
-names = [f"{short(p, 10)} ({i})" for p, i in zip(pieces(tok, ids), ids)]
+names = [f"{short(p, 16)} ({i})" for p, i in zip(pieces(tok, ids), ids)]
 page.view("logits", trace.logits,
           bars(top["probs"], names, horizontal=True, height=max(360, 30 * topn + 110),
                title=t(f"位置 {s}（“{short(labels[s], 12)}”）之后的下一个 token：softmax(logits[{b}, {s}]) 前 {topn} 名",
                        f"Next token after position {s} (“{short(labels[s], 12)}”): softmax(logits[{b}, {s}]), top {topn}"),
-               xlabel=t("概率", "probability"), ylabel="token (id)", text_fmt=".3f"), key="lm-top",
+               xlabel=t("概率", "probability"), ylabel="token (id)", text_fmt=".3f", color=NEUTRAL), key="lm-top",
           caption=t(f"logits 形状 [B, S, V] = [{B}, {S}, {V:,}]：每个位置都有 {V:,} 个分数；生成时只用最后一个位置。",
                     f"logits are [B, S, V] = [{B}, {S}, {V:,}]: {V:,} scores at every position; generation uses only the last."))
 
 page.explain([r"h = \mathrm{RMSNorm}(x_L)\,\odot\, g,\qquad \mathrm{logits} = h\,W_{out}^{\top},\quad W_{out}\in\mathbb{R}^{%d\times %d}" % (V, H),
               r"p = \mathrm{softmax}(\mathrm{logits}):\ [%d, %d, %d] \to [%d, %d, %d]" % (B, S, H, B, S, V)],
              fn.rms_norm, fn.lm_head)
-tied = c.tie_word_embeddings
-st.info(t(f"tie_word_embeddings = {tied}：当前模型的 LM head {'就是嵌入表（共享权重）' if tied else '是一张独立的矩阵'}。"
-          "Qwen2.5-0.5B 共享；Qwen2.5-32B 不共享；内置 GGUF 单独存了 output.weight。",
-          f"tie_word_embeddings = {tied}: this model's LM head {'is the embedding table (shared weights)' if tied else 'is a separate matrix'}. "
-          "Qwen2.5-0.5B ties them; Qwen2.5-32B does not; the bundled GGUF stores its own output.weight."))
+st.info(page.sentence("tie_sentence") + t("Qwen2.5-32B 不共享。", " Qwen2.5-32B does not tie them."))
 
 page.section("最终 RMSNorm", "The final RMSNorm")
 page.explain(key="final_norm")
 
 page.section(f"位置 {s} 之后的前 {topn} 名", f"The top {topn} after position {s}")
-st.dataframe([{t("名次", "rank"): r + 1, "token": p, "id": i, "logit": round(float(lg), 3), t("概率", "prob"): round(float(pr), 4)}
+st.dataframe([{t("名次", "rank"): r + 1, "token": visible(p), "id": i, "logit": round(float(lg), 3), t("概率", "prob"): round(float(pr), 4)}
               for r, (p, i, lg, pr) in enumerate(zip(pieces(tok, ids), ids, top["logits"].tolist(), top["probs"].tolist()))],
              hide_index=True, width="stretch")
 
 page.section("每个位置的第一名", "The top token at every position")
 best_ids, best_p = top_next(trace, b)                            # (n,) each
 st.dataframe(pd.DataFrame({t("位置", "pos"): range(n), t("输入 token", "input token"): labels[:n],
-                           t("预测的下一个", "predicted next"): pieces(tok, best_ids.tolist()),
+                           t("预测的下一个", "predicted next"): [visible(p) for p in pieces(tok, best_ids.tolist())],
                            t("概率", "prob"): best_p.numpy().round(4),
                            t("实际的下一个", "actual next"): labels[1:n] + ["—"]}),
              hide_index=True, width="stretch")
@@ -70,9 +66,9 @@ start = lens_start(trace, b)
 if start:
     st.caption(t(f"为保持页面流畅，只显示最后 {n - start} 个位置（{start}…{n - 1}）。",
                  f"To keep the page fast, the last {n - start} positions ({start}…{n - 1}) are shown."))
-text = [[short(p, 6) for p in pieces(tok, r)] for r in lens_ids.tolist()]
+text = [pieces(tok, r) for r in lens_ids.tolist()]              # whole pieces: text_heatmap cuts them to fit
 rows = ["embed"] + [f"L{j}" for j in range(L)]
-cols = [f"{q}:{short(x)}" for q, x in enumerate(labels)][start:]
+cols = [f"{q}:{x}" for q, x in enumerate(labels)][start:]
 page.view("logit_lens.top_prob", lens_p,
           text_heatmap(lens_p, text, cols, rows, title=t("Logit lens（行 = 层，列 = 位置）", "Logit lens (rows = layers, columns = positions)"),
                        xlabel=t("位置：输入 token", "position: input token"), ylabel=t("层", "layer"),

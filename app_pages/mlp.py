@@ -7,8 +7,8 @@ from ops.tiny import moe_trace
 from ui.page import StagePage
 from ui.state import t
 from viz import bars, heatmap, histogram
-from viz.labels import short
-from viz.mlp import silu_curve, vector_strips
+from viz.labels import short, visible
+from viz.mlp import silu_curve, swiglu_diagram
 
 page = StagePage("mlp")
 model, trace, c = page.model, page.trace, page.config
@@ -23,17 +23,14 @@ dense = f"layers.{i}.mlp.gate" in trace
 if dense:
     thr = st.session_state.get("mlp_thr", 0.01)
     m = analysis.mlp_token(trace, i, b, s, thr)
-    strips = [(f"x = mlp_norm.out  [{H}]", m["x"]),
-              (t(f"① 变宽 gate = W_gate·x  [{I}]", f"① widen: gate = W_gate·x  [{I}]"), m["gate"]),
-              (t(f"① 变宽 up = W_up·x  [{I}]", f"① widen: up = W_up·x  [{I}]"), m["up"]),
-              (t(f"② 门控 act = silu(gate)·up  [{I}]", f"② gate: act = silu(gate)·up  [{I}]"), m["act"]),
-              (t(f"③ 变窄 out = W_down·act  [{H}]", f"③ narrow: out = W_down·act  [{H}]"), m["out"])]
     page.view(f"layers.{i}.mlp.act", trace.layer(i, "mlp.act"),
-              vector_strips(strips, t(f"token “{tok}”（位置 {s}）穿过第 {i} 层的 MLP：{H} → {I} → {H}",
-                                      f"Token “{tok}” (position {s}) through layer {i}'s MLP: {H} → {I} → {H}"),
-                            height=400, xlabel=t("神经元（每条按自身范围着色：蓝 > 0 > 红）",
-                                                 "neuron (each strip on its own colour range: blue > 0 > red)")),
-              key="mlp-strips")
+              swiglu_diagram(m["x"], m["gate"], m["up"], m["act"], m["out"],
+                             names=dict(widen=t("变宽", "widen"), narrow=t("变窄", "narrow"), off=t("gate < 0（silu 几乎关掉）", "gate < 0 (silu nearly off)")),
+                             title=t(f"token “{tok}”（位置 {s}）穿过第 {i} 层的 MLP：{H} → {I} → {H}（红线 = |act| 最大的 3 个神经元）",
+                                     f"Token “{tok}” (position {s}) through layer {i}'s MLP: {H} → {I} → {H} (red = the 3 largest |act|)")),
+              key="mlp-strips", caption=t("每条竖条是一个向量，高度按长度成比例，颜色是这个 token 的实时数值（橙 > 0 > 蓝，各条按自身范围）。",
+                                          "Each strip is one vector, as tall as it is long, coloured by this token's live values "
+                                          "(orange > 0 > blue, each strip on its own range)."))
 else:
     st.info(t(f"第 {i} 层是 MoE 层：没有单一的 gate/up，而是路由到专家；见下方 MoE 部分。",
               f"Layer {i} is a MoE layer: there is no single gate/up, tokens are routed to experts; see the MoE section below."))
@@ -125,7 +122,7 @@ c1, c2 = st.columns(2)
 with c1:
     st.markdown(f"**`layers.{j}.moe.topk_idx / topk_weight`** {t('形状', 'shape')} `{list(idx.shape)}`")
     col_pos, col_exp, col_w = t("位置", "pos"), t("选中的专家", "experts chosen"), t("权重", "weights")
-    full = page.labels(b, None)
+    full = [visible(p) for p in page.labels(b, None)]
     st.dataframe([{col_pos: q, "token": full[q], col_exp: ", ".join(f"E{e}" for e in ex),
                    col_w: ", ".join(f"{w:.3f}" for w in ws)}
                   for q, (ex, ws) in enumerate(zip(idx[b, :n].tolist(), wts[b, :n].tolist()))],

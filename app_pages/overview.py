@@ -44,8 +44,9 @@ else:
 # ---- the cheat sheet -------------------------------------------------------------------------------------
 st.header(t("速查表", "Cheat sheet"))
 try:
-    table = [{"#": r.get("step", k + 1), t("算子", "operator"): r["operator"],
-              t("输入形状", "input shape"): r["input_shape"], t("输出形状", "output shape"): r["output_shape"],
+    tr_ = lambda r, key: r.get(f"{key}_{lang()}", r[key])           # a row's field in the page's language
+    table = [{"#": r.get("step", k + 1), t("算子", "operator"): tr_(r, "operator"),
+              t("输入形状", "input shape"): tr_(r, "input_shape"), t("输出形状", "output shape"): tr_(r, "output_shape"),
               t("作用", "purpose"): r.get(f"purpose_{lang()}", "")}
              for k, r in enumerate(texts.cheatsheet(page.numbers))]
 except Exception:   # no cheat sheet file: build the table from the trace itself

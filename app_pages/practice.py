@@ -2,7 +2,7 @@
 Stage names come from the registry (content/stages.py); questions and answers from content/practice.py."""
 import streamlit as st
 
-from content import practice, stages, texts
+from content import facts, practice, stages, texts
 from ops import costs
 from ui.page import StagePage, shape_str
 from ui.state import get_model, get_trace, lang, t
@@ -14,7 +14,7 @@ model = get_model()
 trace = get_trace(model) if model else None
 config = model.config if model is not None else costs.reference_configs()["Qwen2.5-0.5B-Instruct"]
 B, S = (trace.B, trace.S) if trace is not None else (1, 8)
-numbers = texts.numbers(config, model.tokenizer.vocab_size if model is not None else None, B, S)
+numbers = texts.numbers(config, B=B, S=S, **(facts.loaded(model) if model is not None else {}))
 
 
 def stage_name(key: str) -> str:
@@ -45,16 +45,16 @@ with browse:
     if query.strip():
         q_low = query.strip().lower()
         items = [q for q in items if q_low in (q["question"] + q["short"] + q["long"]).lower()]
-    st.caption(t(f"共 {len(items)} 题。{SEED} = 源文档中的面试题（已按事实校正）；{CALC} = 答案在渲染时由 ops/costs.py 从模型 config 算出。",
+    st.caption(t(f"共 {len(items)} 题。{SEED} = 源文档中的面试题（已按事实校正）；{CALC} = 答案在渲染时由 ops/costs.py 从模型 config 算出；★ 越多越难（1–3）。",
                  f"{len(items)} questions. {SEED} = from the source documents (facts corrected); {CALC} = the answer is computed "
-                 "from the model configs by ops/costs.py as the page renders."))
+                 "from the model configs by ops/costs.py as the page renders; more ★, harder (1–3)."))
     by_stage = {}
     for q in items:
         by_stage.setdefault(q["stage"], []).append(q)
     for s in [s for s in present if s in by_stage]:
         st.subheader(stage_name(s))
         for q in by_stage[s]:
-            mark = (SEED + " " if q["seed"] else "") + (CALC + " " if q["answer"] is not None else "")
+            mark = (SEED + " " if q["seed"] else "") + (CALC + " " if q["computed"] else "") + "★" * q["difficulty"] + " "
             with st.expander(mark + q["question"]):
                 st.markdown(f"**{t('简答', 'Short answer')}{t('：', ':')}** {q['short']}")
                 if st.toggle(t("展开详细解答", "Longer answer"), key=f"long-{q['id']}"):
@@ -107,7 +107,7 @@ with quiz:
     if trace is None:
         st.info(t("测验需要一个 trace：请先在左侧加载模型并输入提示词。", "The quiz needs a trace: load a model and type a prompt in the sidebar."))
         st.stop()
-    quiz_items = practice.quiz_items(model.config, trace.shapes())
+    quiz_items = practice.quiz_items(model.config, trace.shapes(), trace.lengths)
     n = len(quiz_items)
     idx = ss.quiz_idx % n
     item = quiz_items[idx]

@@ -54,9 +54,11 @@ st.dataframe([{t("模型", "model"): r["model"], "dtype": r["dtype"], t("权重"
                t("剩余显存可存的 KV token 数", "KV-cache tokens that fit in what is left"): f"{r['kv_tokens']:,}" if r["fits"] else
                t("放不下", "does not fit")} for r in rows], hide_index=True, width="stretch")
 st.caption(t("解码每步读一遍全部权重，受显存带宽 (H200 约 4.8 TB/s) 限制：字节减半，速度上限翻倍；省下的显存用于 KV cache "
-             "(bf16)，也就是更多并发请求或更长上下文。代价是上面测出的误差。预填充受算力限制，量化的收益要看硬件有没有更快的低精度矩阵乘。",
+             f"(bf16)，也就是更多并发请求或更长上下文。代价是上面测出的误差。长提示的预填充受算力限制（Qwen2.5-32B 在 H200 上 B = 1 时约从 "
+             f"S = {page.numbers['prefill_cross_32b']} 起），那里量化的收益要看硬件有没有更快的低精度矩阵乘。",
              "Each decode step reads every weight once and is bound by memory bandwidth (H200 about 4.8 TB/s): half the bytes, "
              "twice the speed limit; the memory saved holds KV cache (bf16), i.e. more concurrent requests or longer contexts. "
-             "The price is the error measured above. Prefill is compute-bound; there the gain depends on faster low-precision matmuls."))
+             "The price is the error measured above. A long prefill is compute-bound (Qwen2.5-32B on an H200 at B = 1 from about "
+             f"S = {page.numbers['prefill_cross_32b']}); there the gain depends on faster low-precision matmuls."))
 
 page.checks(checks.precision_embed(rep), "检查", "Checks")

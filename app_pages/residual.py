@@ -7,7 +7,8 @@ from ui.page import StagePage
 from ui.state import t
 from viz import heatmap, lines
 from viz.diagrams import roomy
-from viz.residual import log_ratio_map, stream_norms
+from viz.labels import token_color
+from viz.residual import first_token_lead, log_ratio_map, stream_norms
 
 MAX_LINES = 24          # one line per token up to this many; hundreds of lines read as a blur (and draw slowly)
 
@@ -21,20 +22,31 @@ labels = page.labels(b)
 
 # ---- the main picture: the stream's norm through the layers, per token ---------------------------
 norms = analysis.stream_norms(trace, b)                                    # (L + 1, n)
+first = f"0:{labels[0]}"
 if n <= MAX_LINES:
     series = {f"{k}:{lab}": norms[:, k] for k, lab in enumerate(labels)}
+    colors = [token_color(k) for k in range(n)]
 else:
     median, q90 = analysis.norm_summary(norms)
-    series = {f"0:{labels[0]}": norms[:, 0], f"{s}:{labels[s]}": norms[:, s],
+    series = {first: norms[:, 0], f"{s}:{labels[s]}": norms[:, s],
               t(f"{n} 个 token 的中位数", f"median of the {n} tokens"): median, t("90% 分位", "90th percentile"): q90}
+    colors = [token_color(0), token_color(s), "#555555", "#999999"]
+lead = first_token_lead(norms)
 page.view(t("残差流的 L2 范数", "residual stream L2 norm"), norms,
           stream_norms(series, [t("嵌入", "embed")] + [f"{t('层', 'L')}{k}" for k in range(norms.shape[0] - 1)],
-                       title=t("每个 token 的 ‖x‖ 随层增长（0 = 嵌入输出，对数轴）",
-                               "Each token's ‖x‖ through the layers (0 = embedding, log axis)"),
-                       xlabel=t("经过的层", "after layer"), ylabel="‖x‖₂", height=480), key="stream",
-          caption=t("第一个 token 的范数常常远大于其他 token（“注意力汇聚点”）；主干越来越长，每层只在上面加一小步。",
-                    "The first token's norm often grows far beyond the others (an “attention sink”); the stream lengthens "
-                    "and each layer adds a small step onto it."))
+                       colors=colors, first=first,
+                       title=t("每个 token 的 ‖x‖ 随层增长（0 = 嵌入输出，对数轴；粗线 = 第 0 个 token）",
+                               "Each token's ‖x‖ through the layers (0 = embedding, log axis; thick = token 0)"),
+                       xlabel=t("经过的层", "after layer"), ylabel="‖x‖₂", height=460), key="stream",
+          caption=t("第 0 个 token 的 ‖x‖ 常常远大于其他 token"
+                    + (f"（这里最多是其余 token 中位数的 {lead[1]:,.0f} 倍，在{'嵌入' if lead[0] == 0 else f'第 {lead[0] - 1} 层之后'}）" if lead else "")
+                    + "：这叫**巨量激活**（massive activations），少数几个维度上的数值极大。它和**注意力汇聚**（attention sink）"
+                    "有关但不是一回事：注意力汇聚说的是许多注意力头把大部分概率放在第 0 个 token 上（见注意力页的各头小图）。",
+                    "Token 0's ‖x‖ often dwarfs the others'"
+                    + (f" (here up to {lead[1]:,.0f}× the other tokens' median, {'at the embedding' if lead[0] == 0 else f'after layer {lead[0] - 1}'})" if lead else "")
+                    + ": these are **massive activations**, a few dimensions holding huge values. They are related to, but not "
+                    "the same as, **attention sinks**: many heads putting most of their probability on token 0 (see the heads "
+                    "grid on the Attention page)."))
 
 page.explain([r"h = x + \mathrm{Attn}(\mathrm{RMSNorm}_1(x)) \qquad (\texttt{resid\_mid})",
               r"x' = h + \mathrm{MLP}(\mathrm{RMSNorm}_2(h)) \qquad (\texttt{resid\_out})"], Model.layer)

@@ -7,9 +7,10 @@ from ops import functional as fn
 from ui.page import StagePage
 from ui.state import t
 from ui.widgets import url_choice
-from viz import bars, histogram, lines
+from viz import bars, lines
 from viz.diagrams import roomy
-from viz.rmsnorm import before_after
+from viz.labels import token_color
+from viz.rmsnorm import before_after, histograms
 
 page = StagePage("rmsnorm")
 model, trace, c = page.model, page.trace, page.config
@@ -17,7 +18,7 @@ H, L, eps = c.hidden_size, c.num_hidden_layers, c.rms_norm_eps
 
 NAMES = {"attn_norm": t("input_layernorm（注意力前）", "input_layernorm (before attention)"),
          "mlp_norm": t("post_attention_layernorm（MLP 前）", "post_attention_layernorm (before the MLP)"),
-         "final": t("最终 norm（LM head 前）", "final norm (before the LM head)")}
+         "final": t("最终 RMSNorm（LM head 前）", "final norm (before the LM head)")}
 which = url_choice(t("哪一个 RMSNorm", "Which RMSNorm"), "norm", list(NAMES), format_func=NAMES.get)
 cols = st.columns(3)
 with cols[0]:
@@ -37,7 +38,7 @@ labels = page.labels(b)
 one = analysis.rmsnorm_steps(x[b, s], gamma, eps)
 
 # ---- the main picture: one token before and after, each on its own axis ------------------------------
-page.view(yname, y, before_after(one["x"], y[b, s], xlabel=t("隐藏维度", "hidden dimension"),
+page.view(yname, y, before_after(one["x"], y[b, s], xlabel=t("隐藏维度", "hidden dimension"), color=token_color(s),
                                  title=t(f"第 {b} 行、位置 {s}（“{labels[s]}”）：RMSNorm 前后，每一维的值",
                                          f"Row {b}, position {s} (“{labels[s]}”): every dimension before and after"),
                                  x_name=t(f"归一化前 x（RMS = {one['rms']:.3f}）", f"x before (RMS = {one['rms']:.3f})"),
@@ -47,7 +48,8 @@ page.view(yname, y, before_after(one["x"], y[b, s], xlabel=t("隐藏维度", "hi
 page.explain([r"y = \frac{x}{\sqrt{\frac{1}{H}\sum_{i=1}^{H} x_i^2 + \varepsilon}} \odot \gamma, "
               r"\qquad H = %d,\ \varepsilon = %g" % (H, eps),
               r"\text{LayerNorm: } y = \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} \odot \gamma + \beta"
-              r"\quad (\text{RMSNorm drops } \mu \text{ and } \beta)"], fn.rms_norm)
+              + t(r"\quad (\text{RMSNorm 去掉了 } \mu \text{ 和 } \beta)", r"\quad (\text{RMSNorm drops } \mu \text{ and } \beta)")],
+             fn.rms_norm)
 
 # ---- one token, step by step -------------------------------------------------------------------------
 page.section(f"一个 token 的计算步骤（第 {b} 行，位置 {s}：“{labels[s]}”）",
@@ -64,22 +66,19 @@ steps = [("x", fmt(one["x"]), ""),
          ("y = γ · x · rsqrt", fmt(one["y"]), ""),
          (t("trace 中的 y", "y in the trace"), fmt(y[b, s]), "")]
 st.dataframe(pd.DataFrame([[name, scalar] + vals for name, vals, scalar in steps],
-                          columns=[t("步骤", "step"), t("标量", "scalar")] + [f"dim {d}" for d in range(K)]),
+                          columns=[t("步骤", "step"), t("标量", "scalar")] + [t(f"维 {d}", f"dim {d}") for d in range(K)]),
              hide_index=True, width="stretch", row_height=40)
 st.caption(t(f"RMS = √mean(x²) = {one['rms']:.4f}；除以它之后向量的 RMS 变为 1，再逐维乘 γ。",
              f"RMS = √mean(x²) = {one['rms']:.4f}; after dividing by it the vector's RMS is 1, then γ scales each dimension."))
 
-c1, c2 = st.columns(2)
-with c1:
-    page.chart(roomy(histogram({"x": one["x"], "x · rsqrt": one["normed"], "y = γ·x·rsqrt": one["y"]},
-                               title=t("归一化前后的数值分布（这个 token）", "Values before / after (this token)"),
-                               xlabel=t("数值", "value"), ylabel=t("个数", "count"))), key="hist")
-with c2:
-    rms_all = analysis.token_rms(x[b, :n])
-    page.view(f"rms({xname})", rms_all,
-              bars(rms_all, [f"{k}:{lab}" for k, lab in enumerate(labels)],
-                   title=t("每个 token 的 RMS（归一化前）", "RMS of each token (before the norm)"),
-                   xlabel="token", ylabel="RMS", color=["#d62728" if k == s else "#1f77b4" for k in range(n)]), key="rms")
+page.chart(histograms({"x": one["x"], "x · rsqrt": one["normed"], "y = γ·x·rsqrt": one["y"]}, color=token_color(s),
+                      title=t("归一化前后的数值分布（这个 token，各自的横轴）", "Values before / after (this token, each on its own axis)"),
+                      xlabel=t("数值", "value"), ylabel=t("个数", "count")), key="hist")
+rms_all = analysis.token_rms(x[b, :n])
+page.view(f"rms({xname})", rms_all,
+          bars(rms_all, [f"{k}:{lab}" for k, lab in enumerate(labels)], height=360,
+               title=t("每个 token 的 RMS（归一化前；红框 = 当前 token）", "RMS of each token (before the norm; red outline = this token)"),
+               xlabel="token", ylabel="RMS", color=[token_color(k) for k in range(n)], highlight=s), key="rms")
 
 page.view(wname, gamma, lines({"γ": gamma}, title=t(f"γ（可学习的缩放，{H} 维）", f"γ (the learned scale, {H} dims)"),
                               xlabel=t("隐藏维度", "hidden dimension"), ylabel="γ", markers=False), key="gamma",

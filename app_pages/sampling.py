@@ -6,50 +6,48 @@ from ops import sampling as smp
 from ui.page import StagePage
 from ui.state import t
 from viz.labels import pieces, short
-from viz.sampling import bar_pair, stage_bars
+from viz.sampling import bar_pair, candidates_chart, stage_bars
 
 page = StagePage("sampling")
 model, trace, c = page.model, page.trace, page.config
 V = c.vocab_size
 
-cols = st.columns(7)
-rp = cols[0].number_input(t("重复惩罚 ρ", "repetition penalty ρ"), value=1.0, step=0.1, format="%.2f", key="smp_rp",
-                          help=t("1 = 关闭；范围 (0, 100]", "1 = off; range (0, 100]"))
-temp = cols[1].number_input(t("温度 T", "temperature T"), value=0.8, step=0.1, format="%.2f", key="smp_temp",
-                            help=t("0 = 贪心（取最大）；范围 [0, 100]", "0 = greedy (argmax); range [0, 100]"))
-top_k = cols[2].number_input("top-k", value=50, step=1, key="smp_topk", help=t("0 = 关闭", "0 = off"))
-top_p = cols[3].number_input("top-p", value=0.9, step=0.05, format="%.2f", key="smp_topp", help=t("1 = 关闭；范围 (0, 1]", "1 = off; range (0, 1]"))
-seed = cols[4].number_input(t("随机种子", "seed"), value=0, step=1, key="smp_seed")
-with cols[5]:
-    b = page.row()
-with cols[6]:
+# ---- the main picture: the candidates' probabilities, raw and under the settings beside it ------------
+knobs, main = st.columns([1, 3])
+with knobs:
+    temp = st.slider(t("温度 T（0 = 贪心）", "temperature T (0 = greedy)"), 0.0, 2.0, 0.8, 0.05, key="smp_temp")
+    top_k = st.slider(t("top-k（0 = 关闭）", "top-k (0 = off)"), 0, 100, 50, key="smp_topk")
+    top_p = st.slider(t("top-p（1 = 关闭）", "top-p (1 = off)"), 0.05, 1.0, 0.9, 0.05, key="smp_topp")
+    rp = st.slider(t("重复惩罚 ρ（1 = 关闭）", "repetition penalty ρ (1 = off)"), 1.0, 2.0, 1.0, 0.05, key="smp_rp")
     N = st.slider(t("前 N 个候选", "top N candidates"), 5, 30, 10, key="smp_n")
-try:
-    params = smp.SamplingParams(float(temp), int(top_k) if float(top_k).is_integer() else float(top_k),
-                                float(top_p), float(rp), int(seed) if float(seed).is_integer() else float(seed))
-except smp.SamplingError as e:
-    st.error(t("参数超出范围：", "Out of range: ") + str(e))
-    st.stop()
-
+    seed = st.number_input(t("随机种子", "seed"), value=0, step=1, key="smp_seed")
+    b = page.row()
+params = smp.SamplingParams(float(temp), int(top_k), float(top_p), float(rp), int(seed))
 n = trace.lengths[b]
 sv = analysis.sampling_view(trace, b, params, N)
 stages, cand, chosen = sv["stages"], sv["cand"].tolist(), sv["stages"]["chosen"]
-names = [short(p, 8) for p in pieces(model.tokenizer, cand)]
+names = [short(p, 10) for p in pieces(model.tokenizer, cand)]
 names = [f"{nm}·{i}" if names.count(nm) > 1 else nm for nm, i in zip(names, cand)]
 last = page.labels(b, None)[-1]
 ch = pieces(model.tokenizer, [chosen])[0]
-page.view("sampling.probs", stages["probs"],
-          stage_bars(stages["probs"][cand], names, chosen, cand, probability=True, height=400,
-                     ylabel=t("概率", "probability"),
-                     title=t(f"下一个 token 的概率 π（T = {params.temperature:g}，k = {params.top_k:g}，p = {params.top_p:g}，ρ = {params.repetition_penalty:g}）；红色 = 选中的 “{short(ch, 12)}”",
-                             f"Next-token probabilities π (T = {params.temperature:g}, k = {params.top_k:g}, p = {params.top_p:g}, ρ = {params.repetition_penalty:g}); red = the chosen “{short(ch, 12)}”")),
-          key="smp-probs",
-          caption=t(f"第 {b} 行最后一个 token 是 “{last}”（位置 {n - 1}）。候选 = 原始 logit 最高的 {N} 个 token。",
-                    f"Row {b}'s last token is “{last}” (position {n - 1}). Candidates = the {N} tokens with the highest raw logit."))
+setting = f"T = {params.temperature:g}, k = {params.top_k:g}, p = {params.top_p:g}, ρ = {params.repetition_penalty:g}"
+with main:
+    page.view("sampling.probs", stages["probs"],
+              candidates_chart(stages, cand, names, words=dict(raw=t("原始 softmax（T = 1，不截断）", "raw softmax (T = 1, no cut)"),
+                                                                now=t(f"当前设置（{setting}）", f"current settings ({setting})"),
+                                                                cut_k=t("被 top-k 截掉", "cut by top-k"), cut_p=t("被 top-p 截掉", "cut by top-p")),
+                               title=t(f"下一个 token 的概率：浅色 = 原始，实色 = 当前设置，红色 = 选中的 “{short(ch, 12)}”",
+                                       f"Next-token probabilities: faint = raw, solid = current settings, red = the chosen “{short(ch, 12)}”")),
+              key="smp-probs",
+              caption=t(f"第 {b} 行最后一个 token 是 “{short(last, 12)}”（位置 {n - 1}）。候选 = 原始 logit 最高的 {N} 个 token；灰底 = 被截掉（概率为 0）。",
+                        f"Row {b}'s last token is “{short(last, 12)}” (position {n - 1}). Candidates = the {N} tokens with the highest "
+                        "raw logit; grey rows = cut (probability 0)."))
 
-page.explain([r"z'_v = \begin{cases} z_v/\rho & z_v>0,\ v\ \text{seen}\\ z_v\rho & z_v<0,\ v\ \text{seen}\\ z_v & \text{else}\end{cases}"
-              r"\quad\to\quad z''=z'/T\quad\to\quad z''_v=-\infty\ \ (v\notin\text{top-}k\ \text{or outside top-}p)",
-              r"\pi = \mathrm{softmax}(z''),\qquad \text{next} \sim \pi\quad(T = 0:\ \text{next} = \arg\max z')"],
+seen, other, top_p, nxt = t("已出现过", "seen"), t("其他", "else"), t("或在 top-", "or outside top-"), t("下一个", "next")
+page.explain([r"z'_v = \begin{cases} z_v/\rho & z_v>0,\ v\ \text{%s}\\ z_v\rho & z_v<0,\ v\ \text{%s}\\ z_v & \text{%s}\end{cases}"
+              % (seen, seen, other) + r"\quad\to\quad z''=z'/T\quad\to\quad z''_v=-\infty\ \ (v\notin\text{top-}k\ \text{%s}p%s)"
+              % (top_p, t(r"\text{ 之外}", "")),
+              r"\pi = \mathrm{softmax}(z''),\qquad \text{%s} \sim \pi\quad(T = 0:\ \text{%s} = \arg\max z')" % (nxt, nxt)],
              smp.apply_repetition_penalty, smp.apply_top_k, smp.apply_top_p, smp.sample_stages)
 st.info(t("纠正：top-k 不是把其余的“设为 0”，而是把其余 token 的 **logit 设为 −∞**，softmax 之后它们的**概率**才是 0。"
           "（logit 为 0 的 token 仍有不小的概率！）",
@@ -65,10 +63,8 @@ STAGES = [("logits", t("① 原始 logits", "① raw logits")),
 if params.greedy:
     st.warning(t("温度 = 0：贪心解码，直接取惩罚后 logit 最大的 token，跳过温度、top-k、top-p 和随机抽样。",
                  "Temperature = 0: greedy decoding takes the largest logit after the penalty and skips temperature, top-k, top-p and the draw."))
-for j, (key, title) in enumerate(STAGES):
-    if j % 2 == 0:
-        grid = st.columns(2)
-    with grid[j % 2]:
+for tab, (key, title) in zip(st.tabs([title for _, title in STAGES]), STAGES):
+    with tab:
         page.view(f"sampling.{key}", stages[key], stage_bars(stages[key][cand], names, chosen, cand, title), key=f"smp-{key}")
 st.markdown(t(f"### ⑦ 选中：“{ch}”（id {chosen}），概率 {float(stages['probs'][chosen]):.3f}",
               f"### ⑦ Chosen: “{ch}” (id {chosen}), probability {float(stages['probs'][chosen]):.3f}"))

@@ -2,10 +2,12 @@
 Every number comes from ops/costs.py (the config alone); the figures from viz/scale.py."""
 import streamlit as st
 
+from content import costs_text, texts
 from content.scale import say
 from ops import costs
 from ops.costs import human
-from ui.page import StagePage
+from ui import placement
+from ui.page import StagePage, table
 from ui.state import get_model, get_trace, lang, t
 from viz import scale as vs
 
@@ -67,24 +69,24 @@ if choice == LOADED:
         f"Live check: costs.total_params(config) = {total:,} {'=' if real == total else '≠'} model.num_parameters (counting the real "
         f"weight tensors) = {real:,} {'✓' if real == total else '✗'}"))
     if not c.tie_word_embeddings:
-        st.caption(say("untied", lang(), VH=c.vocab_size * c.hidden_size))
+        st.caption(texts.model_sentence(model, "tie_sentence", lang()))
 ptable = costs.param_table(c)
-st.dataframe([{t("算子", "operator"): r["operator"],
-               t("权重张量", "tensors"): ", ".join(n.replace("model.layers.{i}.", "") for n in r["tensors"]),
+table([{t("算子", "operator"): costs_text.operator(r["operator"], lang()),
+        t("权重张量", "tensors"): ", ".join(n.replace("model.layers.{i}.", "") for n in r["tensors"]),
                t("形状", "shapes"): " · ".join(str(s) for s in r["shapes"]),
                t("每层", "per layer"): f"{r['per_layer']:,}", t("层数", "layers"): r["layers"],
                t("参数", "params"): f"{r['params']:,}", t("占比", "share"): f"{100 * r['params'] / total:.1f}%"}
-              for r in ptable], hide_index=True, width="stretch")
+              for r in ptable])
 st.markdown(t(f"### 合计 {total:,} 个参数（{human(total)}）", f"### Total: {total:,} parameters ({human(total)})"))
 page.chart(vs.param_bars(ptable, t(f"{name}：各算子参数量（百万）", f"{name}: parameters per operator (millions)"),
                          t("参数量（百万）", "parameters (millions)"), t("算子", "operator")), "params-bars")
 st.caption(say("bars", lang()))
 
 st.subheader(t("稠密 vs MoE：总参数与激活参数", "Dense vs MoE: total and active parameters"))
-st.dataframe([{t("模型", "model"): k, t("类型", "kind"): f"MoE ({rc.num_experts} × top-{rc.num_experts_per_tok})" if rc.is_moe else t("稠密", "dense"),
+table([{t("模型", "model"): k, t("类型", "kind"): f"MoE ({rc.num_experts} × top-{rc.num_experts_per_tok})" if rc.is_moe else t("稠密", "dense"),
                t("总参数", "total params"): f"{costs.total_params(rc):,}", t("每 token 激活", "active per token"): f"{costs.active_params(rc):,}",
                t("激活占比", "active share"): f"{100 * costs.active_params(rc) / costs.total_params(rc):.0f}%"}
-              for k, rc in refs.items()], hide_index=True, width="stretch")
+              for k, rc in refs.items()])
 st.info(say("dense", lang()))
 
 # ---- FLOPs ---------------------------------------------------------------------------------------------
@@ -104,10 +106,11 @@ mc[2].metric(t("≈ 2 × 激活参数 × 预填充 token", "≈ 2 × active para
 mc[3].metric(t("≈ 2 × 激活参数 × B", "≈ 2 × active params × B"), human(2 * active * B, "FLOP"))
 for tab, ph in zip(st.tabs([t("预填充（逐算子）", "Prefill (per operator)"), t("解码一步（逐算子）", "One decode step (per operator)")]), fl):
     with tab:
-        st.dataframe([{t("算子", "operator"): r["operator"], t("公式", "formula"): r["formula"],
+        table([{t("算子", "operator"): costs_text.operator(r["operator"], lang()),
+                t("公式", "formula"): costs_text.formula(r["formula"], lang()),
                        t("每层", "per layer"): human(r["per_layer"], "FLOP"), t("层数", "layers"): r["layers"],
                        "FLOPs": f"{r['flops']:,}", t("占比", "share"): f"{100 * r['flops'] / tot[ph]:.1f}%"}
-                      for r in fl[ph]], hide_index=True, width="stretch")
+                      for r in fl[ph]])
         st.markdown(t(f"**合计：{tot[ph]:,} FLOPs（{human(tot[ph], 'FLOP')}）**", f"**Total: {tot[ph]:,} FLOPs ({human(tot[ph], 'FLOP')})**"))
 st.caption(say("flops", lang()))
 
@@ -122,21 +125,23 @@ st.markdown(t(f"每个 token 的 KV cache = 2 (K 和 V) × {dims} × 2 字节 (b
 for col, (lab, bits) in zip(st.columns(3), PRECISIONS):
     col.metric(t(f"权重 {lab}", f"weights {lab}"), f"{costs.weight_bytes(c, bits) / 1e9:.1f} GB")
 fit = lambda gb, bits: costs.fits(c, B, S, gb, bits=bits)
-st.dataframe([{"GPU": k, **{t(f"权重 {lab}", f"weights {lab}"): f"{'✓' if fit(gb, bits)['fits'] else '✗'}  {fit(gb, bits)['total'] / 1e9:,.1f} / {gb} GB"
+table([{"GPU": k, **{t(f"权重 {lab}", f"weights {lab}"): f"{'✓' if fit(gb, bits)['fits'] else '✗'}  {fit(gb, bits)['total'] / 1e9:,.1f} / {gb} GB"
                             for lab, bits in PRECISIONS},
                t("bf16 时可缓存的 token 数", "tokens of KV cache that fit (bf16)"): f"{costs.max_tokens_in_cache(c, gb):,}"}
-              for k, gb in ((k, costs.GPUS[k]["mem_gb"]) for k in GPU_ORDER)], hide_index=True, width="stretch")
+              for k, gb in ((k, costs.GPUS[k]["mem_gb"]) for k in GPU_ORDER)])
 st.caption(say("fit", lang()))
 
 # ---- the roofline in numbers ---------------------------------------------------------------------------
 st.header(t("屋顶线：预填充 vs 解码", "Roofline: prefill vs decode"))
-st.dataframe([{t("阶段", "phase"): names[ph], "FLOPs": human(r["flops"], "FLOP"), t("读写字节", "bytes moved"): human(r["bytes"], "B"),
+table([{t("阶段", "phase"): names[ph], "FLOPs": human(r["flops"], "FLOP"), t("读写字节", "bytes moved"): human(r["bytes"], "B"),
                t("强度 FLOP/B", "intensity FLOP/B"): f"{r['intensity']:,.1f}",
                t("算力时间", "compute time"): f"{r['t_compute_s'] * 1e3:,.3f} ms", t("访存时间", "memory time"): f"{r['t_memory_s'] * 1e3:,.3f} ms",
                t("下界时间", "lower-bound time"): f"{r['time_s'] * 1e3:,.3f} ms", t("受限于", "bound"): bound_word[r["bound"]]}
-              for ph, r in rl.items()], hide_index=True, width="stretch")
-st.caption(say("time", lang(), note=g["note"]))
+              for ph, r in rl.items()])
+st.caption(say("time", lang(), note=costs_text.gpu_note(gpu, g, lang())))
 if not costs.fits(c, B, S, g["mem_gb"])["fits"]:
     st.warning(t(f"注意：bf16 下这个配置在 B = {B}, S = {S:,} 时放不进一张 {gpu}；上面的时间假设放得下（或多卡均摊）。",
                  f"Note: in bf16 this config at B = {B}, S = {S:,} does not fit one {gpu}; the times above assume it does "
                  "(or that several GPUs share the work)."))
+
+placement.section(c, name, gpu, g["mem_gb"], S, B)

@@ -9,36 +9,35 @@ from ui.page import StagePage, show_checks
 from ui.state import settings, t
 from ui.widgets import chips, show_chips, show_specials
 from viz import labels as lbl
-from viz.tokenize import ids_matrix
+from viz.tokenize import ids_table
 
 page = StagePage("tokenize")
 model, trace, c = page.model, page.trace, page.config
 tok, B, S = model.tokenizer, page.trace.B, page.trace.S
 chat = settings().chat
 
-# ---- the main picture: the prompts as chips, then the [B, S] id matrix -----------------------------
-st.caption(t("每个色块是一个 token，下方数字是它的 id。紫色 = 特殊 token；红色虚线框 = 只含半个 UTF-8 字符的字节（显示为 <0x..>）；"
-             "␣ 表示空格（Qwen 把空格并入下一个词）；灰色删除线 = 填充。",
-             "Each chip is one token, its id underneath. Purple = special token; dashed red border = bytes that are only "
-             "part of a UTF-8 character (shown as <0x..>); ␣ is a space (Qwen glues it to the next word); grey struck-out = padding."))
+# ---- the main picture: the prompts as chips, then the [B, S] id matrix in the chips' colours -------------
+st.caption(t("每个色块是一个 token，下方数字是它的 id，颜色在各页中都代表同一个位置。紫色 = 特殊 token；虚线框 = 只含半个 UTF-8 "
+             "字符的字节（显示为 <0x..>）；␣ 表示空格（Qwen 把空格并入下一个词），\\n 表示换行；灰色删除线 = 填充。",
+             "Each chip is one token, its id underneath; its colour marks its position on every page. Purple = special "
+             "token; dashed border = bytes that are only part of a UTF-8 character (shown as <0x..>); ␣ is a space (Qwen "
+             "glues it to the next word), \\n a newline; grey struck-out = padding."))
 for b in range(B):
     n = trace.lengths[b]
     st.markdown(t(f"**第 {b} 行**：{n} 个 token" + (f"，另补 {S - n} 个填充" if S > n else ""),
                   f"**Row {b}**: {n} tokens" + (f", plus {S - n} padding" if S > n else "")))
     show_chips(tok.piece_info(trace.token_ids[b].tolist()), pad_from=n, size=22 if B * S <= 48 else 18)
 rows = trace.token_ids.tolist()
-page.view("tokens.ids", trace.token_ids,
-          ids_matrix(rows, trace.lengths, [lbl.pieces(tok, r[:n]) for r, n in zip(rows, trace.lengths)],
-                     title=t(f"tokens.ids [{B}, {S}]（灰色 = 填充，注意力中会被屏蔽）",
-                             f"tokens.ids [{B}, {S}] (grey = padding, masked out in attention)"),
-                     xlabel=t("位置 s", "position s"), ylabel=t("批中的行 b", "batch row b"), row_name=t("行", "row")),
-          key="ids", caption=t(f"填充 id = {model.pad_id()}（{html.escape(tok.pieces([model.pad_id()])[0])}）。长度：{trace.lengths}。"
-                               "填充只为凑成矩形；注意力掩码让真实 token 看不到它们。",
-                               f"Padding id = {model.pad_id()} ({html.escape(tok.pieces([model.pad_id()])[0])}). Lengths: "
-                               f"{trace.lengths}. Padding only makes the batch rectangular; the attention mask keeps real "
-                               "tokens from seeing it."))
+page.view("tokens.ids", trace.token_ids, key="ids",
+          caption=t(f"填充 id = {model.pad_id()}（{html.escape(tok.pieces([model.pad_id()])[0])}）。长度：{trace.lengths}。"
+                    "填充只为凑成矩形；注意力掩码让真实 token 看不到它们。",
+                    f"Padding id = {model.pad_id()} ({html.escape(tok.pieces([model.pad_id()])[0])}). Lengths: "
+                    f"{trace.lengths}. Padding only makes the batch rectangular; the attention mask keeps real "
+                    "tokens from seeing it."))
+st.markdown(ids_table(rows, trace.lengths, [lbl.pieces(tok, r[:n]) for r, n in zip(rows, trace.lengths)],
+                      row_name=t("行", "row"), pad_name=t("填充", "padding")), unsafe_allow_html=True)
 
-page.explain([r"\text{ids} = \mathrm{BPE}\big(\mathrm{pretokenize}(\mathrm{NFC}(\text{text}))\big)"
+page.explain([r"\text{%s} = \mathrm{BPE}\big(\mathrm{pretokenize}(\mathrm{NFC}(\text{%s}))\big)" % (t("编号", "ids"), t("文本", "text"))
               + t(r"\quad\text{（字节级，不加 BOS）}", r"\quad\text{(byte-level, no BOS)}"),
               t(r"\text{BPE：反复合并合并表中排名最靠前的相邻一对}",
                 r"\text{BPE: repeatedly merge the adjacent pair with the lowest merge rank}")],
@@ -61,9 +60,10 @@ else:
 seed = "I like shanghai"
 seed_ids = tok.encode(seed)
 seed_pieces = " · ".join(f"`{html.escape(p)}`" for p in tok.pieces(seed_ids))
-st.markdown(t(f"**例：** `\"{seed}\"` → {len(seed_ids)} 个 token `{seed_ids}` = {seed_pieces}。Qwen **不加 BOS**："
-              "常见说法“3 个词再加起始符，共 4 个”不对，这 4 个全是正文 token。",
-              f"**Example:** `\"{seed}\"` → {len(seed_ids)} tokens `{seed_ids}` = {seed_pieces}. Qwen adds **no BOS** token."))
+st.markdown(t(f"**例：** `\"{seed}\"` → {len(seed_ids)} 个 token `{seed_ids}` = {seed_pieces}。本应用**不加 BOS**，"
+              f"这 {len(seed_ids)} 个全是正文 token。",
+              f"**Example:** `\"{seed}\"` → {len(seed_ids)} tokens `{seed_ids}` = {seed_pieces}. No **BOS** token is added: "
+              f"all {len(seed_ids)} are text tokens."))
 
 # ---- BPE merges ------------------------------------------------------------------------------------
 page.section("BPE：一个词是怎样一步步合并出来的", "BPE: how one word is merged step by step")
@@ -112,18 +112,17 @@ cols = st.columns(3)
 cols[0].metric(t("分词器能产生的 token 数", "tokens the tokenizer can produce"), f"{tok.vocab_size:,}")
 cols[1].metric(t("嵌入矩阵行数 V", "embedding rows V"), f"{c.vocab_size:,}")
 cols[2].metric(t("从不使用的填充行", "padding rows never used"), f"{c.vocab_size - tok.vocab_size:,}")
-st.caption(t("Qwen2.5 分词器共 151,665 个 token（151,643 个 BPE + 22 个特殊/新增）。嵌入矩阵行数补齐到 128 的倍数"
-             "（0.5B 为 151,936，32B 为 152,064），多出的行分词器永远不会产生。原文的“词表 152064”指的是矩阵行数。",
-             "The Qwen2.5 tokenizer has 151,665 tokens (151,643 BPE + 22 special/added). The embedding matrix is padded "
-             "to a multiple of 128 rows (151,936 in 0.5B, 152,064 in 32B); the tokenizer never produces the extra rows."))
+st.caption(page.sentence("vocab_sentence") + t("", " ") + page.sentence("pad_sentence"))
 
 # ---- check and scale -------------------------------------------------------------------------------
 st.header(t("对照", "Check"))
 show_checks(checks.tokenize(tok, trace, page.row()))
 
 st.header(t("放大到 Qwen2.5-32B", "At scale: Qwen2.5-32B"))
-st.markdown(t("Qwen2.5-32B 用**同一个**分词器：相同的 151,665 个 token、相同的 id；只是嵌入矩阵有 152,064 行（× 5120 维）。"
+n32 = page.numbers
+st.markdown(t(f"Qwen2.5-32B 用 Qwen2.5 分词器（{n32['V_tok_32b']} 个 token；当前模型的分词器有 {tok.vocab_size:,} 个），"
+              f"嵌入矩阵 {n32['V_fmt_32b']} 行（× {n32['H_32b']} 维）。"
               f"分词在 CPU 上完成，没有矩阵乘法；你的 B×S = {B}×{S} = {B * S} 个 id 就是模型的全部输入。",
-              "Qwen2.5-32B uses the **same** tokenizer: the same 151,665 tokens and ids; only its embedding matrix has "
-              f"152,064 rows (× 5120). Tokenizing runs on the CPU with no matrix multiplications; your B×S = {B}×{S} = "
-              f"{B * S} ids are the model's whole input."))
+              f"Qwen2.5-32B uses the Qwen2.5 tokenizer ({n32['V_tok_32b']} tokens; the loaded model's has {tok.vocab_size:,}) "
+              f"and an embedding of {n32['V_fmt_32b']} rows (× {n32['H_32b']}). Tokenizing runs on the CPU with no matrix "
+              f"multiplications; your B×S = {B}×{S} = {B * S} ids are the model's whole input."))

@@ -7,12 +7,13 @@ import streamlit as st
 from content import stages
 from content import tour as script
 from ops import analysis
-from ui.page import CSS, pipeline_strip, shape_str, tensor_view
+from ui.page import chart, pipeline_strip, shape_str, tensor_view
 from ui.state import lang, query_int, require_trace, t
 from viz import labels as lbl
 from viz import tour as vt
+from viz.overview import pipeline_figure
 
-st.markdown(CSS + vt.CSS, unsafe_allow_html=True)
+st.markdown(vt.CSS, unsafe_allow_html=True)            # the app's own CSS comes from app.py
 st.title(f"{stages.get('tour').icon} " + t("课堂演示：一句话走完整个模型", "Classroom tour: one sentence through the whole model"))
 model, trace = require_trace()
 tok = model.tokenizer
@@ -40,8 +41,10 @@ piece = lbl.pieces(tok, [chosen])[0]
 ctx = dict(prompt=trace.prompts[b], pieces=[lbl.visible(p) for p in lbl.row_labels(tok, trace, b, None)],
            short=lbl.row_labels(tok, trace, b), top=top, chosen=chosen, piece=lbl.visible(piece),
            piece_short=lbl.short(piece), new_text=tok.decode([chosen]),
-           top_labels=[lbl.short(p, 10) for p in lbl.pieces(tok, top["ids"].tolist())])
-nums = script.numbers(model.config, n, lbl.short(piece, 12), float(top["probs"][0]))
+           top_labels=[lbl.short(p, 10) for p in lbl.pieces(tok, top["ids"].tolist())],
+           raw=lbl.row_labels(tok, trace, b, None), vocab=model.config.vocab_size,
+           pipeline=lambda: pipeline_figure(model.config, trace.shapes(), trace.B, trace.S, lang(), height=vt.HEIGHT))
+nums = script.numbers(model.config, n, lbl.short(piece, 12), float(top["probs"][0]), tok.vocab_size)
 data = analysis.tour_data(trace, b, step.key)
 if step.key == "pick":
     data = dict(name="next id", tensor=top["ids"][:1])
@@ -60,9 +63,12 @@ st.progress((k + 1) / N)
 st.markdown(f'<div class="tour-title">{k + 1}. {vt.esc(step.title(lang(), nums))}</div>', unsafe_allow_html=True)
 st.markdown(f'<div class="tour-big">{vt.esc(step.words(lang(), nums))}</div>', unsafe_allow_html=True)
 out = vt.view(step.key, data, ctx, lang())
-if isinstance(out, str):
+if isinstance(out, str):                           # the HTML view (prompt, chips), then a figure: every step has one
     st.markdown(out, unsafe_allow_html=True)
+    out = vt.companion(step.key, data, ctx, lang())
 if tensor is not None:
     tensor_view(tname, tensor, out if isinstance(out, go.Figure) else None, key=f"tour-{k}")
+elif out is not None:
+    chart(out, f"tour-{k}")
 if trace.B > 1:
     st.caption(t(f"演示使用第 0 行（共 {trace.B} 行）。", f"The tour uses row 0 (of {trace.B})."))

@@ -28,8 +28,10 @@ class Check:
         return self.max_diff <= self.tol
 
     def text(self, lang: str) -> str:
-        label = self.label_zh if lang == "zh" and self.label_zh else self.label
-        return f"{label}: max |diff| = {self.max_diff:.3g} " + ("✓" if self.ok else "✗") + f" (tol {self.tol:g})"
+        mark = "✓" if self.ok else "✗"
+        if lang == "zh":
+            return f"{self.label_zh or self.label}：最大 |差| = {self.max_diff:.3g} {mark}（容差 {self.tol:g}）"
+        return f"{self.label}: max |diff| = {self.max_diff:.3g} {mark} (tol {self.tol:g})"
 
 
 def compare(label: str, ours: torch.Tensor, reference: torch.Tensor, tol: float, label_zh: str = "") -> Check:
@@ -136,8 +138,10 @@ def lm_head(model, trace, b: int, s: int) -> list[Check]:
     w = _w(model, "lm_head.weight")
     h = trace.final_hidden()[b, s].float()                                    # position s: one V-wide product
     logits = trace.logits[b, s]
-    return [compare(f"fn.lm_head vs torch.matmul(h, Wᵀ) (position {s})", logits, torch.matmul(h, w.T), 1e-4),
-            compare(f"fn.lm_head vs F.linear(h, W) (position {s})", logits, F.linear(h, w), 1e-4)]
+    return [compare(f"fn.lm_head vs torch.matmul(h, Wᵀ) (position {s})", logits, torch.matmul(h, w.T), 1e-4,
+                    f"fn.lm_head vs torch.matmul(h, Wᵀ)（位置 {s}）"),
+            compare(f"fn.lm_head vs F.linear(h, W) (position {s})", logits, F.linear(h, w), 1e-4,
+                    f"fn.lm_head vs F.linear(h, W)（位置 {s}）")]
 
 
 def sampling(stages: dict, logits: torch.Tensor) -> list[Check]:
@@ -154,9 +158,9 @@ def logit_lens(model, trace, b: int) -> list[Check]:
     ids, probs = lens(model, trace, b)
     ref = torch.softmax(trace.logits[b, lens_start(trace, b):trace.lengths[b]].float(), -1).max(-1)
     return [compare("last layer's lens == trace logits (top probability)", probs[-1], ref.values, 1e-4,
-                    "最后一层的 lens == trace 的 logits（第一名概率）"),
+                    "最后一层的 logit lens == trace 的 logits（第一名概率）"),
             compare("last layer's lens top tokens == the logits' top tokens (ids)", ids[-1], ref.indices, 0.0,
-                    "最后一层 lens 的第一名 token == logits 的第一名（编号）")]
+                    "最后一层 logit lens 的第一名 token == logits 的第一名（编号）")]
 
 
 # ---- experiments (issue 11) ----------------------------------------------------------------------------
@@ -207,5 +211,6 @@ def atlas_head(atlas: dict, i: int, h: int) -> list[Check]:
     prev = sum(float(P[t, t - 1]) for t in range(1, N)) / (N - 1)
     ind = sum(float(P[t, t - n + 1]) for t in range(n, N - 1)) / (n - 1)
     s = atlas["scores"]
+    zh = {"previous": "前一个 token", "induction": "归纳头"}
     return [Check(f"L{i} H{h} {k} score: ops.atlas vs a loop over its map", abs(float(s[k][i, h]) - v), 1e-5,
-                  f"L{i} H{h} 的 {k} 得分：ops.atlas vs 对注意力图逐项求和") for k, v in (("previous", prev), ("induction", ind))]
+                  f"L{i} H{h} 的“{zh[k]}”得分：ops.atlas vs 对注意力图逐项求和") for k, v in (("previous", prev), ("induction", ind))]

@@ -105,7 +105,7 @@ def texts(at) -> str:
         parts += [str(x.value) for x in at.get(kind)]
     parts += [f"{m.label} {m.value}" for m in at.metric]
     parts += [e.label for e in at.expander]
-    for d in at.dataframe:
+    for d in [*at.dataframe, *at.table]:
         try:
             parts.append(d.value.to_string())
         except Exception:                     # a table the element tree cannot rebuild: skip its cells

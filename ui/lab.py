@@ -117,10 +117,15 @@ def url_text(label: str, key: str, default: str, height: int | None = None) -> s
     return value
 
 
-@st.cache_resource(show_spinner="Scoring every attention head · 正在给每个注意力头打分……", max_entries=3)
 def atlas(source: str, device: str, dtype: str, seed: int = 0, n: int = 32) -> dict:
     """The head atlas of one model (it does not depend on the prompt): scores, labels, counts, and the
     induction test sequence with every head's attention on it. Shared by every session."""
+    with st.spinner(t("正在给每个注意力头打分……", "Scoring every attention head...")):
+        return _atlas(source, device, dtype, seed, n)
+
+
+@st.cache_resource(show_spinner=False, max_entries=3)
+def _atlas(source: str, device: str, dtype: str, seed: int, n: int) -> dict:
     from ops import analysis
     from ops import atlas as head_atlas
 

@@ -15,14 +15,16 @@ import inspect
 import io
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
-from content import stages, texts
+from content import costs_text, facts, stages, texts
 from ops import costs
 from ops.trace import CONTRACT, dims, eval_dim
 from viz import labels as lbl
+from viz.figures import upright_titles
 
-from .state import lang, layer_picker, require_trace, row_picker, t, token_picker
+from .state import lang, layer_picker, projector, require_trace, row_picker, t, token_picker
 
 
 def shape_str(shape) -> str:
@@ -30,13 +32,17 @@ def shape_str(shape) -> str:
 
 
 def live_shape(name: str, config, B: int, S: int) -> str:
-    """'attn.out [1, 4, 896]' for a contract name; other names ('text', 'next id') as they are."""
+    """'attn.out [1, 4, 896]' for a contract name; other names ('text', 'next id') in the page's language."""
     pattern = name if name in CONTRACT else None
     if pattern is None:
-        return name
+        return t(*IO_WORDS[name]) if name in IO_WORDS else name
     d = dims(config, B, S)
     short = name.replace("layers.{i}.", "")
     return f"{short} {shape_str(eval_dim(p, d) for p in CONTRACT[pattern][0].split())}"
+
+
+# a stage's input or output that is not a traced tensor
+IO_WORDS = {"text": ("文本", "text"), "next id": ("下一个 id", "next id"), "prompt ids": ("提示词 ids", "prompt ids")}
 
 
 def pipeline_strip(key: str, io_text: str = ""):
@@ -46,8 +52,8 @@ def pipeline_strip(key: str, io_text: str = ""):
         lit = s.key == key or s.page == key
         style = "background:#d62728;color:white;font-weight:700" if lit else "background:#eef1f5;color:#333"
         chips.append(f'<span style="{style};padding:2px 9px;border-radius:12px;margin:1px;display:inline-block;'
-                     f'font-size:15px">{s.number} {html.escape(s.zh if lang() == "zh" else s.en)}</span>')
-    shapes = (f'<span style="margin-left:12px;font-family:monospace;font-size:17px;white-space:nowrap">'
+                     f'font-size:0.88rem">{s.number} {html.escape(s.zh if lang() == "zh" else s.en)}</span>')
+    shapes = (f'<span style="margin-left:12px;font-family:monospace;font-size:1rem;white-space:nowrap">'
               f'{html.escape(io_text)}</span>') if io_text else ""
     st.markdown('<div style="line-height:1.9">' + " ".join(chips) + shapes + "</div>", unsafe_allow_html=True)
 
@@ -58,23 +64,51 @@ def npy_bytes(tensor) -> bytes:
     return buf.getvalue()
 
 
+def projector_fonts(fig):
+    """A copy of fig with chart text for the back row: 19 px text, 24 px titles, nothing under 17 px.
+    A copy, since a figure may be cached and shown to other sessions too."""
+    fig = go.Figure(fig)
+    lay = fig.layout
+    lay.font.size = max(19, lay.font.size or 0)
+    lay.title.font.size = max(24, lay.title.font.size or 0)
+    for axis in [k for k in lay.to_plotly_json() if k.startswith(("xaxis", "yaxis"))]:
+        for f in (lay[axis].tickfont, lay[axis].title.font):
+            if f.size:
+                f.size = max(17, f.size)
+    for a in lay.annotations or ():
+        if a.font.size:
+            a.font.size = max(17, a.font.size)
+    for tr in fig.data:
+        f = getattr(tr, "textfont", None)
+        if f is not None and isinstance(f.size, (int, float)):
+            f.size = max(16, f.size)
+    return fig
+
+
 def chart(fig, key: str):
-    """A Plotly figure at full width, with its own projector-sized fonts (Streamlit's theme shrinks them)."""
-    st.plotly_chart(fig, width="stretch", key=f"fig-{key}", theme=None)
+    """A Plotly figure at full width, with its own projector-sized fonts (Streamlit's theme shrinks them);
+    Chinese y-axis titles set upright (viz.figures.upright_titles); larger still in projector mode."""
+    fig = upright_titles(fig)
+    st.plotly_chart(projector_fonts(fig) if projector() else fig, width="stretch", key=f"fig-{key}", theme=None)
 
 
 def tensor_view(name: str, tensor, fig=None, key: str | None = None, caption: str = ""):
-    """One live tensor: its name and exact shape, a figure, and a .npy download of the whole tensor."""
-    st.markdown(f"**`{name}`** &nbsp; {t('形状', 'shape')} `{shape_str(tensor.shape)}` &nbsp; "
-                f"dtype `{str(tensor.dtype).replace('torch.', '')}`")
+    """One live tensor: a figure, then one light line under it with the tensor's name, exact shape and dtype
+    and a .npy download of the whole tensor. A projector shows the figure alone."""
     if caption:
         st.caption(caption)
     if fig is not None:
         chart(fig, key or name)
+    if projector():
+        return
+    left, right = st.columns([4, 1], vertical_alignment="center")
+    left.caption(f"`{name}` · {t('形状', 'shape')} `{shape_str(tensor.shape)}` · "
+                 f"`{str(tensor.dtype).replace('torch.', '')}`")
     # deferred: the .npy bytes are made only when someone clicks, not on every rerun of the page
-    st.download_button(t("下载该张量 (.npy)", "Download this tensor (.npy)"), data=lambda: npy_bytes(tensor),
-                       file_name=f"{name}.npy", mime="application/octet-stream", key=f"dl-{key or name}",
-                       on_click="ignore")
+    right.download_button(".npy", data=lambda: npy_bytes(tensor), icon=":material/download:",
+                          help=t("下载这个张量的全部数值", "Download the whole tensor"),
+                          file_name=f"{name}.npy", mime="application/octet-stream", key=f"dl-{key or name}",
+                          on_click="ignore", type="tertiary")
 
 
 def explanation(key: str, numbers: dict, extra_tab=None):
@@ -107,34 +141,89 @@ def show_checks(results):
         (st.success if c.ok else st.error)(c.text(lang()))
 
 
+def table(rows: list[dict], **kw):
+    """A small table that shows every row and wraps long cells (a projector cannot scroll a grid).
+    st.table reads its cells as Markdown: ~ and * are escaped so formulas show as written."""
+    esc = lambda v: v.replace("~", "\\~").replace("*", "\\*") if isinstance(v, str) else v
+    st.table([{k: esc(v) for k, v in r.items()} for r in rows], hide_index=True, **kw)
+
+
 def at_scale(stage: str, B: int, S: int):
     """The same operator's shapes, parameters, FLOPs and bytes for Qwen2.5-32B at the user's B and S."""
     st.header(t("放大到 Qwen2.5-32B", "At scale: Qwen2.5-32B"))
+    ref = costs.reference_config()
     try:
-        c = costs.operator_costs(costs.reference_config(), stage, B, S)
+        c = costs.operator_costs(ref, stage, B, S)
     except Exception as e:
         st.info(t("规模数据暂不可用：", "Scale figures unavailable: ") + str(e))
         return
-    st.caption(t(f"B = {B}, S = {S}（当前提示词），由 ops/costs.py 依据 Qwen2.5-32B 的 config 计算；层数 {c.get('layers', 1)}。",
-                 f"B = {B}, S = {S} (your prompts), computed by ops/costs.py from Qwen2.5-32B's config; "
-                 f"{c.get('layers', 1)} layer(s)."))
-    cols = st.columns(4)
+    layers = c.get("layers", 1)
+    st.caption(t(f"B = {B}, S = {S}（当前提示词），由 ops/costs.py 依据 Qwen2.5-32B 的 config 计算；"
+                 f"这个算子每次前向要跑 {layers} 次，下面是全部次数的合计。",
+                 f"B = {B}, S = {S} (your prompts), computed by ops/costs.py from Qwen2.5-32B's config; this operator "
+                 f"runs {layers} time(s) per forward pass, and the figures below add them all up."))
+    cols = st.columns([2, 1, 1, 1])          # the shapes get the room they need: numbers are never cut
     cols[0].metric(t("输入 → 输出", "input → output"), f"{shape_str(c['input_shape'])} → {shape_str(c['output_shape'])}")
     cols[1].metric(t("参数量", "parameters"), costs.human(c.get("params", 0)))
-    cols[2].metric("FLOPs", costs.human(c.get("flops", 0)))
+    cols[2].metric("FLOPs", costs.human(c.get("flops", 0), "FLOP"))
     cols[3].metric(t("读写字节 (bf16)", "bytes moved (bf16)"), costs.human(c.get("bytes", 0), "B"))
     if c.get("tensors"):
-        st.dataframe([{t("权重", "weight"): n, t("形状", "shape"): shape_str(sh)} for n, sh in c["tensors"]],
-                     hide_index=True, width="stretch")
-    if c.get("note"):
-        st.caption(c["note"])
+        table([{t("权重", "weight"): n, t("形状", "shape"): shape_str(sh)} for n, sh in c["tensors"]])
+    note = "lm_head_tied" if stage == "lm_head" and ref.tie_word_embeddings else stage
+    if note in costs_text.AT_SCALE:
+        st.caption(costs_text.at_scale_note(note, lang(), layers=layers,
+                                            scores=shape_str([B, ref.num_attention_heads, S, S])))
 
 
-# a projector shows the top 900 px: less padding above the title, a title that is not a banner
+# One heading scale: page title (h1) > section (h2, st.header) > sub-section (h3, st.subheader, ###) > a lead
+# sentence (h4, ####). A projector shows the top 900 px: the title just under Streamlit's header bar (3.75rem),
+# and no banner. Metric values wrap rather than end in "…"; tables wrap their cells.
 CSS = """<style>
-.block-container {padding-top: 2.2rem;}
+.block-container {padding-top: 3.7rem !important;}
 h1 {font-size: 2.1rem !important; padding-top: 0.3rem !important; line-height: 1.35 !important;}
+h2 {font-size: 1.6rem !important; padding-top: 1.2rem !important; line-height: 1.35 !important;}
+h3 {font-size: 1.3rem !important; padding-top: 0.8rem !important; line-height: 1.4 !important;}
+h4 {font-size: 1.12rem !important; padding-top: 0.5rem !important; line-height: 1.45 !important;}
+h5, h6 {font-size: 1rem !important;}
+[data-testid="stMetricValue"] {font-size: 1.7rem;}
+[data-testid="stMetricValue"] > div {white-space: normal !important; overflow: visible !important;
+                                      text-overflow: clip !important; overflow-wrap: anywhere;}
+[data-testid="stTable"] td, [data-testid="stTable"] th {white-space: normal !important; overflow-wrap: anywhere;}
+.st-key-next_stage a {background: #d62728; border-radius: 0.5rem; padding: 0.55rem 1.5rem;}
+.st-key-next_stage a:hover {background: #b71c1c;}
+.st-key-next_stage a p, .st-key-next_stage a span {color: white !important; font-size: 1.25rem; font-weight: 600;}
 </style>"""
+
+# Projector mode: every size in rem grows with the root font (17 -> 20 px), and the page uses the full width.
+PROJECTOR_CSS = """<style>
+html {font-size: 20px !important;}
+.block-container {max-width: none !important; padding-left: 2.5rem !important; padding-right: 2.5rem !important;}
+</style>"""
+
+
+def style():
+    """The app's CSS, once per run for every page (app.py); the projector's on top in projector mode."""
+    st.html(CSS + (PROJECTOR_CSS if projector() else ""))
+
+
+def next_page(current: str):
+    """The registry's page after `current`; None after the last, and on the tour (its own Next button steps
+    through it)."""
+    keys = [s.page for s in stages.pages()]
+    if current not in keys or current in (keys[-1], "tour"):
+        return None
+    return stages.get(keys[keys.index(current) + 1])
+
+
+def next_stage(current: str):
+    """A large "next" link at the end of a page, to the next page in the registry's order."""
+    nxt = next_page(current)
+    if nxt is None:
+        return
+    st.divider()
+    with st.container(key="next_stage"):          # a link, not a button + switch_page: the sidebar's settings stay
+        st.page_link(f"app_pages/{nxt.page}.py", label=t(f"下一步：{nxt.title('zh')}", f"Next: {nxt.title('en')}") + "  ▶",
+                     icon=nxt.icon)
 
 
 class StagePage:
@@ -143,7 +232,6 @@ class StagePage:
 
     def __init__(self, key: str, trace: bool = True, io_text: str | None = None):
         self.stage = stages.get(key)
-        st.markdown(CSS, unsafe_allow_html=True)
         st.title(self.stage.heading(lang()))
         self.model, self.trace = require_trace() if trace else (None, None)
         self.config = self.model.config if self.model is not None else None
@@ -179,7 +267,11 @@ class StagePage:
     @property
     def numbers(self) -> dict:
         tr = self.trace
-        return texts.numbers(self.config, self.model.tokenizer.vocab_size, tr.B if tr else 1, tr.S if tr else 1)
+        return texts.numbers(self.config, B=tr.B if tr else 1, S=tr.S if tr else 1, **facts.loaded(self.model))
+
+    def sentence(self, name: str) -> str:
+        """One sentence about the loaded model (content/facts.py: tie_sentence, vocab_sentence, ...) in the reader's language."""
+        return texts.in_lang(self.numbers, lang())[name]
 
     # ---- the parts -------------------------------------------------------------------------------
     def view(self, name: str, tensor, fig=None, key: str | None = None, caption: str = ""):

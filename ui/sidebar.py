@@ -21,9 +21,16 @@ def render():
     """Draw the sidebar; returns the loaded model (or None after an error shown in the page)."""
     sb = st.sidebar
     sb.title(t("算子实验室", "Operator Lab"))
-    sb.radio("语言 / Language", ["zh", "en"], key="lang", horizontal=True,
-             format_func={"zh": "中文", "en": "English"}.get)
+    sb.radio(t("语言", "Language"), ["zh", "en"], key="lang", horizontal=True,
+             format_func={"zh": "中文", "en": "English"}.get)     # each language named in itself
     st.query_params["lang"] = st.session_state.lang
+    sb.toggle(t("投影模式", "Projector mode"), key="projector",
+              help=t("大字号、收起侧栏、隐藏下载按钮和张量名行；链接里写作 `?projector=1`。",
+                     "Larger text, the sidebar folded away, no download buttons or tensor-name lines; `?projector=1` in a link."))
+    if st.session_state.projector:
+        st.query_params["projector"] = "1"
+    elif "projector" in st.query_params:
+        del st.query_params["projector"]
 
     with sb.expander(t("模型", "Model"), expanded=False):
         if classroom.classroom_mode():

@@ -41,6 +41,18 @@ def init_state():
     """Fill session_state from the URL (a shared link) and the defaults, once per session."""
     ss = st.session_state
     if ss.get("_initialised") and "traces" in ss:
+        # Streamlit forgets a widget's key after a run that did not draw the widget (a run that failed before
+        # the sidebar): put the defaults back so the next run does not fail on a missing key
+        # (the URL keeps the prompt, chat and language, so those come back from it)
+        for key in ("source", "device", "dtype"):
+            if key not in ss:
+                ss[key] = DEFAULTS[key]
+        if "prompt_text" not in ss:
+            ss.prompt_text = st.query_params.get("prompt", DEFAULTS["prompt_text"])
+        if "chat" not in ss:
+            ss.chat = st.query_params.get("chat", "0") == "1"
+        if "lang" not in ss:
+            ss.lang = st.query_params.get("lang") if st.query_params.get("lang") in ("zh", "en") else DEFAULTS["lang"]
         return
     qp = st.query_params
     ss.source = DEFAULTS["source"]
@@ -49,6 +61,7 @@ def init_state():
     ss.prompt_text = qp.get("prompt", DEFAULTS["prompt_text"])
     ss.chat = qp.get("chat", "0") == "1"
     ss.lang = qp.get("lang", DEFAULTS["lang"]) if qp.get("lang") in ("zh", "en") else DEFAULTS["lang"]
+    ss.projector = qp.get("projector") == "1"
     ss.traces = OrderedDict()
     ss._initialised = True
 
@@ -64,12 +77,17 @@ def lang() -> str:
     return st.session_state.get("lang", "zh")
 
 
+def projector() -> bool:
+    """Projector mode (?projector=1): larger text, the sidebar folded away, no downloads or tensor-name lines."""
+    return bool(st.session_state.get("projector", False))
+
+
 def t(zh: str, en: str) -> str:
     """The string in the session's language."""
     return zh if lang() == "zh" else en
 
 
-@st.cache_resource(show_spinner="Loading the model · 正在加载模型……", max_entries=3)
+@st.cache_resource(show_spinner=False, max_entries=3)     # get_model shows the spinner, in the page's language
 def load_model(source: str, device: str, dtype: str):
     """One model per (source, device, dtype), shared by all sessions; never mutated after loading.
     No st element is drawn in here: st.cache_resource would replay it on every later hit."""
@@ -94,7 +112,8 @@ def get_model():
             raise InputError(t(f"课堂模式下不允许这个模型来源：{s.source}", f"this model source is not allowed in classroom mode: {s.source}"))
         if s.source == "default":            # first start: assemble + dequantize once, with a progress bar
             prepare_bundled(progress=progress)
-        model = load_model(s.source, s.device, s.dtype)
+        with st.spinner(t("正在加载模型……", "Loading the model...")):
+            model = load_model(s.source, s.device, s.dtype)
     except Exception as e:                     # a broken model file must never become a traceback
         st.error(t("模型加载失败：", "Could not load the model: ") + str(e))
         if good is None or good == (s.source, s.device, s.dtype):

@@ -8,9 +8,8 @@ import re
 import streamlit as st
 
 from ui.state import t
-from viz.labels import visible
+from viz.labels import token_color, visible
 
-PALETTE = ["#fde2e4", "#e2ece9", "#dfe7fd", "#fff1c1", "#e8dff5", "#d8f3dc", "#ffd6a5", "#cddafd"]
 SPECIAL_STYLE = "background:#6a1b9a;color:white"
 PAD_STYLE = "background:#bbbbbb;color:#444;text-decoration:line-through"
 
@@ -18,7 +17,8 @@ PAD_STYLE = "background:#bbbbbb;color:#444;text-decoration:line-through"
 def chips(infos: list[dict], pad_from: int | None = None, show_ids: bool = True, size: int = 22) -> str:
     """HTML: one coloured chip per token (Tokenizer.piece_info dicts), its id under it.
 
-    Special tokens are purple, partial UTF-8 pieces have a dashed red border, padding is grey."""
+    Special tokens are purple, partial UTF-8 pieces have a dashed border, padding is grey; the others are
+    tinted in their position's token colour (viz.labels.token_color)."""
     out = []
     for k, p in enumerate(infos):
         padded = pad_from is not None and k >= pad_from
@@ -27,13 +27,13 @@ def chips(infos: list[dict], pad_from: int | None = None, show_ids: bool = True,
         elif p.get("special"):
             style = SPECIAL_STYLE
         else:
-            style = f"background:{PALETTE[k % len(PALETTE)]};color:#111"
-        border = "border:2px dashed #d62728;" if p.get("partial") and not padded else "border:1px solid #999;"
+            style = f"background:{token_color(k, light=True)};color:#111"
+        border = "border:2px dashed #333;" if p.get("partial") and not padded else "border:1px solid #999;"
         title = html.escape(f"id {p['id']} · raw {p.get('raw', '')!r} · bytes {p.get('bytes', b'')!r}")
         idline = (f'<div style="font-size:{int(size * 0.62)}px;color:#333;font-family:monospace">{p["id"]}</div>'
                   if show_ids else "")
         out.append(f'<span title="{title}" style="display:inline-block;text-align:center;margin:3px 2px;'
-                   f'vertical-align:top"><span style="{style};{border}padding:2px 6px;border-radius:6px;'
+                   f'vertical-align:top"><span class="tok" style="{style};{border}padding:2px 6px;border-radius:6px;'
                    f'font-size:{size}px;white-space:pre;display:inline-block">{html.escape(visible(p["piece"]))}'
                    f'</span>{idline}</span>')
     return '<div style="line-height:1.2">' + "".join(out) + "</div>"
@@ -52,7 +52,7 @@ def highlight_specials(text: str, specials) -> str:
         escaped = pat.sub(lambda m: f'<span style="{SPECIAL_STYLE};padding:0 4px;border-radius:4px">{m.group(0)}</span>',
                           escaped)
     escaped = escaped.replace("\n", '<span style="color:#999">↵</span><br>')
-    return (f'<div style="font-family:monospace;font-size:20px;line-height:1.6;background:#f7f7f9;'
+    return (f'<div class="tok" style="font-family:monospace;font-size:20px;line-height:1.6;background:#f7f7f9;'
             f'padding:10px;border-radius:8px">{escaped}</div>')
 
 

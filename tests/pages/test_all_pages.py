@@ -72,3 +72,28 @@ def test_check_page_fails_when_it_should(body, why):
         check_page(at, "attention", "en", checks=1)
     ok = _script_app('st.title("4 · Attention")\nst.success("fn.x vs F.x: max |diff| = 0 ✓")')
     check_page(ok, "attention", "en", checks=1, passing=("fn.x vs F.x",))
+
+
+def test_a_session_that_lost_its_widget_keys_recovers():
+    """Streamlit drops a widget's key after a run that did not draw the widget (one that failed before the
+    sidebar). The next run's init_state must put the settings back (the prompt from the URL, not the default)
+    rather than let the sidebar fail on the missing key. Here the keys are dropped by hand between two runs."""
+    from streamlit.testing.v1 import AppTest
+
+    def script():
+        import streamlit as st
+
+        from ui import state
+        state.init_state()
+        st.write(f"{st.session_state.dtype}|{st.session_state.device}|{st.session_state.prompt_text}")
+
+    at = AppTest.from_function(script, default_timeout=30)
+    at.query_params["prompt"] = "student 7 likes otters"
+    at.run()
+    assert at.markdown[0].value == "float32|cpu|student 7 likes otters"
+    at.session_state["dtype"] = "bfloat16"
+    for key in ("device", "source", "prompt_text"):
+        del at.session_state[key]
+    at.run()
+    assert not at.exception
+    assert at.markdown[0].value == "bfloat16|cpu|student 7 likes otters"      # kept what was there, refilled the rest

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from apptest_utils import BATCH, page_ok
+from apptest_utils import BATCH, page_ok, texts
 
 PAGE = "attention"
 EXPECT = dict(charts=4, checks=1, passing=("F.scaled_dot_product_attention",))
@@ -23,7 +23,7 @@ def test_attention_real_batch_english(english):
 def test_attention_pickers_from_url():
     at = page_ok(PAGE, query=dict(layer="23", head="13", pair="31"), **EXPECT)
     assert at.slider(key="head").value == 13
-    assert any("layers.23.attn.probs" in m.value for m in at.markdown)       # the main map is that layer's
+    assert "layers.23.attn.probs" in texts(at)                                # the main map is that layer's
     assert any("attn.probs[0, 13]" in s.value for s in at.success)         # and the check that head's
 
 

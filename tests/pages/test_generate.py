@@ -2,6 +2,8 @@
 bf16 fast path."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from apptest_utils import no_exception, page_ok
@@ -29,6 +31,28 @@ def check_generate(at):
     at.run()
     no_exception(at)
     assert len(at.dataframe) == 0
+
+
+def check_preview(at):
+    """Before any click the page shows the prompt and previews the first step from the trace: 8 candidates, the
+    greedy one (the default T = 0) red; the first "Next token" click then takes exactly that token."""
+    assert len(at.dataframe) == 0
+    bar = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
+    assert len(bar["y"]) == 8 and bar["marker"]["color"][0] == "#d62728" and "#d62728" not in bar["marker"]["color"][1:]
+    button(at, "gen_next").click()
+    at.run()
+    no_exception(at)
+    first = at.session_state["_gen"]["decoder"].token_ids[0]
+    assert bar["y"][0].endswith(f"({first})"), (bar["y"][0], first)
+
+
+@pytest.mark.real
+def test_generate_real_preview():
+    check_preview(page_ok(PAGE))
+
+
+def test_generate_tiny_preview(tiny_app_dense):
+    check_preview(page_ok(PAGE, source=tiny_app_dense, prompt="I like shanghai\nHello there, friend"))
 
 
 @pytest.mark.real

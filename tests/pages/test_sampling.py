@@ -1,5 +1,7 @@
-"""Sampling page: repetition penalty -> temperature -> top-k -> top-p; out-of-range values are a message."""
+"""Sampling page: repetition penalty -> temperature -> top-k -> top-p, the sliders beside one chart."""
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -8,20 +10,32 @@ from apptest_utils import no_exception, page_ok
 PAGE = "sampling"
 
 
+def main_chart(at) -> dict:
+    """The page's one chart (viz.sampling.candidates_chart) as plotly JSON: the first chart on the page."""
+    return json.loads(at.get("plotly_chart")[0].proto.spec)
+
+
 def check_sampling(at):
+    """The sliders drive the one chart: top-k = 3 leaves 3 candidates solid and shades the rest as cut by top-k;
+    temperature 0 is greedy (said so) and picks the largest logit."""
     assert not at.error
-    at.number_input(key="smp_temp").set_value(-1.0)
+    at.slider(key="smp_temp").set_value(1.0)
+    at.slider(key="smp_topp").set_value(1.0)
+    at.slider(key="smp_topk").set_value(3)
     at.run()
     no_exception(at)
-    assert at.error and "temperature" in at.error[0].value
-    at.number_input(key="smp_temp").set_value(0.0)
+    raw, now = main_chart(at)["data"]
+    assert len(now["y"]) == 10                                    # the default top N candidates
+    assert sum("top-k" in x for x in now["text"]) == 10 - 3       # every candidate past the 3rd is cut ...
+    # ... and the 3 left share p = 1 (a float32 softmax sums to 1 within ~1e-7; 1e-5 leaves room)
+    assert all(x == 0 for x in now["x"][3:]) and abs(sum(now["x"][:3]) - 1) < 1e-5
+    assert all(r > 0 for r in raw["x"])                           # the raw softmax (T = 1) keeps them all
+    at.slider(key="smp_temp").set_value(0.0)
     at.run()
     no_exception(at)
-    assert not at.error
-    at.number_input(key="smp_topp").set_value(1.5)
-    at.run()
-    no_exception(at)
-    assert at.error and "top_p" in at.error[0].value
+    assert any("greedy" in w.value or "贪心" in w.value for w in at.warning)
+    colors = main_chart(at)["data"][1]["marker"]["color"]
+    assert colors[0] == "#d62728" and "#d62728" not in colors[1:]    # greedy (ρ = 1): the top raw logit, red
 
 
 @pytest.mark.real

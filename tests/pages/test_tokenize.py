@@ -1,16 +1,25 @@
 """Tokenize page: text -> ids, the chat template, a batch padded to one length; the prompt box across pages."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from apptest_utils import BATCH, new_app, no_exception, page_ok
 
 PAGE = "tokenize"
-EXPECT = dict(charts=1, checks=2, passing=("encode()", "decode(encode(text)) == NFC(text)"), text=("tokens.ids",))
+EXPECT = dict(checks=2, passing=("encode()", "decode(encode(text)) == NFC(text)"), text=("tokens.ids",))
 
 
 def ids_matrix_has_two_rows(at) -> bool:
-    return any("tokens.ids" in m.value and "[2," in m.value for m in at.markdown)
+    return any("tokens.ids" in m.value and "[2," in m.value for m in list(at.markdown) + list(at.caption))
+
+
+def id_cells(at) -> list[list[str]]:
+    """The id grid (viz.tokenize.ids_table) as the page drew it: each row's cell texts."""
+    grid = [m.value for m in at.markdown if "<table" in m.value and "<td" in m.value]
+    assert len(grid) == 1, f"{len(grid)} id grids on the page"
+    return [re.findall(r"<td[^>]*>([^<]*)</td>", row) for row in grid[0].split("<tr>")[2:]]
 
 
 @pytest.mark.real
@@ -22,11 +31,15 @@ def test_tokenize_real():
 def test_tokenize_real_batch_english(english):
     at = page_ok(PAGE, prompt=BATCH, lang="en", **EXPECT)
     assert ids_matrix_has_two_rows(at)                          # the padded row is drawn and ids are [2, S]
+    cells = id_cells(at)
+    assert len(cells) == 2 and len(cells[0]) == len(cells[1])  # a rectangle: the short row padded
+    assert cells[0][:4] == ["40", "1075", "557", "30070"]       # "I like shanghai", then padding ids
 
 
 @pytest.mark.real
 def test_tokenize_seed_sentence_and_chat():
     at = page_ok(PAGE, chat=True, **EXPECT)
+    assert "151644" in id_cells(at)[0]                          # <|im_start|> is one id of the grid
     text = " ".join(m.value for m in at.markdown)
     assert "[40, 1075, 557, 30070]" in text                     # "I like shanghai" = 4 tokens, no BOS
     assert "&lt;|im_start|&gt;" in text or "<|im_start|>" in text

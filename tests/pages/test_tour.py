@@ -15,6 +15,7 @@ def button(at, key):
 
 def check_tour(at):
     assert at.session_state["tour_step"] == 0
+    assert at.get("plotly_chart"), "tour step 0 has no figure"
     button(at, "tour_next").click()
     at.run()
     no_exception(at)
@@ -26,7 +27,7 @@ def check_tour(at):
     at.run()
     no_exception(at)
     assert at.session_state["tour_step"] == 1
-    for _ in range(40):                                       # walk to the end: every step renders
+    for _ in range(40):                                       # walk to the end: every step renders, with a figure
         nxt = button(at, "tour_next")
         if nxt.proto.disabled:
             break
@@ -34,6 +35,7 @@ def check_tour(at):
         at.run()
         no_exception(at)
         assert not error_boxes(at, RANDOM), (at.session_state["tour_step"], error_boxes(at, RANDOM))
+        assert at.get("plotly_chart"), f"tour step {at.session_state['tour_step']} has no figure"
     assert at.session_state["tour_step"] >= 19
     step = at.query_params["step"]
     assert (step if isinstance(step, str) else step[0]) == str(at.session_state["tour_step"])
