@@ -443,7 +443,7 @@ MEMORY_HEADER = ("| students | processes | process | Rss MB | Pss MB | Shared_Cl
 def write_results(summaries: list, load_avg: str, note: str):
     path = ROOT / "bench" / "RESULTS_load.md"
     old = path.read_text() if path.exists() else ""
-    browser = old.split("## The browser check", 1)[1] if "## The browser check" in old else (
+    browser = "\n" + old.split("## The browser check", 1)[1].split("\n", 1)[1] if "## The browser check" in old else (
         "\n" + old.replace("# Load test (bench/load_test.py)", "").strip() + "\n")
     s0 = summaries[0]
     text = ("# Load, measured at the protocol (bench/load_protocol.py)\n\n"

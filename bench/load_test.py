@@ -92,10 +92,13 @@ async def session(browser, base: str, i: int, n: int, results: list, timeout_s: 
             ok, why = True, ""
             try:
                 await page.goto(url, wait_until="domcontentloaded", timeout=timeout_s * 1000)
-                # done when a chart is drawn and no script is running any more
-                await page.wait_for_selector(".js-plotly-plot, [data-testid='stException']", timeout=timeout_s * 1000)
+                # done when the page's title is drawn and no script is running any more (not every page has a chart)
+                await page.wait_for_selector("[data-testid='stMain'] h1, [data-testid='stException']",
+                                             timeout=timeout_s * 1000)
                 await page.wait_for_function(
-                    "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_s * 1000)
+                    "() => { const a = document.querySelector('[data-testid=\"stApp\"]');"
+                    " return a && a.getAttribute('data-test-script-state') === 'notRunning'"
+                    " && !document.querySelector('[data-testid=\"stStatusWidget\"]'); }", timeout=timeout_s * 1000)
                 text = await page.inner_text("body")
                 typed = await page.input_value("[data-testid='stSidebar'] textarea")
                 box = await page.query_selector("[data-testid='stException']")
