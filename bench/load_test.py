@@ -100,7 +100,13 @@ async def session(browser, base: str, i: int, n: int, results: list, timeout_s: 
                     " return a && a.getAttribute('data-test-script-state') === 'notRunning'"
                     " && !document.querySelector('[data-testid=\"stStatusWidget\"]'); }", timeout=timeout_s * 1000)
                 text = await page.inner_text("body")
-                typed = await page.input_value("[data-testid='stSidebar'] textarea")
+                box_sel = "[data-testid='stSidebar'] textarea"
+                try:        # the prompt box is redrawn after the run: give it a moment to show the prompt again
+                    await page.wait_for_function(f"(m) => {{ const t = document.querySelector({box_sel!r});"
+                                                 " return t && t.value.trim() === m; }", arg=mine, timeout=15_000)
+                except PwTimeout:
+                    pass
+                typed = await page.input_value(box_sel)
                 box = await page.query_selector("[data-testid='stException']")
                 if box:
                     ok, why = False, "exception box: " + (await box.inner_text())[:300].replace("\n", " ")

@@ -17,5 +17,5 @@ def test_concurrent_sessions_stay_apart():
 
     summary = load_test.run(sessions=4, timeout_s=300, write=False)
     assert summary["leaks"] == 0, summary["fail_list"]
-    assert summary["failures"] == 0, summary["fail_list"]
+    assert summary["failures"] == 0, [f"{f['page']} s{f['session']}: {f['why']}" for f in summary["fail_list"]]
     assert summary["pages"] == 4 * len(load_test.PAGES)
