@@ -121,7 +121,7 @@ def click_link(page, path: str) -> float:
 
 def nudge_slider(page, index: int = 0) -> float:
     thumb = page.locator('[data-testid="stMain"] [role="slider"]').nth(index)
-    thumb.wait_for(timeout=120_000)
+    thumb.wait_for(state="attached", timeout=30_000)
     thumb.focus()
     t0 = time.perf_counter()
     thumb.press("ArrowRight")
@@ -168,7 +168,10 @@ def main():
             picker = {}
             for name in ("attention", "mlp"):
                 click_link(page, name)
-                picker[name] = [nudge_slider(page) for _ in range(3)]
+                try:
+                    picker[name] = [nudge_slider(page) for _ in range(3)]
+                except Exception as e:          # noqa: BLE001  (reported: the switch figures still stand)
+                    print(f"picker change on {name} not measured: {type(e).__name__}")
             ctx.close()
 
             ctx = browser.new_context(viewport=VIEWPORT)
@@ -191,7 +194,7 @@ def main():
           f"{statistics.median(fresh) / statistics.median(fresh_floor):.1f}x | <= 3 s |")
     print(f"| page switch, all pages | {stats(all_switch)} | {stats(floor_switch)} | "
           f"{statistics.median(all_switch) / fs_med:.1f}x | <= 2x median |")
-    for name in ("attention", "mlp"):
+    for name in picker:
         print(f"| picker change, {name} | {stats(picker[name])} | {stats(floor_picker)} | "
               f"{statistics.median(picker[name]) / statistics.median(floor_picker):.1f}x | - |")
     print("\n| page | switch median (s) | worst (s) | worst / floor median | <= 3x? |")
