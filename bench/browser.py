@@ -68,21 +68,9 @@ RUNNING_JS = """() => {
 
 
 def start_floor(port: int):
-    import subprocess
     folder = Path(tempfile.mkdtemp(prefix="operator_lab_floor_"))
     (folder / "floor.py").write_text(FLOOR_APP)
-    cmd = [sys.executable, "-m", "streamlit", "run", str(folder / "floor.py"), "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"]
-    proc = subprocess.Popen(cmd, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    import urllib.request
-    for _ in range(180):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2)
-            return proc
-        except OSError:
-            time.sleep(0.5)
-    proc.kill()
-    raise RuntimeError("the floor server did not start")
+    return start_server(port, {}, script=folder / "floor.py")
 
 
 def wait_done(page, t0: float, timeout_s: float = 120) -> float:

@@ -52,12 +52,13 @@ def tree_hwm_kb(pid: int) -> int:
     return total
 
 
-def start_server(port: int, env_extra: dict) -> subprocess.Popen:
+def start_server(port: int, env_extra: dict, script: Path = ROOT / "app.py") -> subprocess.Popen:
+    """`streamlit run script` on 127.0.0.1:port (the app by default), returned once it answers its health check."""
     env = {**os.environ, **env_extra}
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
+    cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.port", str(port), "--server.address",
            "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"]
     log = open(Path(os.environ.get("TMPDIR", "/tmp")) / f"operator_lab_load_{port}.log", "wb")
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, cwd=Path(script).parent, env=env, stdout=log, stderr=subprocess.STDOUT)
     print(f"server log: {log.name}")
     deadline = time.time() + 90
     while time.time() < deadline:
