@@ -43,6 +43,22 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 143' INT TERM
 
+# wait_health HOST PORT [PID]: until http://HOST:PORT/_stcore/health answers (90 s), or PID has exited
+wait_health() {
+  python - "$@" <<'EOF'
+import os, sys, time, urllib.request
+host = "127.0.0.1" if sys.argv[1] == "0.0.0.0" else sys.argv[1]
+for _ in range(180):
+    if len(sys.argv) > 3 and not os.path.exists(f"/proc/{sys.argv[3]}"):
+        sys.exit(1)                   # it exited: its log says why
+    try:
+        urllib.request.urlopen(f"http://{host}:{sys.argv[2]}/_stcore/health", timeout=2); sys.exit(0)
+    except OSError:
+        time.sleep(0.5)
+sys.exit(1)
+EOF
+}
+
 if [[ "${1:-}" == "--front" ]]; then
   shift
   [[ $# -ge 1 ]] || { echo "usage: $0 --front host:port [host:port ...]" >&2; exit 2; }
@@ -68,18 +84,7 @@ else
   done
   for ((k = 0; k < N; k++)); do       # wait until each answers its health check
     p=$((FIRST + k))
-    python - "$BACKEND_ADDRESS" "$p" "${pids[$k]}" <<'EOF' || { echo "process on port $p did not start: $RUN_DIR/streamlit-$p.log" >&2; exit 1; }
-import os, sys, time, urllib.request
-host = "127.0.0.1" if sys.argv[1] == "0.0.0.0" else sys.argv[1]
-for _ in range(180):
-    if not os.path.exists(f"/proc/{sys.argv[3]}"):
-        sys.exit(1)                   # it exited: its log says why
-    try:
-        urllib.request.urlopen(f"http://{host}:{sys.argv[2]}/_stcore/health", timeout=2); sys.exit(0)
-    except OSError:
-        time.sleep(0.5)
-sys.exit(1)
-EOF
+    wait_health "$BACKEND_ADDRESS" "$p" "${pids[$k]}" || { echo "process on port $p did not start: $RUN_DIR/streamlit-$p.log" >&2; exit 1; }
   done
 fi
 
@@ -116,15 +121,7 @@ haproxy -c -q -f "$CFG"
 haproxy -db -f "$CFG" >"$RUN_DIR/haproxy.log" 2>&1 &
 pids+=($!)
 echo $! >"$RUN_DIR/haproxy.pid"
-python - "$PORT" <<'EOF' || { echo "HAProxy did not answer on port $PORT: $RUN_DIR/haproxy.log" >&2; exit 1; }
-import sys, time, urllib.request
-for _ in range(60):
-    try:
-        urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/_stcore/health", timeout=2); sys.exit(0)
-    except OSError:
-        time.sleep(0.5)
-sys.exit(1)
-EOF
+wait_health 127.0.0.1 "$PORT" || { echo "HAProxy did not answer on port $PORT: $RUN_DIR/haproxy.log" >&2; exit 1; }
 touch "$RUN_DIR/ready"
 echo "Operator Lab: ${#servers[@]} backend(s) behind HAProxy on $ADDRESS:$PORT (config, logs, pids: $RUN_DIR). Ctrl-C stops all."
 wait

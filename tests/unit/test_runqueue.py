@@ -16,6 +16,18 @@ def wait_until(cond, timeout=5.0):
     return False
 
 
+def hold_turns(q: RunQueue, n: int, go: threading.Event) -> list:
+    """n threads that each take a turn (running or waiting) and keep it until `go` is set."""
+    def hold():
+        with q.turn():
+            go.wait(5)
+
+    threads = [threading.Thread(target=hold) for _ in range(n)]
+    for th in threads:
+        th.start()
+    return threads
+
+
 def test_fifo_order_and_places():
     q = RunQueue(running=1, waiting=4)
     order, places = [], {"b": [], "c": []}
@@ -50,14 +62,7 @@ def test_fifo_order_and_places():
 def test_full_queue_refuses_at_once():
     q = RunQueue(running=1, waiting=1)
     go = threading.Event()
-
-    def hold():
-        with q.turn():
-            go.wait(5)
-
-    threads = [threading.Thread(target=hold) for _ in range(2)]
-    for th in threads:
-        th.start()
+    threads = hold_turns(q, 2, go)
     assert wait_until(lambda: q.state() == (1, 1))
     with pytest.raises(QueueFull, match="1 runs are already waiting"):
         with q.turn():
@@ -71,13 +76,7 @@ def test_full_queue_refuses_at_once():
 def test_a_waiter_stopped_by_its_page_leaves_the_queue():
     q = RunQueue(running=1, waiting=3)
     go = threading.Event()
-
-    def hold():
-        with q.turn():
-            go.wait(5)
-
-    t = threading.Thread(target=hold)
-    t.start()
+    (t,) = hold_turns(q, 1, go)
     assert wait_until(lambda: q.state() == (1, 0))
 
     class Stopped(Exception):
