@@ -4,6 +4,7 @@ import streamlit as st
 
 from ops import analysis, checks, costs
 from ops import functional as fn
+from ui import worked
 from ui.page import StagePage, shape_str
 from ui.state import picker, t
 from viz import heatmap
@@ -11,7 +12,6 @@ from viz.attention import context_heads, scores_map
 from viz.diagrams import gqa_diagram, heads_grid, rope_pairs
 
 ROPE_POSITIONS = 16     # a drawn arc per position: a few read best, and draw fast
-
 page = StagePage("attention")
 model, trace, c = page.model, page.trace, page.config
 B, S, H, L = trace.B, trace.S, c.hidden_size, c.num_hidden_layers
@@ -60,7 +60,7 @@ page.explain([r"q = xW_q^\top + b_q,\ k = xW_k^\top + b_k,\ v = xW_v^\top + b_v"
               % (hd, *(t("且", "and"), t("是真实 token", "real"), t("其他", "otherwise"))),
               r"\mathrm{out} = \mathrm{concat}_h(P_h V_{g(h)})\, W_o^\top,\quad g(h) = \lfloor h / %d \rfloor" % n_rep],
              fn.rope_cos_sin, fn.rotate_half, fn.apply_rope, fn.repeat_kv, fn.attention_mask,
-             fn.attention_scores, fn.softmax, fn.attention_context)
+             fn.attention_scores, fn.softmax, fn.attention_context, by_hand=lambda: worked.attention_blocks(c.rope_theta, hd))
 
 # ---- scores and mask, the two inputs of the softmax ------------------------------------------------
 page.section(f"分数 → 掩码 → 概率（层 {i}，头 {h}，第 {b} 行）", f"Scores → mask → probabilities (layer {i}, head {h}, row {b})")

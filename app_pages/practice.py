@@ -4,7 +4,7 @@ import streamlit as st
 
 from content import facts, practice, stages, texts
 from ops import costs
-from ui.page import StagePage, shape_str
+from ui.page import StagePage
 from ui.state import get_model, get_trace, lang, t
 
 page = StagePage("practice", trace=False)
@@ -68,13 +68,6 @@ for k, v in (("quiz_idx", 0), ("quiz_correct", 0), ("quiz_attempted", 0), ("quiz
     ss.setdefault(k, v)
 
 
-def _answer_text(item) -> str:
-    a = item["answer"]
-    if item["kind"] == "shape":
-        return shape_str(a)
-    return f"{a:,}" + (f" ({costs.human(a, 'B')})" if "bytes" in item["source"] else "")
-
-
 def _reveal(item, idx):
     prev = ss.quiz_result
     if prev and prev.get("idx") == idx and prev.get("status") in ("right", "wrong"):
@@ -107,15 +100,21 @@ with quiz:
     if trace is None:
         st.info(t("测验需要一个 trace：请先在左侧加载模型并输入提示词。", "The quiz needs a trace: load a model and type a prompt in the sidebar."))
         st.stop()
-    quiz_items = practice.quiz_items(model.config, trace.shapes(), trace.lengths)
+    c = model.config
+    st.markdown(t(
+        f"题目来自**你刚运行的 trace**（{c.name or c.model_type}，提示词 B = {trace.B} 行，补齐后 S = {trace.S}）和模型 config、"
+        "在它上面重跑的实验，以及服务章节；答案都在此刻算出。先预测，再揭晓。",
+        f"The questions come from **the trace you just ran** ({c.name or c.model_type}, B = {trace.B} prompt(s), "
+        f"padded to S = {trace.S}) and the model's config, experiments rerun on it, and the serving chapter; every answer "
+        "is computed now. Predict first, then reveal."))
+    groups = {"all": ("全部", "all"), **practice.QUIZ_GROUPS}
+    group = st.radio(t("题目来源", "questions from"), list(groups), horizontal=True, key="quiz_group", on_change=_reset,
+                     format_func=lambda g: groups[g][0 if LANG == "zh" else 1])
+    with st.spinner(t("正在为测验重跑实验……", "Rerunning the experiments for the quiz...")):
+        quiz_items = [q for q in practice.quiz_pool(model, trace, numbers) if group in ("all", q["group"])]
     n = len(quiz_items)
     idx = ss.quiz_idx % n
     item = quiz_items[idx]
-    c = model.config
-    st.markdown(t(
-        f"题目来自**你刚运行的 trace**（{c.name or c.model_type}，提示词 B = {trace.B} 行，补齐后 S = {trace.S}）和模型 config。先预测，再揭晓。",
-        f"The questions come from **the trace you just ran** ({c.name or c.model_type}, B = {trace.B} prompt(s), "
-        f"padded to S = {trace.S}) and the model's config. Predict first, then reveal."))
     sc = st.columns(3)
     sc[0].metric(t("得分（对 / 答）", "score (correct / attempted)"), f"{ss.quiz_correct} / {ss.quiz_attempted}")
     sc[1].metric(t("题号", "question"), f"{idx + 1} / {n}")
@@ -135,13 +134,12 @@ with quiz:
         st.warning(t("先写下你的预测，再点“揭晓”。", "Type your prediction first, then press Reveal.") if r["status"] == "empty"
                    else t(f"看不懂“{r['text']}”。{hint}。", f"Could not read “{r['text']}”. {hint}."))
     elif r and r.get("idx") == idx:
-        where = (t(f"来自 trace 中的 `{item['source']}`", f"from `{item['source']}` in the trace")
-                 if item["source"] in trace.shapes() and item["kind"] == "shape"
-                 else t(f"由 config 与 trace 计算（{item['source']}）", f"computed from the config and trace ({item['source']})"))
-        msg = t(f"你的答案 {r['text']}；正确答案 **{_answer_text(item)}**（{where}）。",
-                f"Your answer {r['text']}; the true value is **{_answer_text(item)}** ({where}).")
+        where, true = practice.where_text(item, LANG, trace.shapes()), practice.answer_text(item, LANG)
+        msg = t(f"你的答案 {r['text']}；正确答案 **{true}**（{where}）。", f"Your answer {r['text']}; the true value is **{true}** ({where}).")
         (st.success if r["status"] == "right" else st.error)(
             ("✓ " + t("答对了！", "Right! ") if r["status"] == "right" else "✗ " + t("不对。", "Not quite. ")) + msg)
+        if item.get("explain"):
+            st.caption(item["explain"][LANG])
         if item["kind"] == "shape":
             st.caption(t("B 批大小 · S 序列长度 · H 隐藏维度 · nh/nkv 查询/KV 头数 · hd 头维度 · I MLP 宽度 · V 词表行数",
                          "B batch · S sequence · H hidden · nh/nkv query/KV heads · hd head dim · I MLP width · V vocab rows"))

@@ -4,6 +4,7 @@ import streamlit as st
 
 from ops import analysis, checks
 from ops import functional as fn
+from ui import worked
 from ui.page import StagePage
 from ui.state import t
 from ui.widgets import url_choice
@@ -49,7 +50,7 @@ page.explain([r"y = \frac{x}{\sqrt{\frac{1}{H}\sum_{i=1}^{H} x_i^2 + \varepsilon
               r"\qquad H = %d,\ \varepsilon = %g" % (H, eps),
               r"\text{LayerNorm: } y = \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} \odot \gamma + \beta"
               + t(r"\quad (\text{RMSNorm 去掉了 } \mu \text{ 和 } \beta)", r"\quad (\text{RMSNorm drops } \mu \text{ and } \beta)")],
-             fn.rms_norm)
+             fn.rms_norm, by_hand=lambda: worked.rmsnorm_block(eps))
 
 # ---- one token, step by step -------------------------------------------------------------------------
 page.section(f"一个 token 的计算步骤（第 {b} 行，位置 {s}：“{labels[s]}”）",

@@ -7,7 +7,12 @@ stage is a registry key (content/stages.py); difficulty 1 (recall) .. 3 (derive 
 ops/costs.py at render time (FORMULAS below) and fills {answer} (exact, thousands separators) and
 {answer_h} (human units); a question with a compute block is "computed". Its config's own values are
 {cfg_H}, {cfg_L}, ... (every name of content.texts.config_numbers), so worked arithmetic is never typed.
-Texts may also use every placeholder of content.texts.numbers().
+Texts may also use every placeholder of content.texts.numbers(). `quiz: false` keeps a question out of the live
+quiz (a follow-up that reads only after the question before it); the bank still shows it.
+
+The live quiz (quiz_pool) draws from three groups, every answer computed as the page renders: "trace" (shapes
+and numbers of the trace just run, and its config), "experiment" (the experiments engine rerun on that trace:
+an ablation's reach, the logit attribution) and "serving" (the serving chapter's computed questions).
 """
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ import json
 import math
 import re
 
-from ops import costs
+from ops import analysis, attribution, costs
 from content import serving, texts
 from ops.config import ModelConfig
 
@@ -179,5 +184,154 @@ def check_answer(item: dict, user_text: str) -> bool:
     if got is None:
         return False
     want = float(item["answer"])
-    tol = item.get("tol", 0)
-    return math.isclose(got, want, rel_tol=tol, abs_tol=1e-9) if tol else got == want
+    tol, abs_tol = item.get("tol", 0), item.get("abs_tol", 0)
+    return math.isclose(got, want, rel_tol=tol, abs_tol=abs_tol or 1e-9) if tol or abs_tol else got == want
+
+
+# ---- the quiz's other groups: experiments on the live trace, and the serving chapter ---------------------------
+QUIZ_GROUPS = {"trace": ("你的 trace", "your trace"), "experiment": ("实验", "experiments"),
+               "serving": ("服务章节", "the serving chapter")}
+
+
+def _both(zh: str, en: str) -> dict:
+    return dict(zh=zh, en=en)
+
+
+def _item(group, source, question, answer, where, explain=None, tol=0.0, abs_tol=0.0, answer_text=None) -> dict:
+    return dict(question=question, answer=answer, kind="number", source=source, tol=tol, abs_tol=abs_tol, group=group,
+                where=where, explain=explain, answer_text=answer_text)
+
+
+def trace_extra_items(model, trace, b: int = 0) -> list[dict]:
+    """Numbers read off the live trace: the top next token's probability, and where the last layer's head 0
+    looks from the last token."""
+    c, n, tok = model.config, trace.lengths[b], model.tokenizer
+    top = analysis.next_token_top(trace, b, n - 1, 1)
+    tid, prob = int(top["ids"][0]), float(top["probs"][0])
+    word = tok.decode([tid])
+    items = [_item("trace", "softmax(logits)", _both(
+        f"第 {b} 行最后一个 token 之后，模型最看好的下一个 token 是 “{word}”。它的概率是多少？（0 到 1 之间的数，误差 0.02 以内算对）",
+        f"After row {b}'s last token the model's favourite next token is “{word}”. What probability does it get? "
+        "(a number between 0 and 1; within 0.02 counts)"), prob,
+        _both("由 trace 的 logits 经 softmax 算出", "softmax of the trace's logits"), abs_tol=0.02,
+        answer_text=_both(f"{prob:.3f}", f"{prob:.3f}"))]
+    last = c.num_hidden_layers - 1
+    if f"layers.{last}.attn.probs" in trace:
+        row = trace.attention_probs(last)[b, 0, n - 1, :n].float()
+        j, w = int(row.argmax()), float(row.max())
+        items.append(_item("trace", f"layers.{last}.attn.probs", _both(
+            f"最后一层（第 {last} 层）的头 0 里，第 {b} 行最后一个 token（位置 {n - 1}）把最多的注意力给了哪个位置？（写位置号 0…{n - 1}）",
+            f"In the last layer (layer {last}), head 0: which position does row {b}'s last token (position {n - 1}) "
+            f"give the most attention to? (a position, 0…{n - 1})"), j,
+            _both(f"trace 中的 layers.{last}.attn.probs", f"layers.{last}.attn.probs in the trace"),
+            _both(f"它给位置 {j} 的权重是 {w:.3f}。许多头会把大量注意力放在位置 0 上，即注意力汇（attention sink）。",
+                  f"It gives position {j} a weight of {w:.3f}. Many heads put much of their attention on position 0, "
+                  "the so-called attention sink.")))
+    return items
+
+
+def experiment_items(model, trace, b: int = 0) -> list[dict]:
+    """Questions answered by running the experiments engine on row b of the live trace: an MLP zeroed at one
+    position (ops.analysis.ablation_reach: two reruns of the row) and the direct logit attribution of the top
+    next token (ops/attribution.py). Kept in trace.cache: the reruns happen once per trace."""
+    key = ("quiz_experiments", b)
+    if key not in trace.cache:
+        trace.cache[key] = _experiment_items(model, trace, b)
+    return trace.cache[key]
+
+
+def _experiment_items(model, trace, b: int) -> list[dict]:
+    c = model.config
+    L, nh, n = c.num_hidden_layers, c.num_attention_heads, trace.lengths[b]
+    k, p = (L - 1) // 2, n // 2        # a layer with layers after it: their attention carries the edit onwards
+    reach = analysis.ablation_reach(model, trace, b, k, p)
+    ran = _both("由实验引擎在你的提示词上实际重跑算出（ops/edits.py、ops.analysis.ablation_reach）",
+                "computed by rerunning your prompt with the experiments engine (ops/edits.py, ops.analysis.ablation_reach)")
+    setup = (f"实验：把第 {k} 层 MLP 的输出只在位置 {p} 置零（第 {b} 行，共 {n} 个 token，位置 0…{n - 1}），重新运行。",
+             f"Experiment: zero layer {k}'s MLP output at position {p} only (row {b}: {n} tokens, positions 0…{n - 1}), "
+             "and rerun. ")
+    items = []
+    if reach["first_layer"] is not None:
+        f = reach["first_layer"]
+        items.append(_item("experiment", f"edit layers.{k}.mlp.out", _both(
+            setup[0] + "从哪一层开始，层的输出 resid_out 出现变化？（写层号）",
+            setup[1] + "What is the first layer whose output resid_out changes? (a layer number)"), f, ran, _both(
+            f"resid_out = resid_mid + mlp.out，所以第 {f} 层自己的输出就变了；它之前的层完全没有受影响。",
+            f"resid_out = resid_mid + mlp.out, so layer {f}'s own output changes; every layer before it is untouched.")))
+    ch = reach["changed"]
+    span = f"{ch[0]}…{ch[-1]}" if ch else "–"
+    items.append(_item("experiment", f"edit layers.{k}.mlp.out", _both(
+        setup[0] + f"这一行的 {n} 个位置里，有几个位置的 logits 变了？",
+        setup[1] + f"At how many of the row's {n} positions do the logits change?"), len(ch), ran, _both(
+        f"变了的位置是 {span}：后面各层的注意力把改动带给后面的位置，而因果掩码让它到不了前面的位置，前面的一点不变。",
+        f"The positions that changed: {span}. The later layers' attention carries the edit to the positions after it, "
+        "and the causal mask keeps it from the ones before, which stay exactly the same.")))
+    try:
+        tid = int(analysis.next_token_top(trace, b, n - 1, 1)["ids"][0])
+        attr = attribution.logit_attribution(model, trace, b, -1, tid)
+    except KeyError:                          # a trace that did not keep attn.context / resid_out: no such question
+        return items
+    bias = "L0.attn.bias" in attr
+    word, logit = model.tokenizer.decode([tid]), float(trace.logits[b, n - 1, tid])
+    sum_txt = f"1 + {L}·{nh}" + (f" + {L}" if bias else "") + f" + {L} = {len(attr)}"
+    items.append(_item("experiment", "ops/attribution.py", _both(
+        f"直接 logit 归因把下一个 token “{word}” 的 logit（第 {b} 行最后一个位置）拆成几份：嵌入一份、每层每个头各一份、"
+        + ("每层 o_proj 的偏置各一份、" if bias else "") + "每层的 MLP 各一份。一共多少份？",
+        f"Direct logit attribution splits the logit of the next token “{word}” (row {b}, last position) into parts: one "
+        "for the embedding, one per head of every layer, " + ("one per layer for o_proj's bias, " if bias else "")
+        + "and one per layer for the MLP. How many parts?"), len(attr),
+        _both("由实验引擎的 logit 归因算出（ops/attribution.py）", "computed by the engine's logit attribution (ops/attribution.py)"),
+        _both(f"{sum_txt}。这些份加起来是 {sum(attr.values()):.4f}，正是 logit {logit:.4f}。",
+              f"{sum_txt}. They add up to {sum(attr.values()):.4f}, which is the logit, {logit:.4f}.")))
+    return items
+
+
+def serving_items(numbers: dict) -> list[dict]:
+    """The serving chapter's computed questions (assets/practice/serving.json, not marked quiz: false), each
+    answer computed as it renders by content/serving.py's formulas from the reference configs."""
+    out = []
+    for q in load_questions():
+        if q["stage"] != "serving" or not is_computed(q) or q.get("quiz") is False:
+            continue
+        r = {lang: render(q, numbers, lang) for lang in ("zh", "en")}
+        v, unit, cfg = r["en"]["answer"], q["compute"].get("unit", ""), q["compute"]["config"]
+        exact, human = _format_answer(v, unit)
+        shown = f"{exact} ({human})" if unit == "bytes" else exact
+        whole = float(v).is_integer()
+        tol = q["compute"].get("tol") or (0.01 if not whole or abs(v) > 1000 else 0)
+        out.append(_item("serving", q["id"], _both(r["zh"]["question"], r["en"]["question"]), v,
+                         _both(f"由 ops/serving.py 按 {cfg} 的 config 算出（服务章节）",
+                               f"computed by ops/serving.py from {cfg}'s config (the serving chapter)"),
+                         _both(r["zh"]["short"], r["en"]["short"]), tol=tol, answer_text=_both(shown, shown)))
+    return out
+
+
+def quiz_pool(model, trace, numbers: dict, b: int = 0) -> list[dict]:
+    """Every quiz item, group by group: the trace's shapes and numbers, experiments on it, the serving chapter.
+    Each item has a "group" (QUIZ_GROUPS)."""
+    base = [dict(it, group="trace") for it in quiz_items(model.config, trace.shapes(), trace.lengths)]
+    try:
+        extra = trace_extra_items(model, trace, b) + experiment_items(model, trace, b)
+    except (KeyError, RuntimeError, ValueError):       # a trace that kept too little, or a run refused: skip those
+        extra = []
+    return base + extra + serving_items(numbers)
+
+
+def answer_text(item: dict, lang: str) -> str:
+    """The true answer as the quiz shows it: a shape as [1, 4, 896], a number with separators (and bytes in units)."""
+    if item.get("answer_text"):
+        return item["answer_text"][lang]
+    a = item["answer"]
+    if item["kind"] == "shape":
+        return "[" + ", ".join(str(int(d)) for d in a) + "]"
+    return f"{a:,}" + (f" ({costs.human(a, 'B')})" if "bytes" in item["source"] else "")
+
+
+def where_text(item: dict, lang: str, trace_names) -> str:
+    """Where the answer came from, in lang."""
+    if item.get("where"):
+        return item["where"][lang]
+    if item["kind"] == "shape" and item["source"] in trace_names:
+        return f"来自 trace 中的 `{item['source']}`" if lang == "zh" else f"from `{item['source']}` in the trace"
+    return (f"由 config 与 trace 计算（{item['source']}）" if lang == "zh"
+            else f"computed from the config and trace ({item['source']})")

@@ -8,6 +8,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from . import edits
+
 
 def cosine_similarity(rows: torch.Tensor) -> torch.Tensor:
     """(n, H) -> (n, n): the cosine of the angle between every pair of rows."""
@@ -421,3 +423,19 @@ def edited_layer(name: str, L: int) -> int | None:
     if len(parts) > 2 and parts[0] == "layers" and parts[1].isdigit():
         return int(parts[1])
     return L if name in ("final_norm.out", "logits") else None
+
+
+def ablation_reach(model, trace, b: int, layer: int, position: int) -> dict:
+    """How far one edit reaches: row b rerun twice as a one-row trace, once as is and once with layer `layer`'s
+    MLP output zeroed at `position` only. "first_layer": the first layer whose resid_out moved (None if none);
+    "changed": the positions whose logits moved (causal attention: exactly position..n-1); "n": the row's tokens.
+    Both runs have the same shape, so an untouched position comes out bit for bit the same."""
+    ids = row_ids(trace, b)
+    capture = ("embed.out", "layers.*.resid_out", "logits")
+    base = model.trace_ids([ids], capture=capture)
+    edited = model.trace_ids([ids], capture=capture, edits=edits.zero_mlp(model.config, layer, [position]))
+    moved = residual_change(base, edited, 0, position)["max"]
+    first = first_changed(moved)
+    diff = (edited.logits[0].float() - base.logits[0].float()).abs().amax(-1)
+    return dict(first_layer=None if first is None else first - 1, changed=[s for s in range(len(ids)) if diff[s] > 1e-6],
+                n=len(ids), layer=layer, position=position)

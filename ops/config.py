@@ -75,7 +75,8 @@ class ModelConfig:
         if isinstance(d.get("eos_token_id"), list):
             d["eos_token_id"] = tuple(d["eos_token_id"])
         d["mlp_only_layers"] = tuple(d.get("mlp_only_layers") or ())
-        d["name"] = d.get("name") or d.get("_name_or_path") or ""
+        # _name_or_path is a hub id or a local path ("HuggingFaceTB/SmolLM2-135M-Instruct"): its last part names it
+        d["name"] = d.get("name") or str(d.get("_name_or_path") or "").replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in names and v is not None})
 

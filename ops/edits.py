@@ -78,9 +78,19 @@ def zero_attention(config, layer: int) -> dict:
     return {f"layers.{_check_layer(config, layer)}.attn.out": torch.zeros_like}
 
 
-def zero_mlp(config, layer: int) -> dict:
-    """layers.{layer}.mlp.out := 0 (the layer's MLP, or MoE, adds nothing)."""
-    return {f"layers.{_check_layer(config, layer)}.mlp.out": torch.zeros_like}
+def zero_mlp(config, layer: int, positions=None) -> dict:
+    """layers.{layer}.mlp.out := 0 (the layer's MLP, or MoE, adds nothing); at the listed positions only when
+    positions is given (the others keep what the MLP wrote)."""
+    name = f"layers.{_check_layer(config, layer)}.mlp.out"
+    if positions is None:
+        return {name: torch.zeros_like}
+    keep = list(positions)
+
+    def zero_at(t):
+        out = t.clone()
+        out[:, keep] = 0
+        return out
+    return {name: zero_at}
 
 
 def patch(source: Trace, name: str, positions=None) -> dict:

@@ -8,6 +8,7 @@ tokens); the numbers are dequantized by the `gguf` package (llama.cpp's own refe
 from __future__ import annotations
 
 import os
+import re
 import struct
 from dataclasses import dataclass
 from math import prod
@@ -124,6 +125,27 @@ def open_gguf(path) -> GGUFFile:
 
 
 # ---- config -------------------------------------------------------------
+# a quantisation tag at the end of a GGUF file name: .Q4_1, -q8_0, .Q4_K_M, -IQ3_XS, .f16, -BF16
+_QUANT_TAG = re.compile(r"[.\-_](?:I?Q\d\w*|BF16|FP?16|FP?32)$", re.I)
+
+
+def display_name(metadata: dict, path) -> str:
+    """A readable model name for the UI. llama.cpp's converter often writes general.name as a title-cased
+    folder name ("Smollm2 135M 8k Lc100K Mix1 Ep2"), so: the file name without .gguf and its quantisation tag
+    when it holds the model's general.basename ("SmolLM2-135M-Instruct.Q4_1.gguf" -> "SmolLM2-135M-Instruct");
+    else basename-size_label ("smollm2-135M"); else general.name; else the tidied file name."""
+    stem = os.path.basename(str(path))
+    stem = stem[:-5] if stem.lower().endswith(".gguf") else stem
+    while _QUANT_TAG.search(stem):
+        stem = _QUANT_TAG.sub("", stem)
+    base, size = metadata.get("general.basename"), metadata.get("general.size_label")
+    if isinstance(base, str) and base and base.lower() in stem.lower():
+        return stem
+    if isinstance(base, str) and base and isinstance(size, str) and size:
+        return f"{base}-{size}"
+    return metadata.get("general.name") or stem
+
+
 def gguf_config(f: GGUFFile, name: str | None = None) -> ModelConfig:
     """ModelConfig from {arch}.* metadata; vocab_size from token_embd's rows."""
     md = f.metadata
@@ -156,7 +178,7 @@ def gguf_config(f: GGUFFile, name: str | None = None) -> ModelConfig:
         attention_bias="blk.0.attn_q.bias" in f.tensors,
         bos_token_id=md.get("tokenizer.ggml.bos_token_id"),
         eos_token_id=md.get("tokenizer.ggml.eos_token_id"),
-        name=name or md.get("general.name") or os.path.basename(f.path),
+        name=name or display_name(md, f.path),
     )
     # float32 metadata: print 1e-06 rather than 9.999999974752427e-07
     d["rms_norm_eps"] = float(f"{d['rms_norm_eps']:.7g}")

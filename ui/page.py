@@ -111,8 +111,9 @@ def tensor_view(name: str, tensor, fig=None, key: str | None = None, caption: st
                           on_click="ignore", type="tertiary")
 
 
-def explanation(key: str, numbers: dict, extra_tab=None):
-    """学术版 / 白话版 tabs (and an optional third tab drawn by extra_tab()) with the stage's text."""
+def explanation(key: str, numbers: dict, extra_tab=None, by_hand=None):
+    """学术版 / 白话版 tabs (and an optional third tab drawn by extra_tab()) with the stage's text; by_hand() draws
+    small worked examples (ui/worked.py) in an expander under the plain text."""
     names = [t("学术版", "Academic"), t("白话版", "Plain language")]
     tabs = st.tabs(names + ([extra_tab[0]] if extra_tab else []))
     for tab, level in zip(tabs, ("academic", "plain")):
@@ -121,6 +122,9 @@ def explanation(key: str, numbers: dict, extra_tab=None):
                 st.markdown(texts.explain(key, lang(), level, numbers))
             except Exception as e:              # a missing text must not take the page down
                 st.info(t("这一段讲解暂缺：", "This explanation is missing: ") + f"{key}/{level} ({e})")
+            if level == "plain" and by_hand is not None:
+                with st.expander(t("动手算一遍", "Do it by hand"), icon=":material/calculate:"):
+                    by_hand()
     if extra_tab:
         with tabs[2]:
             extra_tab[1]()
@@ -280,10 +284,11 @@ class StagePage:
     def chart(self, fig, key: str):
         chart(fig, key)
 
-    def explain(self, latex=None, *functions, key: str | None = None, numbers: dict | None = None):
-        """The explanation (学术版 / 白话版) with a third tab for the formula and the code that ran."""
+    def explain(self, latex=None, *functions, key: str | None = None, numbers: dict | None = None, by_hand=None):
+        """The explanation (学术版 / 白话版) with a third tab for the formula and the code that ran; by_hand():
+        worked examples to do by hand, in an expander under the plain text (ui/worked.py)."""
         extra = (t("公式与代码", "Formula and code"), lambda: formula_and_code(latex, *functions)) if latex else None
-        explanation(key or self.stage.key, numbers if numbers is not None else self.numbers, extra)
+        explanation(key or self.stage.key, numbers if numbers is not None else self.numbers, extra, by_hand)
 
     def section(self, zh: str, en: str):
         st.subheader(t(zh, en))

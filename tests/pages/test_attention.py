@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from apptest_utils import BATCH, page_ok, texts
+from apptest_utils import BATCH, no_exception, page_ok, texts
 
 PAGE = "attention"
 EXPECT = dict(charts=4, checks=1, passing=("F.scaled_dot_product_attention",))
@@ -37,3 +37,32 @@ def test_attention_tiny_batch_english(tiny_app_dense, english):
 
 def test_attention_tiny_one_token(tiny_app_dense):
     page_ok(PAGE, source=tiny_app_dense, prompt="a", **EXPECT)        # every S x S map is 1 x 1
+
+
+HAND = {"zh": ("动手算一遍", "RoPE 像钟表的指针", "三个 token 的一行注意力"),
+        "en": ("Do it by hand", "RoPE as clock hands", "One attention row from three tokens")}
+
+
+def _dots(at) -> list[float]:
+    """The two dot products of the RoPE block's worked lines: (m, n) and (m + s, n + s)."""
+    code = next(c.value for c in at.get("code") if "R(mθ)" in c.value)
+    return [float(line.rsplit("=", 1)[1]) for line in code.splitlines() if "(m=" in line]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_attention_by_hand_blocks(tiny_app_dense, request, lang):
+    """The plain tab's worked examples render in both languages, follow their widgets, and never raise."""
+    if lang == "en":
+        request.getfixturevalue("english")
+    at = page_ok(PAGE, source=tiny_app_dense, lang=lang, **dict(EXPECT, charts=5), text=HAND[lang])
+    a, b = _dots(at)
+    assert a == b                                                   # moved together: the same dot product
+    at.slider(key="hand_rope_theta").set_value(2.5)
+    at.slider(key="hand_rope_m").set_value(12)
+    at.slider(key="hand_rope_s").set_value(0)
+    at.radio(key="hand_attn_i").set_value(0)                        # the first query sees only itself
+    at.run()
+    no_exception(at)
+    a, b = _dots(at)
+    assert a == b
+    assert "−∞" in texts(at)

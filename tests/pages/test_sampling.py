@@ -55,3 +55,21 @@ def test_sampling_tiny(tiny_app_dense):
 
 def test_sampling_tiny_moe(tiny_app_moe):
     check_sampling(page_ok(PAGE, source=tiny_app_moe))
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_sampling_by_hand_softmax(tiny_app_dense, request, lang):
+    """The softmax of three logits, written out; T = 0.5 doubles the gaps (the numbers are ops/worked.py's)."""
+    from apptest_utils import texts
+    from ops import worked
+
+    if lang == "en":
+        request.getfixturevalue("english")
+    words = {"zh": ("动手算一遍", "三个 logit 的 softmax"), "en": ("Do it by hand", "Softmax of three logits")}[lang]
+    at = page_ok(PAGE, source=tiny_app_dense, lang=lang, text=words)
+    at.number_input(key="hand_sm_T").set_value(0.5)
+    at.number_input(key="hand_sm_z2").set_value(-10.0)
+    at.run()
+    no_exception(at)
+    p = worked.softmax_steps((2.0, 1.0, -10.0), 0.5)["probs"]
+    assert f"{p[0]:.4f}" in texts(at) and f"{p[1]:.4f}" in texts(at)

@@ -112,3 +112,64 @@ def test_quiz_items_moe_router_only_when_traced():
     shapes["layers.0.moe.router_probs"] = (2, 3, 128)
     item = next(i for i in practice.quiz_items(c, shapes) if i["source"].endswith("router_probs"))
     assert practice.check_answer(item, "[2, 3, 128]")
+
+
+# ---- the live quiz's pool: the trace, experiments rerun on it, the serving chapter --------------------------
+@pytest.fixture(scope="module")
+def tiny_model(tiny_hf_folder):
+    from ops import load_model
+
+    return load_model(str(tiny_hf_folder("qwen2")), device="cpu")
+
+
+def _by_source(pool, group):
+    return {it["source"]: it for it in pool if it["group"] == group}
+
+
+def test_quiz_pool_draws_from_trace_experiments_and_serving(tiny_model):
+    import torch
+
+    c = tiny_model.config
+    L, nh = c.num_hidden_layers, c.num_attention_heads
+    trace = tiny_model.trace(["the tea is hot"])
+    n = trace.lengths[0]
+    pool = practice.quiz_pool(tiny_model, trace, NUMS)
+    assert {it["group"] for it in pool} == set(practice.QUIZ_GROUPS)
+    for it in pool:
+        for lang in texts.LANGS:
+            assert it["question"][lang] and "{" not in it["question"][lang], it["source"]
+            assert practice.answer_text(it, lang) and practice.where_text(it, lang, trace.shapes())
+        assert practice.check_answer(it, practice.answer_text(it, "en").split(" (")[0]), it["source"]
+    # serving: every computed serving question but the follow-up, answered by its formula
+    bank = {q["id"]: q for q in practice.load_questions() if q["stage"] == "serving" and "compute" in q}
+    serving = _by_source(pool, "serving")
+    assert set(serving) == {k for k, q in bank.items() if q.get("quiz") is not False} and len(serving) >= 10
+    assert all(serving[k]["answer"] == practice.compute(bank[k]) for k in serving)
+    # experiments: what the reruns found, as causality and the residual stream say it must be
+    exp = [it for it in pool if it["group"] == "experiment"]
+    first, changed, parts = exp
+    assert first["answer"] == (L - 1) // 2                         # resid_out = resid_mid + mlp.out: that very layer
+    assert changed["answer"] == n - n // 2     # the edited position and, through later layers' attention, every one after
+    bias = tiny_model.w("model.layers.0.self_attn.o_proj.bias") is not None
+    assert parts["answer"] == 1 + L * nh + L + (L if bias else 0)
+    # the trace: the top next token's probability, from the logits
+    top = next(it for it in pool if it["source"] == "softmax(logits)")
+    assert top["answer"] == pytest.approx(float(torch.softmax(trace.logits[0, n - 1].float(), -1).max()), abs=1e-6)
+    assert practice.check_answer(top, f"{top['answer'] + 0.015:.3f}") and not practice.check_answer(top, f"{top['answer'] + 0.05:.3f}")
+
+
+def test_quiz_answers_are_computed_not_typed(tiny_model, monkeypatch):
+    """A longer prompt changes the experiments' answers; another reference config changes the serving answers."""
+    def changed(trace):                        # the second experiment: at how many positions the logits changed
+        return [it for it in practice.quiz_pool(tiny_model, trace, NUMS) if it["group"] == "experiment"][1]["answer"]
+
+    short, long = (tiny_model.trace([p]) for p in ("hi there", "the cat sat on the mat and then it ran"))
+    ns, nl = short.lengths[0], long.lengths[0]
+    assert ns != nl and changed(short) == ns - ns // 2 and changed(long) == nl - nl // 2
+    before = {k: it["answer"] for k, it in _by_source(practice.quiz_pool(tiny_model, short, NUMS), "serving").items()}
+    refs = costs.reference_configs()
+    label = "Qwen2.5-32B-Instruct"
+    monkeypatch.setattr(costs, "reference_configs", lambda: {**refs, label: refs[label].replace(num_key_value_heads=4)})
+    after = {k: it["answer"] for k, it in _by_source(practice.quiz_pool(tiny_model, short, NUMS), "serving").items()}
+    assert after["sv-paged-block"] == before["sv-paged-block"] // 2       # 8 -> 4 KV heads: half the bytes per block
+    assert after["sv-kv-fp8"] != before["sv-kv-fp8"]
