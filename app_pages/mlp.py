@@ -10,6 +10,8 @@ from viz import bars, heatmap, histogram
 from viz.labels import short, visible
 from viz.mlp import silu_curve, swiglu_diagram
 
+SILU_DOTS = 600        # every dot lies on the curve: a few hundred show the same picture and draw fast
+
 page = StagePage("mlp")
 model, trace, c = page.model, page.trace, page.config
 H, I = c.hidden_size, c.intermediate_size
@@ -67,8 +69,9 @@ if dense:
     c1, c2 = st.columns(2)
     with c1:
         page.view(f"layers.{i}.mlp.gate[{b}, {s}]", gate[b, s],
-                  silu_curve(m["gate"], title=t(f"silu 曲线，点 = “{tok}” 的 {I} 个 gate 值", f"silu, dots = the {I} gate values of “{tok}”"),
-                             xlabel="z = gate", ylabel="silu(z)"), key="mlp-silu",
+                  silu_curve(m["gate"], title=t(f"silu 曲线，点 = “{tok}” 的 {I} 个 gate 值" + (f"（按大小均匀取 {SILU_DOTS} 个）" if I > SILU_DOTS else ""),
+                                                f"silu, dots = the {I} gate values of “{tok}”" + (f" ({SILU_DOTS}, evenly by rank)" if I > SILU_DOTS else "")),
+                             xlabel="z = gate", ylabel="silu(z)", max_dots=SILU_DOTS), key="mlp-silu",
                   caption=t("负的 gate 被压到接近 0（最小约 −0.28），正的几乎原样通过：这就是“门”。",
                             "Negative gates are squashed towards 0 (minimum about −0.28), positive ones pass almost unchanged: the gate."))
     with c2:

@@ -144,9 +144,19 @@ def bars(values, labels, title="", xlabel="", ylabel="", height=420, color=None,
 
 
 def histogram(series: dict, title="", xlabel="value", ylabel="count", nbins=80, height=400) -> go.Figure:
-    """Overlaid histograms, one per named 1-D tensor."""
-    data = [go.Histogram(x=as_numpy(v).ravel(), name=name, nbinsx=nbins, opacity=0.6) for name, v in series.items()]
-    return go.Figure(data, layout=base_layout(title, xlabel, ylabel, height, barmode="overlay",
+    """Overlaid histograms, one per named 1-D tensor, on shared bins. Counted here, so the browser gets nbins
+    bars per series rather than every value (an MLP's 4864 per series)."""
+    arrays = {name: as_numpy(v).ravel() for name, v in series.items()}
+    finite = [a[np.isfinite(a)] for a in arrays.values()]
+    lo = min((float(a.min()) for a in finite if a.size), default=0.0)
+    hi = max((float(a.max()) for a in finite if a.size), default=1.0)
+    edges = np.linspace(lo, hi if hi > lo else lo + 1.0, nbins + 1)
+    mids, width = (edges[:-1] + edges[1:]) / 2, edges[1] - edges[0]
+    data = [go.Bar(x=mids.astype(np.float32), y=np.histogram(a, edges)[0].astype(np.int32), width=width, name=name,
+                   opacity=0.6, customdata=np.stack([edges[:-1], edges[1:]], axis=1).astype(np.float32),
+                   hovertemplate="%{customdata[0]:.3g} .. %{customdata[1]:.3g}: %{y}<extra>" + name + "</extra>")
+            for name, a in zip(arrays, finite)]
+    return go.Figure(data, layout=base_layout(title, xlabel, ylabel, height, barmode="overlay", bargap=0,
                                           legend=dict(orientation="h", y=1.12)))
 
 

@@ -9,27 +9,45 @@ from .figures import DIVERGING, FONT, as_numpy, base_layout
 from .labels import CHOSEN
 
 
-def silu_curve(gate_values, title: str = "", xlabel: str = "gate z", ylabel: str = "silu(z)") -> go.Figure:
-    """The silu curve over the range of the gates, with one dot per gate value of a token."""
-    g = torch.as_tensor(gate_values).float()
+def silu_curve(gate_values, title: str = "", xlabel: str = "gate z", ylabel: str = "silu(z)",
+               max_dots: int = 600) -> go.Figure:
+    """The silu curve over the range of the gates, with a dot per gate value of a token. Every dot lies on the
+    curve, so at most max_dots are drawn, evenly by rank (the smallest and largest kept): the same picture
+    for a fraction of the browser's work (a dot is an SVG node)."""
+    g = torch.as_tensor(gate_values).float().flatten()
     lo, hi = min(-6.0, float(g.min()) - 0.5), max(3.0, float(g.max()) + 0.5)   # the curve where the gates are
     z = torch.linspace(lo, hi, 400)
+    n = len(g)
+    dots = g.sort().values[torch.linspace(0, n - 1, max_dots).round().long().unique()] if n > max_dots else g
     data = [go.Scatter(x=z.numpy(), y=torch.nn.functional.silu(z).numpy(), mode="lines", name="silu(z) = z·σ(z)",
                        line=dict(width=3)),
-            go.Scatter(x=g.numpy(), y=torch.nn.functional.silu(g).numpy(), mode="markers", name="gate",
+            go.Scatter(x=dots.numpy(), y=torch.nn.functional.silu(dots).numpy(), mode="markers",
+                       name="gate" if len(dots) == n else f"gate ({len(dots)} / {n})",
                        marker=dict(size=9, opacity=0.35, color="#1f77b4"))]
     return go.Figure(data, layout=base_layout(title, xlabel, ylabel, 420, legend=dict(orientation="h", y=1.12)))
 
 
-def _strip(values, xc: float, y_top: float, height: float, name: str, width: float = 0.55):
+def _strip(values, xc: float, y_top: float, height: float, name: str, width: float = 0.55, max_rows: int = 640):
     """One vector as a vertical colour strip (element j at the top + j/n of the height), diverging about 0 on
-    its own range (the 99.5% quantile of |v|: a few outliers would wash out the rest)."""
+    its own range (the 99.5% quantile of |v|: a few outliers would wash out the rest). A strip is a few hundred
+    pixels tall: a longer vector is drawn as blocks of k elements, each showing its largest |v| (with its
+    sign), so an outlier stays visible and the browser gets max_rows cells, not thousands."""
     z = as_numpy(values).ravel()
     n = len(z)
     top = float(np.quantile(np.abs(z), 0.995)) or 1e-6
-    return go.Heatmap(z=z[:, None], x0=xc, dx=width, y0=y_top + height / n / 2, dy=height / n, colorscale=DIVERGING,
-                      zmin=-top, zmax=top, showscale=False, customdata=np.arange(n)[:, None],
-                      hovertemplate=f"{name} #%{{customdata}}: %{{z:.4g}}<extra></extra>")
+    k = -(-n // max_rows)                                  # elements per block (1: every element its own row)
+    m = -(-n // k)
+    blocks = np.pad(z, (0, m * k - n)).reshape(m, k)
+    z = blocks[np.arange(m), np.abs(blocks).argmax(1)]
+    if k == 1:
+        custom, hover = np.arange(n, dtype=np.int32)[:, None], f"{name} #%{{customdata}}: %{{z:.4g}}"
+    else:
+        custom = [[f"{j}..#{min(j + k, n) - 1}"] for j in range(0, n, k)]
+        hover = f"{name} #%{{customdata}}: %{{z:.4g}} (largest |·| of {k})"
+    # float32: half the bytes of float64 (plotly sends numpy arrays as typed arrays)
+    return go.Heatmap(z=z[:, None].astype(np.float32), x0=xc, dx=width, y0=y_top + height / m / 2, dy=height / m,
+                      colorscale=DIVERGING, zmin=-top, zmax=top, showscale=False, customdata=custom,
+                      hovertemplate=hover + "<extra></extra>")
 
 
 def swiglu_diagram(x, gate, up, act, out, title: str = "", names: dict | None = None, k: int = 3,
