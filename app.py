@@ -2,19 +2,8 @@
 
     streamlit run app.py
 """
-import os
-import sys
-
 import streamlit as st
 
-# Every session runs in a thread of this one process. A decoding session makes ~400 small torch calls per token,
-# and each call must take the GIL back from the sessions drawing pages in Python; at Python's default switch
-# interval (5 ms) every call could wait up to 5 ms, about 2 s a token with a class on the server. 0.5 ms bounds
-# the wait (bench/RESULTS_load.md measures both; OPERATOR_LAB_SWITCH_MS=5 restores Python's default).
-try:
-    sys.setswitchinterval(float(os.environ.get("OPERATOR_LAB_SWITCH_MS") or 0.5) / 1000)
-except ValueError:              # not a positive number: keep Python's own interval
-    pass
 st.set_page_config(page_title="Operator Lab · 算子实验室", page_icon="🔬", layout="wide")
 
 import viz  # noqa: E402,F401  (sets the plotly template every page's figures use)
