@@ -4,7 +4,8 @@
 
 1. Kernels, M = 1 (one decoding token), on the model's own shapes (q|k|v, o, gate|up, down, the LM head
    151,936 x 896), weights cycled over enough copies to come from memory, not cache: int8 weight-only
-   candidates (torch.ops.aten._weight_int8pack_mm; int8 -> bf16 then torch.mv; int8 -> bf16 then F.linear)
+   candidates (ours, ops/native/int8_linear.c; torch.ops.aten._weight_int8pack_mm; int8 -> bf16 then torch.mv;
+   int8 -> bf16 then F.linear)
    beside the bf16 fast path's kernel (torch.mv on bf16) and float32 F.linear, interleaved round by round.
    The "decode step" row weighs each shape by how often one step runs it (24 layers + 1 LM head).
 2. Speed: greedy 64 tokens after a chat prompt (stop_at_eos=False), alternating round by round: transformers'
@@ -44,14 +45,16 @@ PROMPTS = {  # name -> (prompt, chat template?)
 
 def int8_kernels(q, s, x):
     from ops import quant
-    return {"int8pack_mm": lambda: quant.int8pack_mm(x, q, s), "int8->bf16 + mv": lambda: quant.dequant_mv(x, q, s),
+    return {"native": lambda: quant.native_mm(x, q, s), "int8pack_mm": lambda: quant.int8pack_mm(x, q, s),
+            "int8->bf16 + mv": lambda: quant.dequant_mv(x, q, s),
             "int8->bf16 + F.linear": lambda: quant.dequant_linear(x, q, s)}
 
 
 def kernel_table(n: int):
     """Section 1: microseconds per product and GB/s of the bytes each kernel must read."""
     from ops import quant
-    names = ["int8pack_mm", "int8->bf16 + mv", "int8->bf16 + F.linear", "bf16 mv (fast path)", "fp32 F.linear"]
+    names = ["native", "int8pack_mm", "int8->bf16 + mv", "int8->bf16 + F.linear", "bf16 mv (fast path)", "fp32 F.linear"]
+    picked = "native" if quant.pick_kernel("cpu", torch.bfloat16) == "native" else "int8pack_mm"
     rows, step = [], {k: 0.0 for k in names}
     for label, (N, K, count) in SHAPES.items():
         copies = max(1, int(2.5e8 // (N * K)) + 1)             # > 200 MB of int8 per kernel: past the L3
@@ -67,7 +70,7 @@ def kernel_table(n: int):
             ks["fp32 F.linear"] = (lambda W=W: F.linear(x32, W))
             for k in names:
                 per[k].append(ks[k])
-        nbytes = {k: N * K * (4 if "fp32" in k else 2 if "bf16 mv" in k else 1) + (2 * N if "int8" in k else 0)
+        nbytes = {k: N * K * (4 if "fp32" in k else 2 if "bf16 mv" in k else 1) + (2 * N if "int8" in k or k == "native" else 0)
                   for k in names}
         times = {k: [] for k in names}
         for r in range(n + 1):
@@ -81,31 +84,32 @@ def kernel_table(n: int):
         for k in names:
             step[k] += count * med[k]
         rows.append([label, *(f"{1e6 * med[k]:.0f} µs · {nbytes[k] / med[k] / 1e9:.1f} GB/s" for k in names),
-                     f"{med['bf16 mv (fast path)'] / med['int8pack_mm']:.2f}x"])
+                     f"{med['bf16 mv (fast path)'] / med[picked]:.2f}x"])
         del Ws, per
     rows.append(["decode step (all of the above)", *(f"{1e3 * step[k]:.1f} ms" for k in names),
-                 f"{step['bf16 mv (fast path)'] / step['int8pack_mm']:.2f}x"])
+                 f"{step['bf16 mv (fast path)'] / step[picked]:.2f}x"])
     print()
     print(f"Kernels, M = 1, median of {n} interleaved rounds, {torch.get_num_threads()} threads "
           "(GB/s of the bytes each kernel must read: int8 + bf16 scales, bf16, or float32)")
-    print(C.table(["shape", *names, "int8pack_mm vs bf16 mv"], rows))
-    best = min(names[:3], key=lambda k: step[k])
+    print(C.table(["shape", *names, f"{picked} vs bf16 mv"], rows))
+    best = min(names[:4], key=lambda k: step[k])
     print(f"fastest int8 kernel per decode step: {best} (ops/quant.py picks {quant.pick_kernel('cpu', torch.bfloat16)})")
 
 
 def int8_gemv_bandwidth(n=7, gib=0.5):
-    """GB/s of int8pack_mm on one (N, 16384) int8 matrix of about `gib` GiB (+ bf16 scales)."""
+    """GB/s of the int8 kernel the model picks on one (N, 16384) int8 matrix of about `gib` GiB (+ bf16 scales)."""
     from ops import quant
+    mm = quant.KERNELS[quant.pick_kernel("cpu", torch.bfloat16)]
     K = 16384
     N = int(gib * 2**30 / K)
     q = torch.randint(-128, 128, (N, K), dtype=torch.int8)
     s = torch.rand(N, dtype=torch.bfloat16)
     x = torch.randn(1, K, dtype=torch.bfloat16)
-    quant.int8pack_mm(x, q, s)
+    mm(x, q, s)
     ts = []
     for _ in range(n):
         t0 = time.perf_counter()
-        quant.int8pack_mm(x, q, s)
+        mm(x, q, s)
         ts.append(time.perf_counter() - t0)
     return (N * K + 2 * N) / C.median(ts) / 1e9
 

@@ -10,9 +10,11 @@ the activation dtype (bfloat16 on the CPU): the embedding table (a gather reads 
 biases, and MoE experts (the MoE operator takes its weight tensors directly). q|k|v and gate|up are fused
 as in the bfloat16 copy: one product, then split.
 
-Kernel, CPU: torch.ops.aten._weight_int8pack_mm (x (M, K) bf16, q (N, K) int8, s (N,) bf16 -> (M, N)), which
-bench/int8.py measured against int8 -> bf16 dequantization + torch.mv / F.linear on the model's own shapes
-(the LM head included); other devices, or where it refuses the dtype: dequantize, then F.linear.
+Kernels, CPU: "native" (ops/native/int8_linear.c, AVX2 + FMA, compiled on first use: int8 rows converted in
+registers, four rows per load of x) for decoding's few rows, else torch.ops.aten._weight_int8pack_mm (x (M, K)
+bf16, q (N, K) int8, s (N,) bf16 -> (M, N)); bench/int8.py measures both against int8 -> bf16 dequantization +
+torch.mv / F.linear on the model's own shapes (the LM head included). Other devices, or where neither runs:
+dequantize, then F.linear.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import re
 import torch
 import torch.nn.functional as F
 
+from . import native
 from .weights import FUSED, Weights
 
 QUANTIZED = re.compile(r"model\.layers\.\d+\.(self_attn\.[qkvo]_proj|mlp\.(gate|up|down)_proj)\.weight|lm_head\.weight")
@@ -64,11 +67,24 @@ def dequant_mv(x: torch.Tensor, q: torch.Tensor, s: torch.Tensor) -> torch.Tenso
     return (torch.mv(q.to(x.dtype), x.reshape(-1)) * s.to(x.dtype)).view(*x.shape[:-1], q.shape[0])
 
 
-KERNELS = {"int8pack_mm": int8pack_mm, "dequant+mv": dequant_mv, "dequant+F.linear": dequant_linear}
+NATIVE_MAX_ROWS = 2      # more rows (a prefill): int8pack_mm, whose blocked product reuses each converted weight
+
+
+def native_mm(x: torch.Tensor, q: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+    """ops/native/int8_linear.c for a few rows (decoding), int8pack_mm for more."""
+    if x.numel() // x.shape[-1] > NATIVE_MAX_ROWS:
+        return int8pack_mm(x, q, s)
+    return native.int8_linear(x, q, s.float())
+
+
+KERNELS = {"native": native_mm, "int8pack_mm": int8pack_mm, "dequant+mv": dequant_mv, "dequant+F.linear": dequant_linear}
 
 
 def pick_kernel(device, dtype: torch.dtype) -> str:
-    """int8pack_mm where it runs (the CPU; measured fastest there by bench/int8.py), else dequant+F.linear."""
+    """On the CPU: the native kernel where it builds (fastest there, bench/int8.py), else int8pack_mm where it
+    runs; elsewhere dequant+F.linear."""
+    if torch.device(device).type == "cpu" and native.load() is not None:
+        return "native"
     try:
         x, q = torch.ones(1, 64, device=device, dtype=dtype), torch.ones(8, 64, device=device, dtype=torch.int8)
         y = int8pack_mm(x, q, torch.ones(8, device=device, dtype=dtype))

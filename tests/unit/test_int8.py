@@ -51,7 +51,7 @@ def test_quantize_round_trip_within_half_a_step(scale_dtype):
 
 
 @pytest.mark.parametrize("kernel", list(quant.KERNELS))
-@pytest.mark.parametrize("M", [1, 5])
+@pytest.mark.parametrize("M", [1, 5, 40])            # 5, 40 > quant.NATIVE_MAX_ROWS: native hands over to int8pack_mm
 def test_kernels_agree_with_dequantized_product(kernel, M):
     g = torch.Generator().manual_seed(1)
     W = torch.randn(200, 64, generator=g) / 8
@@ -64,6 +64,32 @@ def test_kernels_agree_with_dequantized_product(kernel, M):
 
 
 # ---- the weight set through the one forward pass ---------------------------------------------------------
+def test_native_kernel_builds_on_an_avx2_machine_with_a_compiler(monkeypatch):
+    """The C kernel (ops/native/int8_linear.c) builds and passes its own check where there is a C compiler and
+    an x86-64 CPU with AVX2 and FMA; it agrees with a float64 product on the model's own row count (odd K too);
+    with OPERATOR_LAB_NATIVE=0 the CPU falls back to ATen's int8pack_mm."""
+    import shutil
+    from ops import native
+    model, flags = native._cpu()
+    if not (shutil.which("cc") or shutil.which("gcc")) or not {"avx2", "fma"} <= flags:
+        pytest.skip("no C compiler or no AVX2/FMA here: the native kernel cannot be built")
+    assert native.load() is not None, native.why_not()
+    assert quant.pick_kernel("cpu", torch.bfloat16) == "native"
+    g = torch.Generator().manual_seed(2)
+    for N, K in ((1152, 896), (899, 4867)):
+        q = torch.randint(-128, 128, (N, K), generator=g, dtype=torch.int8)
+        s, x = torch.rand(N, generator=g), torch.randn(1, K, generator=g)
+        want = (x.double() @ q.double().T) * s.double()
+        # float32 sums of K products of size <= 128 * 4: rounding ~ sqrt(K) * eps * |terms|, far below 1e-2
+        assert torch.allclose(native.int8_linear(x, q, s).double(), want, rtol=1e-4, atol=1e-2)
+    monkeypatch.setattr(native, "_state", {})
+    monkeypatch.setenv("OPERATOR_LAB_NATIVE", "0")
+    assert native.load() is None and "OPERATOR_LAB_NATIVE" in native.why_not()
+    assert quant.pick_kernel("cpu", torch.bfloat16) == "int8pack_mm"
+    with pytest.raises(RuntimeError, match="not available"):
+        native.int8_linear(torch.ones(1, 8), torch.ones(4, 8, dtype=torch.int8), torch.ones(4))
+
+
 @pytest.mark.parametrize("make", [tiny_dense, tiny_moe_model], ids=["dense", "moe"])
 def test_int8_forward_close_to_float32(make):
     model = make()
