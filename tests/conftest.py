@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -10,6 +11,8 @@ import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
+# the page tests read every explanation tab at once; tests/pages/test_lazy.py turns lazy views back on
+os.environ.setdefault("OPERATOR_LAB_LAZY", "0")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import inspect
 import io
+import os
 
 import numpy as np
 import plotly.graph_objects as go
@@ -111,21 +112,33 @@ def tensor_view(name: str, tensor, fig=None, key: str | None = None, caption: st
                           on_click="ignore", type="tertiary")
 
 
+# Hidden tabs and closed expanders cost the browser as much as open ones (Streamlit draws them all), so the
+# explanation draws only the tab that is open and the by-hand examples only when unfolded: a click reruns the
+# page (bench/RESULTS.md, browser). OPERATOR_LAB_LAZY=0 draws everything, as the content tests want.
+LAZY = os.environ.get("OPERATOR_LAB_LAZY", "1") != "0"
+
+
 def explanation(key: str, numbers: dict, extra_tab=None, by_hand=None):
     """学术版 / 白话版 tabs (and an optional third tab drawn by extra_tab()) with the stage's text; by_hand() draws
     small worked examples (ui/worked.py) in an expander under the plain text."""
     names = [t("学术版", "Academic"), t("白话版", "Plain language")]
-    tabs = st.tabs(names + ([extra_tab[0]] if extra_tab else []))
+    lazy = dict(key=f"explain-{key}", on_change="rerun") if LAZY else {}
+    tabs = st.tabs(names + ([extra_tab[0]] if extra_tab else []), **lazy)
     for tab, level in zip(tabs, ("academic", "plain")):
+        if tab.open is False:                   # None: not tracked (everything drawn)
+            continue
         with tab:
             try:
                 st.markdown(texts.explain(key, lang(), level, numbers))
             except Exception as e:              # a missing text must not take the page down
                 st.info(t("这一段讲解暂缺：", "This explanation is missing: ") + f"{key}/{level} ({e})")
             if level == "plain" and by_hand is not None:
-                with st.expander(t("动手算一遍", "Do it by hand"), icon=":material/calculate:"):
-                    by_hand()
-    if extra_tab:
+                lazy = dict(key=f"by-hand-{key}", on_change="rerun") if LAZY else {}
+                box = st.expander(t("动手算一遍", "Do it by hand"), icon=":material/calculate:", **lazy)
+                if box.open is not False:
+                    with box:
+                        by_hand()
+    if extra_tab and tabs[2].open is not False:
         with tabs[2]:
             extra_tab[1]()
 
