@@ -126,6 +126,22 @@ def wait_loaded(page, timeout_s: float = 180):
     page.wait_for_function(DONE_JS, timeout=timeout_s * 1000, polling="raf")
 
 
+def open_session(browser, url: str):
+    """(context, page): one browser session on url, its first page drawn."""
+    ctx = browser.new_context(viewport=VIEWPORT)
+    page = ctx.new_page()
+    page.goto(url)
+    wait_loaded(page)
+    return ctx, page
+
+
+def fresh_sessions(browser, url: str, label: str, n: int = 3) -> list[float]:
+    """Seconds of n new sessions' first page at url (open_fresh), printed under `label`."""
+    times = [open_fresh(browser, url) for _ in range(n)]
+    print(f"{label}: " + ", ".join(f"{x:.2f}" for x in times) + " s", flush=True)
+    return times
+
+
 def open_fresh(browser, url: str) -> float:
     """A new browser context (a new session) opens url: seconds from the request to the page drawn."""
     ctx = browser.new_context(viewport=VIEWPORT)
@@ -217,13 +233,8 @@ def main():
             if app:
                 warm = open_fresh(browser, f"{base}/overview{q}")      # loads the model, traces the default prompt
                 print(f"server's first visit (model load + first trace): {warm:.2f} s", flush=True)
-                fresh = [open_fresh(browser, f"{base}/overview{q}") for _ in range(3)]
-                print("fresh session, first page: " + ", ".join(f"{x:.2f}" for x in fresh) + " s", flush=True)
-
-                ctx = browser.new_context(viewport=VIEWPORT)
-                page = ctx.new_page()
-                page.goto(f"{base}/overview{q}")
-                wait_loaded(page)
+                fresh = fresh_sessions(browser, f"{base}/overview{q}", "fresh session, first page")
+                ctx, page = open_session(browser, f"{base}/overview{q}")
                 order = [k for k in pages if k != "overview"] + ["overview"]
                 for lap in range(args.laps):
                     for name in order:
@@ -243,12 +254,8 @@ def main():
                           flush=True)
                 ctx.close()
 
-            fresh_floor = [open_fresh(browser, f"{fbase}/") for _ in range(3)]
-            print("floor fresh session: " + ", ".join(f"{x:.2f}" for x in fresh_floor) + " s", flush=True)
-            ctx = browser.new_context(viewport=VIEWPORT)
-            fpage = ctx.new_page()
-            fpage.goto(f"{fbase}/")
-            wait_loaded(fpage)
+            fresh_floor = fresh_sessions(browser, f"{fbase}/", "floor fresh session")
+            ctx, fpage = open_session(browser, f"{fbase}/")
             n_floor = max(args.laps * len(pages), 8)
             floor_switch = []
             for k in range(n_floor):
