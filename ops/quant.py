@@ -5,10 +5,13 @@ The scheme is gpt-fast's (quantize.py, dynamically_quantize_per_channel), symmet
     s_o = max_i |W_oi| / 127.5            (one scale per output row o, stored in the activation dtype)
     q_oi = clamp(round(W_oi / s_o), -128, 127)           W ≈ s[:, None] * q
     y = x W^T ≈ (x q^T) * s               (the scale multiplies the output, so the kernel reads int8 only)
-Decoding reads every weight once per token, so int8 halves the bytes of the bfloat16 copy again. What stays in
-the activation dtype (bfloat16 on the CPU): the embedding table (a gather reads S rows, not the table), norms,
-biases, and MoE experts (the MoE operator takes its weight tensors directly). q|k|v and gate|up are fused
-as in the bfloat16 copy: one product, then split.
+Decoding reads every weight once per token, so int8 halves the bytes of the bfloat16 copy again. The activations
+stay in the model's own dtype (float32 on the CPU), and so do the tensors that are not quantized, shared with the
+model rather than copied: the embedding table (a gather reads S rows, not the table), norms and biases. So the
+int8 path differs from float32 by the weight rounding alone, and a decode step on the CPU converts nothing (bfloat16 activations measured slower there: SDPA
+for one query in bfloat16 takes ~4x its float32 time, and every int8 product converted x and y). q|k|v and
+gate|up are fused as in the bfloat16 copy: one product, then split. A MoE model's experts are not quantized (the
+MoE operator takes its weight tensors directly): they, and so the activations, stay in 16 bits (rest_dtype).
 
 Kernels, CPU: "native" (ops/native/int8_linear.c, AVX2 + FMA, compiled on first use: int8 rows converted in
 registers, four rows per load of x) for decoding's few rows, else torch.ops.aten._weight_int8pack_mm (x (M, K)
@@ -115,10 +118,19 @@ class Int8Weights(Weights):
         return y if b is None else y + b
 
 
+def rest_dtype(model) -> torch.dtype:
+    """The int8 set's activations, scales and unquantized tensors: the model's own dtype, or 16 bits for a MoE model,
+    whose experts would otherwise be read in float32."""
+    c = model.config
+    moe = any(c.is_moe_layer(i) for i in range(c.num_hidden_layers))
+    return model.fast_dtype() if moe else model.dtype
+
+
 def int8_copy(model, kernel: str | None = None) -> Int8Weights:
     """The int8 weight set of `model` (built once by Model.fast_weights("int8"), under its lock). Quantized from
-    the model's own weights (not from the bfloat16 copy: one rounding, not two); the rest in model.fast_dtype()."""
-    dtype = model.fast_dtype()
+    the model's own weights (not from the bfloat16 copy: one rounding, not two). The rest, and the scales, in
+    rest_dtype(model): the model's own tensors, shared, not copied, unless it has experts."""
+    dtype = rest_dtype(model)
     src = model.weights
     by_ptr, W = {}, {}
     for name, t in src.items():
@@ -165,19 +177,19 @@ def decode_bytes(W: Weights) -> int:
 def path_bytes(model) -> dict[str, int]:
     """Decode-step bytes of each decoding path ("eager", "bf16", "int8"), from the model's weights' shapes,
     without building any copy (decode_bytes of the built set gives the same number; tests/unit/test_int8.py)."""
-    fast = model.fast_dtype().itemsize
+    fast, own = model.fast_dtype().itemsize, rest_dtype(model).itemsize      # the bf16 copy's, the int8 set's rest
     out = {"eager": decode_bytes(model.weights), "bf16": 0, "int8": 0}
     seen, tied = set(), model.weights[EMBED].data_ptr() == model.weights["lm_head.weight"].data_ptr()
     for name, t in model.weights.items():
         if name == EMBED:
             row = t.shape[1] * fast
-            out["int8"] += row
+            out["int8"] += t.shape[1] * own
             out["bf16"] += 0 if tied else row
             continue
         if QUANTIZED.fullmatch(name):
-            out["int8"] += t.numel() + t.shape[0] * fast
+            out["int8"] += t.numel() + t.shape[0] * own
         elif t.data_ptr() not in seen:
-            out["int8"] += t.numel() * fast
+            out["int8"] += t.numel() * own
         if t.data_ptr() not in seen:
             out["bf16"] += t.numel() * fast
             seen.add(t.data_ptr())
