@@ -8,6 +8,7 @@ from ops import sampling as smp
 from ops.decode import Decoder
 from ops.inputs import max_new_tokens_limit
 from ops.model import InputError
+from ui import classroom
 from ui.page import StagePage
 from ui.state import get_model, get_trace, settings, t
 from viz import lines
@@ -37,6 +38,7 @@ seed = cols[5].number_input(t("种子", "seed"), value=0, step=1, key="gen_seed"
 per_path, own = quant.path_bytes(model), str(model.dtype).replace("torch.", "")
 names = {"eager": own, "bf16": "bfloat16", "int8": "int8"}
 path = st.radio(t("⚡ 解码用的权重（每个 token 读的字节）", "⚡ Decode with weights (bytes read per token)"), list(per_path),
+                index=list(per_path).index(classroom.default_decode_path()),
                 format_func=lambda k: f"{names[k]} · {costs.human(per_path[k], 'B')}", key="gen_fast", horizontal=True,
                 help=t("解码每步要把全部权重读一遍，所以字节越少越快。bfloat16 只读 float32 一半的字节；int8 每行权重存成 int8 加"
                        "一个缩放因子，又减半。首次使用时建一份权重副本。logits 与 float32 相差舍入误差，长文本可能在某一步选出"

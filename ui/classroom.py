@@ -9,6 +9,8 @@ Turned on by OPERATOR_LAB_CLASSROOM=1 (or `classroom = true` in .streamlit/secre
     lines (4); see ops/inputs.py, which applies them in the API too
   - each session keeps at most OPERATOR_LAB_SESSION_MB of traces (default 256 in classroom mode,
     2048 otherwise); the model itself is loaded once and shared read-only
+  - the Generate page starts on the int8 decoding path where the native kernel runs (a quarter of float32's
+    bytes per token): a class's generations share the server's cores
 """
 from __future__ import annotations
 
@@ -90,3 +92,12 @@ def is_allowed(source: str) -> bool:
         return True
     real = Path(os.path.realpath(os.path.expanduser(str(source))))
     return _inside(real, allowed_roots())
+
+
+def default_decode_path() -> str:
+    """The Generate page's first choice: "int8" in classroom mode where the native int8 kernel runs, else
+    "eager" (the traced path, the model's own weights)."""
+    if not classroom_mode():
+        return "eager"
+    from ops import native
+    return "int8" if native.load() is not None else "eager"

@@ -117,3 +117,23 @@ def test_generate_tiny_int8(tiny_app_dense):
     at.radio(key="gen_fast").set_value("int8")
     at.run()
     check_generate(at)
+
+
+@pytest.mark.parametrize("on", [False, True], ids=["normal", "classroom"])
+def test_classroom_starts_on_int8(tiny_app_dense, monkeypatch, on):
+    """In classroom mode a class's generations share the server's cores, so the page starts on int8 where the
+    native kernel runs; otherwise on the traced path."""
+    from ops import native
+    from ui import classroom
+
+    if on:
+        monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "1")
+        monkeypatch.setenv("OPERATOR_LAB_ALLOWED_MODELS", str(tiny_app_dense))
+    else:
+        monkeypatch.delenv("OPERATOR_LAB_CLASSROOM", raising=False)
+    want = "int8" if on and native.load() is not None else "eager"
+    assert classroom.default_decode_path() == want
+    at = page_ok(PAGE, source=tiny_app_dense, lang="en")
+    assert at.radio(key="gen_fast").value == want
+    check_generate(at)
+    assert at.session_state["_gen"]["decoder"].path == want
