@@ -54,36 +54,40 @@ page.explain([r"\text{%s} = \overline{P_{t,\,t-1}},\quad \text{%s} = \overline{P
               % (names["induction"], t("，取第二遍中的", "over the second copy"))],
              head_atlas.pattern_scores, head_atlas.induction_score)
 
-page.section(f"L{i} H{h} 在归纳测试序列上", f"L{i} H{h} on the induction test sequence")
-test_ids = A["test_ids"]
-half = len(test_ids) // 2
-tl = [short(p, 6) for p in pieces(model.tokenizer, test_ids)]
-page.chart(heatmap(A["test_probs"][i, h], x=tl, y=tl, colorscale="Viridis", zmid=None, zmin=0, zmax=1, height=640,
-                   xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i"),
-                   title=t(f"测试序列：{half} 个随机 token 重复两遍 · 归纳得分 {mine.get('induction', 0):.2f}",
-                           f"Test sequence: {half} random tokens, twice · induction score {mine.get('induction', 0):.2f}")), "atlas-test")
-st.caption(t(f"归纳头在第二遍的每个位置 t 看第一遍中“同一个 token 的下一个”，即键 t − {half} + 1：一条与对角线平行、相距 {half - 1} 的斜线。",
-             f"An induction head, at each position t of the second copy, looks at the token after the same token's first "
-             f"occurrence, key t − {half} + 1: a stripe parallel to the diagonal, {half - 1} positions to its left."))
+if box := page.more("所选的头在归纳测试序列上", "The chosen head on the induction test sequence", "induction"):
+    with box:
+        test_ids = A["test_ids"]
+        half = len(test_ids) // 2
+        tl = [short(p, 6) for p in pieces(model.tokenizer, test_ids)]
+        page.chart(heatmap(A["test_probs"][i, h], x=tl, y=tl, colorscale="Viridis", zmid=None, zmin=0, zmax=1, height=640,
+                           xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i"),
+                           title=t(f"L{i} H{h} · 测试序列：{half} 个随机 token 重复两遍 · 归纳得分 {mine.get('induction', 0):.2f}",
+                                   f"L{i} H{h} · test sequence: {half} random tokens, twice · induction score {mine.get('induction', 0):.2f}")), "atlas-test")
+        st.caption(t(f"归纳头在第二遍的每个位置 t 看第一遍中“同一个 token 的下一个”，即键 t − {half} + 1：一条与对角线平行、相距 {half - 1} 的斜线。",
+                     f"An induction head, at each position t of the second copy, looks at the token after the same token's first "
+                     f"occurrence, key t − {half} + 1: a stripe parallel to the diagonal, {half - 1} positions to its left."))
 
-page.section("各类标签的头数", "How many heads carry each label")
-counts = A["counts"]
-c1, c2 = st.columns([2, 3])
-with c1:
-    page.chart(label_counts(counts, order, names, height=340,
-                            title=t(f"本模型的 {L * nh} 个头", f"This model's {L * nh} heads")), "atlas-counts")
-with c2:
-    st.dataframe([{t("标签", "label"): names[k], t("头数", "heads"): counts.get(k, 0),
-                   t("得分最高的头", "top head"): f"L{a} H{z}", t("得分", "score"): round(v, 3)}
-                  for k, (v, a, z) in analysis.top_heads(scores).items()],
-                 hide_index=True, width="stretch")
+if box := page.more("各类标签的头数", "How many heads carry each label", "counts"):
+    with box:
+        counts = A["counts"]
+        c1, c2 = st.columns([2, 3])
+        with c1:
+            page.chart(label_counts(counts, order, names, height=340,
+                                    title=t(f"本模型的 {L * nh} 个头", f"This model's {L * nh} heads")), "atlas-counts")
+        with c2:
+            st.dataframe([{t("标签", "label"): names[k], t("头数", "heads"): counts.get(k, 0),
+                           t("得分最高的头", "top head"): f"L{a} H{z}", t("得分", "score"): round(v, 3)}
+                          for k, (v, a, z) in analysis.top_heads(scores).items()],
+                         hide_index=True, width="stretch")
 
-page.section("每一种得分（层 × 头）", "Every score (layer × head)")
-tabs = st.tabs([names[k] for k in order if k in scores])
-for tab, k in zip(tabs, [k for k in order if k in scores]):
-    with tab:
-        page.chart(heatmap(scores[k], colorscale="Viridis",
-                           zmid=None, zmin=0, zmax=1, height=110 + 22 * L, xlabel=t("头 h", "head h"), ylabel=t("层 i", "layer i"),
-                           title=t(f"{names[k]} 得分", f"{names[k]} score")), f"atlas-score-{k}")
+if box := page.more("每一种得分（层 × 头）", "Every score (layer × head)", "scores"):
+    with box:
+        kinds = [k for k in order if k in scores]
+        for tab, k in zip(page.tabs([names[k] for k in kinds], "scores"), kinds):
+            if tab:
+                with tab:
+                    page.chart(heatmap(scores[k], colorscale="Viridis", zmid=None, zmin=0, zmax=1, height=110 + 22 * L,
+                                       xlabel=t("头 h", "head h"), ylabel=t("层 i", "layer i"),
+                                       title=t(f"{names[k]} 得分", f"{names[k]} score")), f"atlas-score-{k}")
 
 page.checks(checks.atlas_head(A, i, h), "检查", "Checks")

@@ -62,20 +62,20 @@ page.explain([r"q = xW_q^\top + b_q,\ k = xW_k^\top + b_k,\ v = xW_v^\top + b_v"
              fn.rope_cos_sin, fn.rotate_half, fn.apply_rope, fn.repeat_kv, fn.attention_mask,
              fn.attention_scores, fn.softmax, fn.attention_context, by_hand=lambda: worked.attention_blocks(c.rope_theta, hd))
 
-# ---- scores and mask, the two inputs of the softmax ------------------------------------------------
-page.section(f"分数 → 掩码 → 概率（层 {i}，头 {h}，第 {b} 行）", f"Scores → mask → probabilities (layer {i}, head {h}, row {b})")
-c1, c2 = st.columns(2)
-with c1:
-    page.view(t("分数（掩码前）", "scores (before the mask)"), one["raw"],
-              scores_map(one["raw"], one["allowed"], labels_all, xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i"),
-                         text_fmt=".1f" if S <= 16 else None,
-                         title="q·kᵀ/√hd", subtitle=t("颜色只覆盖可见格；灰 = 被屏蔽（灰字为掩码前的值）",
-                                                       "colour spans the visible cells; grey = masked (raw value in grey)")), key="raw")
-with c2:
-    page.view(t("掩码（因果 + 填充）", "mask (causal + padding)"), one["mask"],
-              heatmap(one["allowed"], x=labels_all, y=labels_all, colorscale=[[0, "#444444"], [1, "#fff3c4"]],
-                      zmin=0, zmax=1, title=t("浅色 = 可见 (0)，深色 = -inf", "light = visible (0), dark = -inf"),
-                      xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i"), width_px=560).update_traces(showscale=False), key="mask")
+if box := page.more("分数 → 掩码 → 概率（所选的层、头、行）", "Scores → mask → probabilities (the chosen layer, head, row)", "scores"):
+    with box:
+        c1, c2 = st.columns(2)
+        with c1:
+            page.view(t("分数（掩码前）", "scores (before the mask)"), one["raw"],
+                      scores_map(one["raw"], one["allowed"], labels_all, xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i"),
+                                 text_fmt=".1f" if S <= 16 else None,
+                                 title="q·kᵀ/√hd", subtitle=t("颜色只覆盖可见格；灰 = 被屏蔽（灰字为掩码前的值）",
+                                                               "colour spans the visible cells; grey = masked (raw value in grey)")), key="raw")
+        with c2:
+            page.view(t("掩码（因果 + 填充）", "mask (causal + padding)"), one["mask"],
+                      heatmap(one["allowed"], x=labels_all, y=labels_all, colorscale=[[0, "#444444"], [1, "#fff3c4"]],
+                              zmin=0, zmax=1, title=t("浅色 = 可见 (0)，深色 = -inf", "light = visible (0), dark = -inf"),
+                              xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i"), width_px=560).update_traces(showscale=False), key="mask")
 
 # ---- shapes ---------------------------------------------------------------------------------------
 page.section("形状", "Shapes")
@@ -88,63 +88,63 @@ st.dataframe([{t("张量", "tensor"): f"layers.{i}.attn.{p}", t("形状", "shape
 st.caption(t(f"nh = {nh} 个查询头，nkv = {nkv} 个 KV 头，每头 hd = {hd} 维；nh·hd = {nh * hd}，H = {H}。",
              f"nh = {nh} query heads, nkv = {nkv} KV heads, hd = {hd} dims each; nh·hd = {nh * hd}, H = {H}."))
 
-# ---- RoPE -----------------------------------------------------------------------------------------
-page.section("RoPE：按位置旋转每一对维度", "RoPE: each dimension pair rotated by position")
-half = hd // 2
-j = picker(t(f"维度对 j（j 与 j+{half} 组成一对；j 越小转得越快）", f"dimension pair j (j with j+{half}; small j turns fastest)"),
-           "pair", 0, half - 1)
-rp = analysis.rope_pair(trace, i, b, h, j, c.rope_theta)
-c1, c2 = st.columns([1, 1])
-with c1:
-    shown = min(n, ROPE_POSITIONS)
-    page.chart(rope_pairs(rp["before"][:shown], rp["after"][:shown], rp["angles"][:shown].numpy(), labels[:shown],
-                          title=t(f"q 的维度对 ({j}, {j + half})，头 {h}", f"q pair ({j}, {j + half}), head {h}"),
-                          names=(t("旋转轨迹", "rotation"), t("空心 = RoPE 前", "hollow = before RoPE"),
-                                 t("实心 = RoPE 后", "filled = after RoPE")),
-                          axes=(t("维 j", "dim j"), t("维 j + hd/2", "dim j + hd/2"))), key="rope")
-    if shown < n:
-        st.caption(t(f"图中只画前 {shown} 个位置；右表列出全部 {n} 个。", f"The plot draws the first {shown} positions; the table lists all {n}."))
-with c2:
-    table = {t("位置 p", "pos p"): range(n), "token": labels[:n], "θ_j·p": rp["angles"].numpy(),
-             t("角度°", "angle°"): rp["angle_deg"].numpy(), t("实测°", "measured°"): rp["measured_deg"].numpy(),
-             t("长度 前", "length before"): rp["len_before"].numpy(), t("长度 后", "length after"): rp["len_after"].numpy()}
-    st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch", height=min(560, 40 + 36 * n),
-                 column_config={k: st.column_config.NumberColumn(format=f)
-                                for k, f in zip(list(table)[2:], ["%.3f", "%.1f", "%.1f", "%.3f", "%.3f"])})
-    st.caption(t(f"θ_j = {c.rope_theta:g}^(-2·{j}/{hd}) = {rp['inv_freq']:.4g} rad/位置。旋转不改变长度，只改变方向；"
-                 "q·k 于是只依赖两者的位置差。",
-                 f"θ_j = {c.rope_theta:g}^(-2·{j}/{hd}) = {rp['inv_freq']:.4g} rad per position. A rotation keeps the length "
-                 "and changes only the direction, so q·k depends on the positions' difference."))
+if box := page.more("RoPE：按位置旋转每一对维度", "RoPE: each dimension pair rotated by position", "rope"):
+    with box:
+        half = hd // 2
+        j = picker(t(f"维度对 j（j 与 j+{half} 组成一对；j 越小转得越快）", f"dimension pair j (j with j+{half}; small j turns fastest)"),
+                   "pair", 0, half - 1)
+        rp = analysis.rope_pair(trace, i, b, h, j, c.rope_theta)
+        c1, c2 = st.columns([1, 1])
+        with c1:
+            shown = min(n, ROPE_POSITIONS)
+            page.chart(rope_pairs(rp["before"][:shown], rp["after"][:shown], rp["angles"][:shown].numpy(), labels[:shown],
+                                  title=t(f"q 的维度对 ({j}, {j + half})，头 {h}", f"q pair ({j}, {j + half}), head {h}"),
+                                  names=(t("旋转轨迹", "rotation"), t("空心 = RoPE 前", "hollow = before RoPE"),
+                                         t("实心 = RoPE 后", "filled = after RoPE")),
+                                  axes=(t("维 j", "dim j"), t("维 j + hd/2", "dim j + hd/2"))), key="rope")
+            if shown < n:
+                st.caption(t(f"图中只画前 {shown} 个位置；右表列出全部 {n} 个。", f"The plot draws the first {shown} positions; the table lists all {n}."))
+        with c2:
+            table = {t("位置 p", "pos p"): range(n), "token": labels[:n], "θ_j·p": rp["angles"].numpy(),
+                     t("角度°", "angle°"): rp["angle_deg"].numpy(), t("实测°", "measured°"): rp["measured_deg"].numpy(),
+                     t("长度 前", "length before"): rp["len_before"].numpy(), t("长度 后", "length after"): rp["len_after"].numpy()}
+            st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch", height=min(560, 40 + 36 * n),
+                         column_config={k: st.column_config.NumberColumn(format=f)
+                                        for k, f in zip(list(table)[2:], ["%.3f", "%.1f", "%.1f", "%.3f", "%.3f"])})
+            st.caption(t(f"θ_j = {c.rope_theta:g}^(-2·{j}/{hd}) = {rp['inv_freq']:.4g} rad/位置。旋转不改变长度，只改变方向；"
+                         "q·k 于是只依赖两者的位置差。",
+                         f"θ_j = {c.rope_theta:g}^(-2·{j}/{hd}) = {rp['inv_freq']:.4g} rad per position. A rotation keeps the length "
+                         "and changes only the direction, so q·k depends on the positions' difference."))
 
-# ---- GQA --------------------------------------------------------------------------------------------
-page.section(f"GQA：{nh} 个查询头共享 {nkv} 个 KV 头（每 {n_rep} 个一组）", f"GQA: {nh} query heads share {nkv} KV heads ({n_rep} per group)")
-page.chart(gqa_diagram(nh, nkv, highlight=h, q_label=t("查询头", "Q heads"), kv_label=t("KV 头", "KV heads"),
-                       title=t(f"查询头 h 读取 KV 头 ⌊h / {n_rep}⌋（当前头 {h} → KV 头 {g}）",
-                               f"query head h reads KV head ⌊h / {n_rep}⌋ (head {h} → KV head {g})")), key="gqa")
-ref = costs.reference_config()
-kv_tok, kv_ref, kv_32k = costs.kv_cache_bytes(c, 1, 2), costs.kv_cache_bytes(ref, 1, 2), costs.kv_cache_bytes(ref, 32768, 2)
-cols = st.columns(4)
-cols[0].metric(t("KV 缓存 / token（GQA, bf16）", "KV cache / token (GQA, bf16)"), costs.human(kv_tok, "B"),
-               help=f"2 · L · nkv · hd · 2 = 2·{L}·{nkv}·{hd}·2")
-cols[1].metric(t("若为 MHA", "if it were MHA"), costs.human(kv_tok * n_rep, "B"), help=f"2 · L · nh · hd · 2 = 2·{L}·{nh}·{hd}·2")
-cols[2].metric(t("32B：GQA / token", "32B: GQA / token"), costs.human(kv_ref, "B"))
-cols[3].metric(t("32B：32k 上下文", "32B: 32k context"), costs.human(kv_32k, "B"), delta_color="off",
-               delta=t(f"MHA 需 {costs.human(kv_32k * ref.n_rep, 'B')}", f"MHA: {costs.human(kv_32k * ref.n_rep, 'B')}"))
-st.caption(t(f"KV 缓存只存 nkv 个头：省下 {n_rep} 倍显存（32B 为 {ref.n_rep} 倍）。",
-             f"The KV cache keeps only nkv heads: {n_rep}× less memory ({ref.n_rep}× for 32B)."))
+if box := page.more(f"GQA：{nh} 个查询头共享 {nkv} 个 KV 头（每 {n_rep} 个一组）", f"GQA: {nh} query heads share {nkv} KV heads ({n_rep} per group)", "gqa"):
+    with box:
+        page.chart(gqa_diagram(nh, nkv, highlight=h, q_label=t("查询头", "Q heads"), kv_label=t("KV 头", "KV heads"),
+                               title=t(f"查询头 h 读取 KV 头 ⌊h / {n_rep}⌋（当前头 {h} → KV 头 {g}）",
+                                       f"query head h reads KV head ⌊h / {n_rep}⌋ (head {h} → KV head {g})")), key="gqa")
+        ref = costs.reference_config()
+        kv_tok, kv_ref, kv_32k = costs.kv_cache_bytes(c, 1, 2), costs.kv_cache_bytes(ref, 1, 2), costs.kv_cache_bytes(ref, 32768, 2)
+        cols = st.columns(4)
+        cols[0].metric(t("KV 缓存 / token（GQA, bf16）", "KV cache / token (GQA, bf16)"), costs.human(kv_tok, "B"),
+                       help=f"2 · L · nkv · hd · 2 = 2·{L}·{nkv}·{hd}·2")
+        cols[1].metric(t("若为 MHA", "if it were MHA"), costs.human(kv_tok * n_rep, "B"), help=f"2 · L · nh · hd · 2 = 2·{L}·{nh}·{hd}·2")
+        cols[2].metric(t("32B：GQA / token", "32B: GQA / token"), costs.human(kv_ref, "B"))
+        cols[3].metric(t("32B：32k 上下文", "32B: 32k context"), costs.human(kv_32k, "B"), delta_color="off",
+                       delta=t(f"MHA 需 {costs.human(kv_32k * ref.n_rep, 'B')}", f"MHA: {costs.human(kv_32k * ref.n_rep, 'B')}"))
+        st.caption(t(f"KV 缓存只存 nkv 个头：省下 {n_rep} 倍显存（32B 为 {ref.n_rep} 倍）。",
+                     f"The KV cache keeps only nkv heads: {n_rep}× less memory ({ref.n_rep}× for 32B)."))
 
-# ---- context and o_proj -----------------------------------------------------------------------------
-page.section("合并各头，再经 o_proj 投影回 H", "Heads concatenated, then o_proj back to H")
-c1, c2 = st.columns(2)
-with c1:
-    page.view(f"layers.{i}.attn.context", ctx,
-              context_heads(ctx[b, :n], nh, labels, highlight=h, xlabel=t("头 h", "head h"), ylabel="token",
-                            title=t(f"context = {nh} 个头 × {hd} 维拼接", f"context = {nh} heads × {hd} dims side by side"),
-                            subtitle=t("每格 = 该 token 在该头那一段的 ‖·‖", "each cell: ‖that head's slice‖ for that token")), key="ctx")
-with c2:
-    page.view(f"layers.{i}.attn.out", out,
-              heatmap(out[b, :n, :128], y=labels, title=t("o_proj 输出（前 128 维）", "o_proj output (first 128 dims)"),
-                      xlabel=t("隐藏维度", "hidden dimension"), ylabel="token", height=330, width_px=560), key="out")
+if box := page.more("合并各头，再经 o_proj 投影回 H", "Heads concatenated, then o_proj back to H", "context"):
+    with box:
+        c1, c2 = st.columns(2)
+        with c1:
+            page.view(f"layers.{i}.attn.context", ctx,
+                      context_heads(ctx[b, :n], nh, labels, highlight=h, xlabel=t("头 h", "head h"), ylabel="token",
+                                    title=t(f"context = {nh} 个头 × {hd} 维拼接", f"context = {nh} heads × {hd} dims side by side"),
+                                    subtitle=t("每格 = 该 token 在该头那一段的 ‖·‖", "each cell: ‖that head's slice‖ for that token")), key="ctx")
+        with c2:
+            page.view(f"layers.{i}.attn.out", out,
+                      heatmap(out[b, :n, :128], y=labels, title=t("o_proj 输出（前 128 维）", "o_proj output (first 128 dims)"),
+                              xlabel=t("隐藏维度", "hidden dimension"), ylabel="token", height=330, width_px=560), key="out")
 
 page.checks(checks.attention(model, trace, i, b, h))
 page.at_scale()

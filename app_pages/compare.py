@@ -71,12 +71,13 @@ if equal:
     labels = [short(x, 8) + (f"→{short(y, 8)}" if x != y else "")
               for x, y in zip(pieces(tok, analysis.row_ids(ta, 0)), pieces(tok, analysis.row_ids(tb, 0)))]
     diff = analysis.differing_positions(ta, tb)
-    page.section("每一层、每个位置的余弦相似度", "Cosine at every layer and position")
-    page.chart(layer_position_map(streams["cos_map"], labels, zlabel="cos", colorscale="Viridis", zmid=None, rows=states,
-                                  xlabel=t("位置:A 的 token→B 的 token", "position:A token→B token"), ylabel=t("层 i", "layer i"),
-                                  title=t(f"A 与 B 的余弦：位置 {diff} 不同，之前的位置全为 1（因果掩码）",
-                                          f"cos(A, B): tokens differ at {diff}; every earlier position is 1 (causal mask)")),
-               "cmp-cosmap")
+    if box := page.more("每一层、每个位置的余弦相似度", "Cosine at every layer and position", "cosmap"):
+        with box:
+            page.chart(layer_position_map(streams["cos_map"], labels, zlabel="cos", colorscale="Viridis", zmid=None, rows=states,
+                                          xlabel=t("位置:A 的 token→B 的 token", "position:A token→B token"), ylabel=t("层 i", "layer i"),
+                                          title=t(f"A 与 B 的余弦：位置 {diff} 不同，之前的位置全为 1（因果掩码）",
+                                                  f"cos(A, B): tokens differ at {diff}; every earlier position is 1 (causal mask)")),
+                       "cmp-cosmap")
 
     page.section("激活修补：把 A 的残差向量放进 B", "Activation patching: A's residual vector put into B's run")
     st.markdown(t(f"干净 A 的答案 {ans_a}，被破坏 B 的答案 {ans_b}。每一格：在第 i 层、第 p 个位置把 B 的 `resid_out` 换成 A 的，"

@@ -34,12 +34,13 @@ st.dataframe([{t("位置", "position"): r["position"], "token": labels[r["positi
                t("前 4 个数", "first 4 numbers"): ", ".join(f"{v:.4f}" for v in r["first"])}
               for r in analysis.gathered_rows(trace, b)], hide_index=True, width="stretch")
 
-page.section("token 之间的余弦相似度", "Cosine similarity between the prompt's tokens")
-cos = analysis.cosine_similarity(emb)
-page.view("cosine(embed.out)", cos,
-          cosine_map(cos, labels, title=t("余弦相似度（对角线恒为 1，留空，不占色标）", "cosine similarity (the diagonal, always 1, left blank)"),
-                     xlabel=t("token（位置:片段）", "token (position:piece)"), ylabel=t("token（位置:片段）", "token (position:piece)")),
-          key="cos")
+if box := page.more("token 之间的余弦相似度", "Cosine similarity between the prompt's tokens", "cosine"):
+    with box:
+        cos = analysis.cosine_similarity(emb)
+        page.view("cosine(embed.out)", cos,
+                  cosine_map(cos, labels, title=t("余弦相似度（对角线恒为 1，留空，不占色标）", "cosine similarity (the diagonal, always 1, left blank)"),
+                             xlabel=t("token（位置:片段）", "token (position:piece)"), ylabel=t("token（位置:片段）", "token (position:piece)")),
+                  key="cos")
 
 st.info(page.sentence("tie_sentence") + t("Qwen2.5-32B 不共享。", " Qwen2.5-32B does not tie them."))
 

@@ -33,9 +33,8 @@ with cols[0]:
     b = page.row()
     i = page.layer()
 ids = analysis.row_ids(trace, b)
-n, key = len(ids), lab.model_key() + (tuple(ids),)
-s = n - 1                                                          # the next token after the row's last token
-base = trace if trace.B == 1 else lab.kept(key + ("base",), lambda: model.trace_ids([ids], capture=lab.CAPTURE))
+key, s = lab.model_key() + (tuple(ids),), len(ids) - 1              # s: the next token after the row's last token
+base = trace if trace.B == 1 else lab.kept(key + ("base",), lambda: model.trace_ids([ids], capture=lab.CAPTURE), share=True)
 top = analysis.next_token_top(base, 0, s, 10)
 top_ids = top["ids"].tolist()
 with cols[3]:
@@ -72,7 +71,7 @@ def make_edits():
     return analysis.scale_edit(p["name"], p["pct"] / 100)
 
 
-runs = {k: lab.prompt_trace(model, p[k]) for k in ("src", "a", "b") if k in p}    # the other prompts' runs, kept
+runs = {k: lab.prompt_trace(model, p[k]) for k in ("src", "a", "b") if k in p}    # the other prompts' runs, shared
 edited = None if None in runs.values() else lab.kept(key + ("edit", kind, i) + tuple(sorted(p.items())),
                                                       lambda: model.trace_ids([ids], edits=make_edits(), capture=lab.CAPTURE))
 what = KINDS[kind][2].format(i=i, **dict(p, mode=t(*MODES[p["mode"]])) if "mode" in p else p)
@@ -103,33 +102,34 @@ page.explain([r"\text{%s } t_{name} \leftarrow f(t_{name}),\ \text{%s}" % (t("�
              edits.ablate_heads, attribution.logit_attribution)
 
 states, HL = ["embed"] + [f"L{k}" for k in range(L)], dict(xlabel=t("头 h", "head h"), ylabel=t("层 i", "layer i"))
-if edited is not None:
-    page.section("残差流被改变了多少（逐层）", "How far the residual stream moved, layer by layer")
-    ch = analysis.residual_change(base, edited, 0, s)
-    page.chart(layer_lines({t(f"位置 {s}", f"position {s}"): ch["at"], t("所有位置中的最大值", "max over positions"): ch["max"]},
-                           states, ylabel="‖x′ − x‖ / ‖x‖", height=380,
-                           title=t("编辑后的残差流与原来的相对差", "Relative difference of the edited residual stream from the original")), "x-change")
-    first = analysis.first_changed(ch["max"])
-    st.caption(t(f"编辑之前的状态完全不变；第一个被改变的状态：{states[first] if first is not None else '无'}。",
-                 f"States before the edit are untouched; the first one changed: {states[first] if first is not None else 'none'}."))
+if edited is not None and (box := page.more("残差流被改变了多少（逐层）", "How far the residual stream moved, layer by layer", "moved")):
+    with box:
+        ch = analysis.residual_change(base, edited, 0, s)
+        page.chart(layer_lines({t(f"位置 {s}", f"position {s}"): ch["at"], t("所有位置中的最大值", "max over positions"): ch["max"]},
+                               states, ylabel="‖x′ − x‖ / ‖x‖", height=380,
+                               title=t("编辑后的残差流与原来的相对差", "Relative difference of the edited residual stream from the original")), "x-change")
+        first = analysis.first_changed(ch["max"])
+        st.caption(t(f"编辑之前的状态完全不变；第一个被改变的状态：{states[first] if first is not None else '无'}。",
+                     f"States before the edit are untouched; the first one changed: {states[first] if first is not None else 'none'}."))
 
 page.section(f"直接 logit 归因：{tgt} 的 logit 由哪些部分组成", f"Direct logit attribution: what the logit of {tgt} is made of")
 which = url_choice(t("归因哪一次运行", "attribute which run"), "x_attr", ["before", "after"] if edited is not None else ["before"],
                    format_func=lambda w: t(*{"before": ("编辑前", "before the edit"), "after": ("编辑后", "after the edit")}[w]))
 run = base if which == "before" else edited
 attr = attribution.logit_attribution(model, run, 0, s, target)
-steps, values = analysis.attribution_layers(attr, L)
 logit = analysis.token_prob(run, 0, s, target)["logit"]
-page.chart(waterfall(steps, values, logit, total_label="logit", height=480,
-                     title=t(f"嵌入 → 各层注意力与 MLP → logit {logit:.2f}（最终 RMSNorm 的缩放固定为本次运行的值）",
-                             f"embedding → each layer's attention and MLP → logit {logit:.2f} (final RMSNorm scale frozen at this run's value)")), "x-waterfall")
-c1, c2 = st.columns(2)
-with c1:
-    page.chart(part_bars(analysis.top_head_parts(attr, 12), height=460, xlabel=t("对 logit 的直接贡献", "direct contribution to the logit"),
-                         title=t("直接贡献最大的 12 个头（按 |值|）", "The 12 heads with the largest direct effect")), "x-parts")
-with c2:
-    page.chart(layer_head_map(analysis.attribution_heads(attr, L, nh), zlabel="logit", height=460, **HL,
-                              title=t("每个头的直接贡献（层 × 头）", "Each head's direct contribution (layer × head)")), "x-heads")
+if box := page.more("瀑布图与每个头的贡献", "The waterfall, and each head's part", "attribution"):
+    with box:
+        page.chart(waterfall(*analysis.attribution_layers(attr, L), logit, total_label="logit", height=480,
+                             title=t(f"嵌入 → 各层注意力与 MLP → logit {logit:.2f}（最终 RMSNorm 的缩放固定为本次运行的值）",
+                                     f"embedding → each layer's attention and MLP → logit {logit:.2f} (final RMSNorm scale frozen at this run's value)")), "x-waterfall")
+        c1, c2 = st.columns(2)
+        with c1:
+            page.chart(part_bars(analysis.top_head_parts(attr, 12), height=460, xlabel=t("对 logit 的直接贡献", "direct contribution to the logit"),
+                                 title=t("直接贡献最大的 12 个头（按 |值|）", "The 12 heads with the largest direct effect")), "x-parts")
+        with c2:
+            page.chart(layer_head_map(analysis.attribution_heads(attr, L, nh), zlabel="logit", height=460, **HL,
+                                      title=t("每个头的直接贡献（层 × 头）", "Each head's direct contribution (layer × head)")), "x-heads")
 
 page.section(f"头扫描：逐个消融全部 {L * nh} 个头", f"Head sweep: ablate each of the {L * nh} heads in turn")
 mode = p.get("mode", "zero")

@@ -122,17 +122,15 @@ steps, summary = [r["#"] for r in rows], analysis.decode_summary(d)
 kvb, ms = summary["kv_bytes"], summary["ms"]
 c1, c2 = st.columns(2)
 with c1:
-    page.view("kv_cache.bytes", kvb, lines({t("KV 缓存字节", "KV cache bytes"): kvb}, x=steps,
-                                            title=t("KV 缓存随步数增长", "The KV cache grows every step"),
-                                            xlabel=t("步", "step"), ylabel=t("字节", "bytes")), key="gen-kv")
+    page.view("kv_cache.bytes", kvb, lines({t("KV 缓存字节", "KV cache bytes"): kvb}, x=steps, xlabel=t("步", "step"),
+                                            title=t("KV 缓存随步数增长", "The KV cache grows every step"), ylabel=t("字节", "bytes")), key="gen-kv")
 with c2:
     page.view("step.ms", ms, lines({"ms": ms}, x=steps, title=t("每一步的耗时", "Time per step"),
                                    xlabel=t("步", "step"), ylabel="ms"), key="gen-ms")
-per_tok = summary["kv_per_token"]
 if d.path != "eager":
     st.caption(t(f"这次用快速路径 {d.path}：权重 {d.weight_dtype}，激活和 KV 缓存 {d.compute_dtype}。",
                  f"This run used the fast path {d.path}: {d.weight_dtype} weights, activations and KV cache in {d.compute_dtype}."))
-pre, mean_dec = summary["prefill_ms"], summary["decode_ms"]
+pre, mean_dec, per_tok = summary["prefill_ms"], summary["decode_ms"], summary["kv_per_token"]
 m = st.columns(4)
 m[0].metric(t(f"预填充：{S0} 个 token", f"prefill: {S0} tokens"), f"{pre:.0f} ms")
 m[1].metric(t("解码：每个 token", "decode: per token"), f"{mean_dec:.0f} ms" if mean_dec else "—")

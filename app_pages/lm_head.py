@@ -57,22 +57,23 @@ st.dataframe(pd.DataFrame({t("位置", "pos"): range(n), t("输入 token", "inpu
                            t("实际的下一个", "actual next"): labels[1:n] + ["—"]}),
              hide_index=True, width="stretch")
 
-st.header(t("Logit lens：每一层“已经想到”了什么", "Logit lens: what each layer already “thinks”"))
-st.caption(t(f"把最终 RMSNorm + LM head 套在嵌入和每一层的 resid_out 上（共 {L + 1} 行），看每个位置排第一的 token。颜色 = 它的概率。",
-             f"Apply the final RMSNorm + LM head to the embedding and every layer's resid_out ({L + 1} rows) and read the top "
-             "token at every position. Colour = its probability."))
-lens_ids, lens_p = logit_lens(model, trace, b)                   # (L+1, w): the last w positions
-start = lens_start(trace, b)
-if start:
-    st.caption(t(f"为保持页面流畅，只显示最后 {n - start} 个位置（{start}…{n - 1}）。",
-                 f"To keep the page fast, the last {n - start} positions ({start}…{n - 1}) are shown."))
-text = [pieces(tok, r) for r in lens_ids.tolist()]              # whole pieces: text_heatmap cuts them to fit
-rows = ["embed"] + [f"L{j}" for j in range(L)]
-cols = [f"{q}:{x}" for q, x in enumerate(labels)][start:]
-page.view("logit_lens.top_prob", lens_p,
-          text_heatmap(lens_p, text, cols, rows, title=t("Logit lens（行 = 层，列 = 位置）", "Logit lens (rows = layers, columns = positions)"),
-                       xlabel=t("位置：输入 token", "position: input token"), ylabel=t("层", "layer"),
-                       height=max(500, 26 * (L + 1) + 160)), key="lens")
+if box := page.more("Logit lens：每一层“已经想到”了什么", "Logit lens: what each layer already “thinks”", "lens"):
+    with box:
+        st.caption(t(f"把最终 RMSNorm + LM head 套在嵌入和每一层的 resid_out 上（共 {L + 1} 行），看每个位置排第一的 token。颜色 = 它的概率。",
+                     f"Apply the final RMSNorm + LM head to the embedding and every layer's resid_out ({L + 1} rows) and read the top "
+                     "token at every position. Colour = its probability."))
+        lens_ids, lens_p = logit_lens(model, trace, b)           # (L+1, w): the last w positions
+        start = lens_start(trace, b)
+        if start:
+            st.caption(t(f"为保持页面流畅，只显示最后 {n - start} 个位置（{start}…{n - 1}）。",
+                         f"To keep the page fast, the last {n - start} positions ({start}…{n - 1}) are shown."))
+        text = [pieces(tok, r) for r in lens_ids.tolist()]      # whole pieces: text_heatmap cuts them to fit
+        rows = ["embed"] + [f"L{j}" for j in range(L)]
+        cols = [f"{q}:{x}" for q, x in enumerate(labels)][start:]
+        page.view("logit_lens.top_prob", lens_p,
+                  text_heatmap(lens_p, text, cols, rows, title=t("Logit lens（行 = 层，列 = 位置）", "Logit lens (rows = layers, columns = positions)"),
+                               xlabel=t("位置：输入 token", "position: input token"), ylabel=t("层", "layer"),
+                               height=max(500, 26 * (L + 1) + 160)), key="lens")
 
 page.checks(checks.lm_head(model, trace, b, s) + checks.logit_lens(model, trace, b))
 page.at_scale()

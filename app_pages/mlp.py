@@ -41,46 +41,46 @@ page.explain([r"\mathrm{MLP}(x) = W_{down}\big(\mathrm{silu}(W_{gate}x) \odot W_
               r"W_{gate}, W_{up} \in \mathbb{R}^{%d\times %d},\quad W_{down}\in\mathbb{R}^{%d\times %d}" % (I, H, H, I)],
              fn.swiglu)
 
-if dense:
-    gate, up, act = (trace.layer(i, f"mlp.{p}") for p in ("gate", "up", "act"))   # (B, S, I)
-    page.section(f"token “{tok}” 的 {I} 个中间神经元", f"The {I} hidden neurons of token “{tok}”")
-    c1, c2 = st.columns(2)
-    with c1:
-        page.view(f"layers.{i}.mlp.gate / up", gate,
-                  histogram({"gate = W_gate·x": m["gate"], "up = W_up·x": m["up"]},
-                            title=t("gate 与 up 的分布", "gate and up distributions"),
-                            xlabel=t("数值", "value"), ylabel=t("神经元个数", "neurons")), key="mlp-gu")
-    with c2:
-        page.view(f"layers.{i}.mlp.act", act,
-                  histogram({"silu(gate)·up": m["act"]}, title=t("激活 silu(gate)·up 的分布", "activation silu(gate)·up"),
-                            xlabel=t("数值", "value"), ylabel=t("神经元个数", "neurons")), key="mlp-act")
+if dense and (box := page.more(f"所选 token 的 {I} 个中间神经元", f"The {I} hidden neurons of the chosen token", "neurons")):
+    with box:
+        gate, up, act = (trace.layer(i, f"mlp.{p}") for p in ("gate", "up", "act"))   # (B, S, I)
+        c1, c2 = st.columns(2)
+        with c1:
+            page.view(f"layers.{i}.mlp.gate / up", gate,
+                      histogram({"gate = W_gate·x": m["gate"], "up = W_up·x": m["up"]},
+                                title=t("gate 与 up 的分布", "gate and up distributions"),
+                                xlabel=t("数值", "value"), ylabel=t("神经元个数", "neurons")), key="mlp-gu")
+        with c2:
+            page.view(f"layers.{i}.mlp.act", act,
+                      histogram({"silu(gate)·up": m["act"]}, title=t("激活 silu(gate)·up 的分布", "activation silu(gate)·up"),
+                                xlabel=t("数值", "value"), ylabel=t("神经元个数", "neurons")), key="mlp-act")
 
-    st.select_slider(t("“接近 0”的阈值 |act| <", "“near zero” threshold |act| <"),
-                     options=[0.001, 0.01, 0.05, 0.1, 0.5], value=0.01, key="mlp_thr")
-    m1, m2, m3 = st.columns(3)
-    m1.metric(t(f"token “{tok}” 的稀疏度", f"sparsity of “{tok}”"), f"{100 * float(m['sparsity'][s]):.1f}%")
-    m2.metric(t("gate < 0 的比例（silu 几乎关掉）", "share with gate < 0 (silu nearly off)"), f"{100 * m['gate_off']:.1f}%")
-    m3.metric(t("最大 |act|", "max |act|"), f"{m['max_act']:.3g}")
-    page.view("sparsity", m["sparsity"],
-              bars(100 * m["sparsity"], labels, title=t(f"每个 token 中 |act| < {thr} 的神经元占比 (%)",
-                                                          f"Share of neurons with |act| < {thr}, per token (%)"),
-                   xlabel="token", ylabel="%", text_fmt=".1f"), key="mlp-sparsity")
+        st.select_slider(t("“接近 0”的阈值 |act| <", "“near zero” threshold |act| <"),
+                         options=[0.001, 0.01, 0.05, 0.1, 0.5], value=0.01, key="mlp_thr")
+        m1, m2, m3 = st.columns(3)
+        m1.metric(t(f"token “{tok}” 的稀疏度", f"sparsity of “{tok}”"), f"{100 * float(m['sparsity'][s]):.1f}%")
+        m2.metric(t("gate < 0 的比例（silu 几乎关掉）", "share with gate < 0 (silu nearly off)"), f"{100 * m['gate_off']:.1f}%")
+        m3.metric(t("最大 |act|", "max |act|"), f"{m['max_act']:.3g}")
+        page.view("sparsity", m["sparsity"],
+                  bars(100 * m["sparsity"], labels, title=t(f"每个 token 中 |act| < {thr} 的神经元占比 (%)",
+                                                              f"Share of neurons with |act| < {thr}, per token (%)"),
+                       xlabel="token", ylabel="%", text_fmt=".1f"), key="mlp-sparsity")
 
-    c1, c2 = st.columns(2)
-    with c1:
-        page.view(f"layers.{i}.mlp.gate[{b}, {s}]", gate[b, s],
-                  silu_curve(m["gate"], title=t(f"silu 曲线，点 = “{tok}” 的 {I} 个 gate 值" + (f"（按大小均匀取 {SILU_DOTS} 个）" if I > SILU_DOTS else ""),
-                                                f"silu, dots = the {I} gate values of “{tok}”" + (f" ({SILU_DOTS}, evenly by rank)" if I > SILU_DOTS else "")),
-                             xlabel="z = gate", ylabel="silu(z)", max_dots=SILU_DOTS), key="mlp-silu",
-                  caption=t("负的 gate 被压到接近 0（最小约 −0.28），正的几乎原样通过：这就是“门”。",
-                            "Negative gates are squashed towards 0 (minimum about −0.28), positive ones pass almost unchanged: the gate."))
-    with c2:
-        k = len(m["top_idx"])
-        page.view(f"layers.{i}.mlp.act[{b}, {s}] top-{k}", m["top_act"],
-                  bars(m["top_act"], [f"#{j}" for j in m["top_idx"].tolist()],
-                       title=t(f"“{tok}” 最活跃的 {k} 个神经元", f"The {k} most active neurons of “{tok}”"),
-                       xlabel=t("神经元编号", "neuron index"), ylabel="silu(gate)·up", text_fmt=".1f").update_xaxes(tickangle=-45),
-                  key="mlp-top")
+        c1, c2 = st.columns(2)
+        with c1:
+            page.view(f"layers.{i}.mlp.gate[{b}, {s}]", gate[b, s],
+                      silu_curve(m["gate"], title=t(f"silu 曲线，点 = “{tok}” 的 {I} 个 gate 值" + (f"（按大小均匀取 {SILU_DOTS} 个）" if I > SILU_DOTS else ""),
+                                                    f"silu, dots = the {I} gate values of “{tok}”" + (f" ({SILU_DOTS}, evenly by rank)" if I > SILU_DOTS else "")),
+                                 xlabel="z = gate", ylabel="silu(z)", max_dots=SILU_DOTS), key="mlp-silu",
+                      caption=t("负的 gate 被压到接近 0（最小约 −0.28），正的几乎原样通过：这就是“门”。",
+                                "Negative gates are squashed towards 0 (minimum about −0.28), positive ones pass almost unchanged: the gate."))
+        with c2:
+            k = len(m["top_idx"])
+            page.view(f"layers.{i}.mlp.act[{b}, {s}] top-{k}", m["top_act"],
+                      bars(m["top_act"], [f"#{j}" for j in m["top_idx"].tolist()],
+                           title=t(f"“{tok}” 最活跃的 {k} 个神经元", f"The {k} most active neurons of “{tok}”"),
+                           xlabel=t("神经元编号", "neuron index"), ylabel="silu(gate)·up", text_fmt=".1f").update_xaxes(tickangle=-45),
+                      key="mlp-top")
 
 # ---- MoE -----------------------------------------------------------------------------------------
 st.header(t("MoE：混合专家", "MoE: mixture of experts"))
@@ -98,45 +98,47 @@ st.dataframe([{t("模型", "model"): r["model"], t("专家数 E", "experts E"): 
                t("总参数", "total params"): r["total"], t("每 token 激活参数", "active per token"): r["active"]}
               for r in analysis.moe_reference_rows()], hide_index=True, width="stretch")
 
-mt, mmodel, real = moe_trace(trace, model)
-mc = mmodel.config
-moe_layers = [j for j in range(mc.num_hidden_layers) if mt.has_moe(j)]
-if real:
-    st.success(t(f"当前模型是 MoE：下面是真实路由（{mc.num_experts} 个专家，每个 token 选 {mc.num_experts_per_tok} 个）。",
-                 f"The loaded model is MoE: below is its real routing ({mc.num_experts} experts, top-{mc.num_experts_per_tok})."))
-else:
-    st.warning(t(f"⚠️ 以下是**随机权重**的微型 MoE（{mc.num_experts} 个专家，top-{mc.num_experts_per_tok}，隐藏维度 {mc.hidden_size}），"
-               "只用来演示机制；路由结果没有任何语义。输入是你的 token 编号对其词表取模。",
-               f"⚠️ Below is a tiny MoE with **random weights, for showing the mechanism only** ({mc.num_experts} experts, "
-               f"top-{mc.num_experts_per_tok}, hidden {mc.hidden_size}); its routing means nothing. "
-               "Its input is your token ids modulo its vocabulary."))
-j = i if i in moe_layers else moe_layers[0]
-if len(moe_layers) > 1 and not real:
-    j = st.radio(t("微型 MoE 的层", "tiny MoE layer"), moe_layers, horizontal=True, key="moe_layer")
-probs = mt.layer(j, "moe.router_probs")                    # (B, S, E)
-idx, wts = mt.layer(j, "moe.topk_idx"), mt.layer(j, "moe.topk_weight")
-E, k = probs.shape[-1], idx.shape[-1]
-page.view(f"layers.{j}.moe.router_probs", probs,
-          heatmap(probs[b, :n], x=[f"E{e}" for e in range(E)], y=labels, colorscale="Blues", zmid=None, zmin=0,
-                  title=t(f"路由概率 softmax(W_r x)，第 {j} 层 [S, E]", f"Router probabilities softmax(W_r x), layer {j} [S, E]"),
-                  xlabel=t("专家", "expert"), ylabel="token", text_fmt=".2f" if n * E <= 400 else None,
-                  height=max(360, 40 * n + 140)), key="moe-probs")
-c1, c2 = st.columns(2)
-with c1:
-    st.markdown(f"**`layers.{j}.moe.topk_idx / topk_weight`** {t('形状', 'shape')} `{list(idx.shape)}`")
-    col_pos, col_exp, col_w = t("位置", "pos"), t("选中的专家", "experts chosen"), t("权重", "weights")
-    full = [visible(p) for p in page.labels(b, None)]
-    st.dataframe([{col_pos: q, "token": full[q], col_exp: ", ".join(f"E{e}" for e in ex),
-                   col_w: ", ".join(f"{w:.3f}" for w in ws)}
-                  for q, (ex, ws) in enumerate(zip(idx[b, :n].tolist(), wts[b, :n].tolist()))],
-                 hide_index=True, width="stretch")
-with c2:
-    load = analysis.expert_load(idx[b, :n], E)
-    page.view(t("专家负载", "expert load"), load,
-              bars(load, [f"E{e}" for e in range(E)], title=t("每个专家接到多少个 token", "Tokens sent to each expert"),
-                   xlabel=t("专家", "expert"), ylabel=t("token 数", "tokens"), text_fmt=".0f"), key="moe-load")
-st.caption(t(f"每个 token 只算 {k} 个专家：专家部分的计算量约为全部专家的 {k}/{E}；但所有专家的权重都必须放在显存里。",
-             f"Each token runs only {k} experts: about {k}/{E} of the experts' compute; but every expert's weights must sit in memory."))
+if box := page.more("路由：每个 token 选了哪些专家", "Routing: the experts each token picks", "routing"):
+    with box:
+        mt, mmodel, real = moe_trace(trace, model)
+        mc = mmodel.config
+        moe_layers = [j for j in range(mc.num_hidden_layers) if mt.has_moe(j)]
+        if real:
+            st.success(t(f"当前模型是 MoE：下面是真实路由（{mc.num_experts} 个专家，每个 token 选 {mc.num_experts_per_tok} 个）。",
+                         f"The loaded model is MoE: below is its real routing ({mc.num_experts} experts, top-{mc.num_experts_per_tok})."))
+        else:
+            st.warning(t(f"⚠️ 以下是**随机权重**的微型 MoE（{mc.num_experts} 个专家，top-{mc.num_experts_per_tok}，隐藏维度 {mc.hidden_size}），"
+                       "只用来演示机制；路由结果没有任何语义。输入是你的 token 编号对其词表取模。",
+                       f"⚠️ Below is a tiny MoE with **random weights, for showing the mechanism only** ({mc.num_experts} experts, "
+                       f"top-{mc.num_experts_per_tok}, hidden {mc.hidden_size}); its routing means nothing. "
+                       "Its input is your token ids modulo its vocabulary."))
+        j = i if i in moe_layers else moe_layers[0]
+        if len(moe_layers) > 1 and not real:
+            j = st.radio(t("微型 MoE 的层", "tiny MoE layer"), moe_layers, horizontal=True, key="moe_layer")
+        probs = mt.layer(j, "moe.router_probs")                    # (B, S, E)
+        idx, wts = mt.layer(j, "moe.topk_idx"), mt.layer(j, "moe.topk_weight")
+        E, k = probs.shape[-1], idx.shape[-1]
+        page.view(f"layers.{j}.moe.router_probs", probs,
+                  heatmap(probs[b, :n], x=[f"E{e}" for e in range(E)], y=labels, colorscale="Blues", zmid=None, zmin=0,
+                          title=t(f"路由概率 softmax(W_r x)，第 {j} 层 [S, E]", f"Router probabilities softmax(W_r x), layer {j} [S, E]"),
+                          xlabel=t("专家", "expert"), ylabel="token", text_fmt=".2f" if n * E <= 400 else None,
+                          height=max(360, 40 * n + 140)), key="moe-probs")
+        c1, c2 = st.columns(2)
+        with c1:
+            st.markdown(f"**`layers.{j}.moe.topk_idx / topk_weight`** {t('形状', 'shape')} `{list(idx.shape)}`")
+            col_pos, col_exp, col_w = t("位置", "pos"), t("选中的专家", "experts chosen"), t("权重", "weights")
+            full = [visible(p) for p in page.labels(b, None)]
+            st.dataframe([{col_pos: q, "token": full[q], col_exp: ", ".join(f"E{e}" for e in ex),
+                           col_w: ", ".join(f"{w:.3f}" for w in ws)}
+                          for q, (ex, ws) in enumerate(zip(idx[b, :n].tolist(), wts[b, :n].tolist()))],
+                         hide_index=True, width="stretch")
+        with c2:
+            load = analysis.expert_load(idx[b, :n], E)
+            page.view(t("专家负载", "expert load"), load,
+                      bars(load, [f"E{e}" for e in range(E)], title=t("每个专家接到多少个 token", "Tokens sent to each expert"),
+                           xlabel=t("专家", "expert"), ylabel=t("token 数", "tokens"), text_fmt=".0f"), key="moe-load")
+        st.caption(t(f"每个 token 只算 {k} 个专家：专家部分的计算量约为全部专家的 {k}/{E}；但所有专家的权重都必须放在显存里。",
+                     f"Each token runs only {k} experts: about {k}/{E} of the experts' compute; but every expert's weights must sit in memory."))
 
 if dense:
     page.checks(checks.mlp(model, trace, i, b, s))

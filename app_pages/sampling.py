@@ -55,33 +55,38 @@ st.info(t("纠正：top-k 不是把其余的“设为 0”，而是把其余 tok
           "A correction: top-k does not set the rest “to zero”; it sets their **logits to −inf**, so after softmax their "
           "**probability** is 0. (A logit of 0 would still get a sizeable probability!)"))
 
-page.section("每一步：最后一个位置的 logits 如何变化", "Every stage at the last position")
-STAGES = [("logits", t("① 原始 logits", "① raw logits")),
-          ("penalized", t(f"② 重复惩罚后 (ρ = {params.repetition_penalty:g})", f"② after repetition penalty (ρ = {params.repetition_penalty:g})")),
-          ("tempered", t(f"③ 除以温度后 (T = {params.temperature:g})", f"③ after temperature (T = {params.temperature:g})")),
-          ("top_k", t(f"④ top-k 之后 (k = {params.top_k:g})", f"④ after top-k (k = {params.top_k:g})")),
-          ("top_p", t(f"⑤ top-p 之后 (p = {params.top_p:g})", f"⑤ after top-p (p = {params.top_p:g})"))]
-if params.greedy:
-    st.warning(t("温度 = 0：贪心解码，直接取惩罚后 logit 最大的 token，跳过温度、top-k、top-p 和随机抽样。",
-                 "Temperature = 0: greedy decoding takes the largest logit after the penalty and skips temperature, top-k, top-p and the draw."))
-for tab, (key, title) in zip(st.tabs([title for _, title in STAGES]), STAGES):
-    with tab:
-        page.view(f"sampling.{key}", stages[key], stage_bars(stages[key][cand], names, chosen, cand, title), key=f"smp-{key}")
-st.markdown(t(f"### ⑦ 选中：“{ch}”（id {chosen}），概率 {float(stages['probs'][chosen]):.3f}",
-              f"### ⑦ Chosen: “{ch}” (id {chosen}), probability {float(stages['probs'][chosen]):.3f}"))
-st.caption(t(f"top-k/top-p 之后 {sv['n_inf']:,} 个 token 的 logit 为 −∞（概率正好为 0），只剩 {V - sv['n_inf']:,} 个候选。红色 = 选中的 token。",
-             f"After top-k/top-p, {sv['n_inf']:,} tokens have logit −inf (probability exactly 0); {V - sv['n_inf']:,} remain. Red = the chosen token."))
+if box := page.more("每一步：最后一个位置的 logits 如何变化", "Every stage at the last position", "stages"):
+    with box:
+        STAGES = [("logits", t("① 原始 logits", "① raw logits"), ""),
+                  ("penalized", t("② 重复惩罚后", "② after repetition penalty"), f" (ρ = {params.repetition_penalty:g})"),
+                  ("tempered", t("③ 除以温度后", "③ after temperature"), f" (T = {params.temperature:g})"),
+                  ("top_k", t("④ top-k 之后", "④ after top-k"), f" (k = {params.top_k:g})"),
+                  ("top_p", t("⑤ top-p 之后", "⑤ after top-p"), f" (p = {params.top_p:g})")]
+        if params.greedy:
+            st.warning(t("温度 = 0：贪心解码，直接取惩罚后 logit 最大的 token，跳过温度、top-k、top-p 和随机抽样。",
+                         "Temperature = 0: greedy decoding takes the largest logit after the penalty and skips temperature, top-k, top-p and the draw."))
+        tabs = page.tabs([label for _, label, _ in STAGES], "stages")      # labels without the live values: a tab stays open
+        for tab, (key, label, value) in zip(tabs, STAGES):
+            if tab:
+                with tab:
+                    page.view(f"sampling.{key}", stages[key], stage_bars(stages[key][cand], names, chosen, cand, label + value),
+                              key=f"smp-{key}")
+        st.markdown(t(f"### ⑦ 选中：“{ch}”（id {chosen}），概率 {float(stages['probs'][chosen]):.3f}",
+                      f"### ⑦ Chosen: “{ch}” (id {chosen}), probability {float(stages['probs'][chosen]):.3f}"))
+        st.caption(t(f"top-k/top-p 之后 {sv['n_inf']:,} 个 token 的 logit 为 −∞（概率正好为 0），只剩 {V - sv['n_inf']:,} 个候选。红色 = 选中的 token。",
+                     f"After top-k/top-p, {sv['n_inf']:,} tokens have logit −inf (probability exactly 0); {V - sv['n_inf']:,} remain. Red = the chosen token."))
 
-page.section("抽样很多次 vs 概率", "Drawing many times vs the probabilities")
-draws = st.select_slider(t("抽样次数", "draws"), options=[100, 1000, 5000], value=1000, key="smp_draws")
-freq, gap = analysis.draw_frequencies(stages["probs"], draws, params.seed, chosen if params.greedy else None)
-page.view("sampling.frequency", freq,
-          bar_pair(names, stages["probs"][cand], freq[cand], t("概率 π", "probability π"),
-                   t(f"{draws} 次抽样的频率", f"frequency in {draws} draws"),
-                   title=t(f"种子 {params.seed}：频率逼近概率", f"Seed {params.seed}: frequencies approach the probabilities"),
-                   ylabel=t("比例", "share")), key="smp-draws")
-st.caption(t(f"最大偏差 {gap:.3f}；抽样越多，偏差越小（约 1/√次数 = {1 / draws ** 0.5:.3f}）。同一个种子，每次结果完全一样。",
-             f"Largest gap {gap:.3f}; it shrinks with more draws (about 1/√draws = {1 / draws ** 0.5:.3f}). The same seed gives the same result every time."))
+if box := page.more("抽样很多次 vs 概率", "Drawing many times vs the probabilities", "draws"):
+    with box:
+        draws = st.select_slider(t("抽样次数", "draws"), options=[100, 1000, 5000], value=1000, key="smp_draws")
+        freq, gap = analysis.draw_frequencies(stages["probs"], draws, params.seed, chosen if params.greedy else None)
+        page.view("sampling.frequency", freq,
+                  bar_pair(names, stages["probs"][cand], freq[cand], t("概率 π", "probability π"),
+                           t(f"{draws} 次抽样的频率", f"frequency in {draws} draws"),
+                           title=t(f"种子 {params.seed}：频率逼近概率", f"Seed {params.seed}: frequencies approach the probabilities"),
+                           ylabel=t("比例", "share")), key="smp-draws")
+        st.caption(t(f"最大偏差 {gap:.3f}；抽样越多，偏差越小（约 1/√次数 = {1 / draws ** 0.5:.3f}）。同一个种子，每次结果完全一样。",
+                     f"Largest gap {gap:.3f}; it shrinks with more draws (about 1/√draws = {1 / draws ** 0.5:.3f}). The same seed gives the same result every time."))
 
 page.checks(checks.sampling(stages, sv["logits"]))
 page.at_scale()

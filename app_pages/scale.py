@@ -144,4 +144,7 @@ if not costs.fits(c, B, S, g["mem_gb"])["fits"]:
                  f"Note: in bf16 this config at B = {B}, S = {S:,} does not fit one {gpu}; the times above assume it does "
                  "(or that several GPUs share the work)."))
 
-placement.section(c, name, gpu, g["mem_gb"], S, B)
+# folded: its first plan builds the model on the meta device, which imports transformers' model code (seconds)
+if box := page.more("放不下一张卡：把层分到几张 GPU 上", "Too big for one GPU: layers placed on several", "placement"):
+    with box:
+        placement.section(c, name, gpu, g["mem_gb"], S, B)

@@ -17,8 +17,11 @@ model, trace, c = page.model, page.trace, page.config
 ref, L, nums = costs.reference_config(), lang(), page.numbers
 
 
-def table(rows, height=None):
+def table(rows, key=None, height=None, **live):
+    """A table, then (with key) its caption from content/serving.py with the live numbers."""
     st.dataframe(rows, hide_index=True, width="stretch", **({"height": height} if height else {}))
+    if key:
+        note(key, **live)
 
 
 def note(key, **live):
@@ -64,86 +67,82 @@ try:
 except InputError as e:
     st.warning(str(e))
 
-tabs = st.tabs(["FlashAttention", t("KV cache 与调度", "KV cache"), t("量化", "Quantisation"), t("投机解码", "Speculative"),
-                t("长上下文", "Long context"), "MHA/GQA/MQA/MLA", t("张量并行", "Tensor parallel"), t("预填充 vs 解码", "Prefill vs decode")])
-with tabs[0]:
-    table(words.traffic_table(ref, L))
-    note("traffic")
-with tabs[1]:
-    table(words.kv_table(ref, L))
-    note("kv")
-    table(words.paged_table(ref, L))
-    note("paged")
-    table(words.batching_table(L))
-    note("batching")
-    sys_tokens = sv.system_prompt_tokens(model.tokenizer)
-    table(words.prefix_table(ref, L, sys_tokens))
-    note("prefix", sys=sys_tokens)
-with tabs[2]:
-    try:
-        with st.spinner(t("正在读取内置的 GGUF 文件……", "Reading the bundled GGUF file...")):
-            report = sv.bundled_gguf_report()
-    except LoadError as e:
-        report = None
-        st.info(t("内置 GGUF 文件不可用：", "The bundled GGUF file is not available: ") + str(e))
-    if report:
-        table(words.gguf_table(report, L))
-        note("gguf", tensors=report["tensors"], file=costs.human(report["file_bytes"], "B"))
-        for ex in report["examples"].values():
-            note("block", tensor=ex["tensor"], type=ex["type"], d=f"{ex['d']:.6g}", nbytes=ex["nbytes"])
-            table(words.block_table(ex, L), height=220)
-    group = sv.group_quant_rows(model)
-    table(words.group_table(group, L))
-    note("group", weight=group[0]["weight"], shape=group[0]["shape"])
-    table(words.kv_quant_table(ref, L))
-    table(words.float_table(L))
-    note("fp8")
-with tabs[3]:
-    c1, c2 = st.columns(2)
-    a = c1.slider(t("接受率 a", "acceptance rate a"), 0.0, 1.0, words.SPEC_EXAMPLE["a"], 0.05, key="sv-a")
-    k = c2.slider(t("草稿长度 k", "draft length k"), 1, 12, words.SPEC_EXAMPLE["k"], key="sv-k")
-    cost = words.draft_cost(ref)
-    m1, m2, m3 = st.columns(3)
-    m1.metric(t("每次核对得到的 token E", "tokens per verification E"), f"{sv.spec_expected_tokens(a, k):.2f}")
-    m2.metric(t("加速比", "speed-up"), f"{sv.spec_speedup(a, k, cost):.2f}×")
-    m3.metric(t("草稿代价 c", "draft cost c"), f"{cost:.4f}")
-    page.chart(fig.spec_speedup((0.6, 0.7, 0.8, 0.9), 12, cost, sv.spec_speedup, (a, k), chosen_label=t("你选的", "yours:"),
-                                title=t("加速比与草稿长度 k", "Speed-up against draft length k"),
-                                xlabel=t("草稿长度 k", "draft length k"), ylabel=t("加速比", "speed-up")), "spec")
-    table(words.spec_rows(ref, L))
-    note("spec")
-with tabs[4]:
-    page.chart(fig.wavelengths(sv.long_context(ref), title=t("RoPE 每一对转一圈要多少个 token（对数轴）",
-                                                             "Tokens for each RoPE pair to turn once (log axis)"),
-                               xlabel=t("维度对 j", "pair j"), ylabel=t("每圈 token 数", "tokens per turn")), "rope")
-    note("rope")
-    table(words.swa_table(ref, L))
-    note("swa")
-with tabs[5]:
-    variants = sv.attention_variants(ref)
-    page.chart(bars([r["bytes_per_token"] for r in variants], [r["variant"] for r in variants], text_fmt=",.0f",
-                    title=t("Qwen2.5-32B 形状下每 token 的 KV 字节", "KV bytes per token at Qwen2.5-32B's shape"),
-                    ylabel=t("字节", "bytes"), height=360), "variants")
-    table(words.variants_table(ref, L))
-    note("variants")
-with tabs[6]:
-    table(words.tp_table(ref, L))
-    note("tp")
-with tabs[7]:
-    page.chart(fig.roofline(words.roofline_points(ref), title=t("H200 上的屋顶线：Qwen2.5-32B，B = 1",
-                                                                "The H200 roofline: Qwen2.5-32B, B = 1"),
-                            xlabel=t("算术强度 (FLOP/字节)", "arithmetic intensity (FLOP/byte)"),
-                            roof_label=t("屋顶", "roof")), "roofline")
-    table(words.h200_table(ref, L))
-    note("h200")
-    m = words.MEASURE
-    measured = lab.sweep(lab.model_key() + ("serving-phases",),
-                         lambda progress: sv.measure_phases(model, m["prefill"], m["context"], m["steps"], progress=progress),
-                         t("在本机上实测一次", "Measure on this machine"), words.caption("measure", L, nums, **words.measure_live()),
-                         button="sv-measure")
-    if measured:
-        table(words.measured_table(measured, L))
-        note("measured", **words.measured_live(measured))
+try:                                                  # read before the tabs: the checks at the end use it too
+    with st.spinner(t("正在读取内置的 GGUF 文件……", "Reading the bundled GGUF file...")):
+        report, missing = sv.bundled_gguf_report(), ""
+except LoadError as e:
+    report, missing = None, str(e)
+tabs = page.tabs(["FlashAttention", t("KV cache 与调度", "KV cache"), t("量化", "Quantisation"), t("投机解码", "Speculative"),
+                  t("长上下文", "Long context"), "MHA/GQA/MQA/MLA", t("张量并行", "Tensor parallel"), t("预填充 vs 解码", "Prefill vs decode")],
+                 "topics")
+if tabs[0]:
+    with tabs[0]:
+        table(words.traffic_table(ref, L), "traffic")
+if tabs[1]:
+    with tabs[1]:
+        table(words.kv_table(ref, L), "kv")
+        table(words.paged_table(ref, L), "paged")
+        table(words.batching_table(L), "batching")
+        sys_tokens = sv.system_prompt_tokens(model.tokenizer)
+        table(words.prefix_table(ref, L, sys_tokens), "prefix", sys=sys_tokens)
+if tabs[2]:
+    with tabs[2]:
+        if missing:
+            st.info(t("内置 GGUF 文件不可用：", "The bundled GGUF file is not available: ") + missing)
+        if report:
+            table(words.gguf_table(report, L), "gguf", tensors=report["tensors"], file=costs.human(report["file_bytes"], "B"))
+            for ex in report["examples"].values():
+                note("block", tensor=ex["tensor"], type=ex["type"], d=f"{ex['d']:.6g}", nbytes=ex["nbytes"])
+                table(words.block_table(ex, L), height=220)
+        group = sv.group_quant_rows(model)
+        table(words.group_table(group, L), "group", weight=group[0]["weight"], shape=group[0]["shape"])
+        table(words.kv_quant_table(ref, L))
+        table(words.float_table(L), "fp8")
+if tabs[3]:
+    with tabs[3]:
+        c1, c2 = st.columns(2)
+        a = c1.slider(t("接受率 a", "acceptance rate a"), 0.0, 1.0, words.SPEC_EXAMPLE["a"], 0.05, key="sv-a")
+        k = c2.slider(t("草稿长度 k", "draft length k"), 1, 12, words.SPEC_EXAMPLE["k"], key="sv-k")
+        cost = words.draft_cost(ref)
+        m1, m2, m3 = st.columns(3)
+        m1.metric(t("每次核对得到的 token E", "tokens per verification E"), f"{sv.spec_expected_tokens(a, k):.2f}")
+        m2.metric(t("加速比", "speed-up"), f"{sv.spec_speedup(a, k, cost):.2f}×")
+        m3.metric(t("草稿代价 c", "draft cost c"), f"{cost:.4f}")
+        page.chart(fig.spec_speedup((0.6, 0.7, 0.8, 0.9), 12, cost, sv.spec_speedup, (a, k), chosen_label=t("你选的", "yours:"),
+                                    title=t("加速比与草稿长度 k", "Speed-up against draft length k"),
+                                    xlabel=t("草稿长度 k", "draft length k"), ylabel=t("加速比", "speed-up")), "spec")
+        table(words.spec_rows(ref, L), "spec")
+if tabs[4]:
+    with tabs[4]:
+        page.chart(fig.wavelengths(sv.long_context(ref), title=t("RoPE 每一对转一圈要多少个 token（对数轴）",
+                                                                 "Tokens for each RoPE pair to turn once (log axis)"),
+                                   xlabel=t("维度对 j", "pair j"), ylabel=t("每圈 token 数", "tokens per turn")), "rope")
+        note("rope")
+        table(words.swa_table(ref, L), "swa")
+if tabs[5]:
+    with tabs[5]:
+        variants = sv.attention_variants(ref)
+        page.chart(bars([r["bytes_per_token"] for r in variants], [r["variant"] for r in variants], text_fmt=",.0f",
+                        title=t("Qwen2.5-32B 形状下每 token 的 KV 字节", "KV bytes per token at Qwen2.5-32B's shape"),
+                        ylabel=t("字节", "bytes"), height=360), "variants")
+        table(words.variants_table(ref, L), "variants")
+if tabs[6]:
+    with tabs[6]:
+        table(words.tp_table(ref, L), "tp")
+if tabs[7]:
+    with tabs[7]:
+        page.chart(fig.roofline(words.roofline_points(ref), title=t("H200 上的屋顶线：Qwen2.5-32B，B = 1",
+                                                                    "The H200 roofline: Qwen2.5-32B, B = 1"),
+                                xlabel=t("算术强度 (FLOP/字节)", "arithmetic intensity (FLOP/byte)"),
+                                roof_label=t("屋顶", "roof")), "roofline")
+        table(words.h200_table(ref, L), "h200")
+        m = words.MEASURE
+        measured = lab.sweep(lab.model_key() + ("serving-phases",),
+                             lambda progress: sv.measure_phases(model, m["prefill"], m["context"], m["steps"], progress=progress),
+                             t("在本机上实测一次", "Measure on this machine"), words.caption("measure", L, nums, **words.measure_live()),
+                             button="sv-measure")
+        if measured:
+            table(words.measured_table(measured, L), "measured", **words.measured_live(measured))
 
 page.checks(sv.online_softmax_checks(trace, i, block) + (sv.gguf_checks(report) if report else []), "检查", "Checks")
 page.at_scale()

@@ -51,8 +51,8 @@ if chat:
     st.info(t("聊天模板（ChatML）已开启：模型真正看到的是上面带 <|im_start|> / <|im_end|> 的整段文字，这些特殊 token 各占一个 id。",
               "Chat template (ChatML) is on: what the model really reads is the whole text above with <|im_start|> / "
               "<|im_end|>; each special token is one id."))
-else:
-    with st.expander(t("打开聊天模板后会变成什么？", "What would the chat template add?")):
+elif box := page.more("打开聊天模板后会变成什么？", "What would the chat template add?", "template"):
+    with box:
         templated = tok.apply_chat_template(trace.prompts[0])
         show_specials(templated, tok.special_tokens)
         st.caption(t(f"套模板后第 0 行会变成 {len(tok.encode(templated))} 个 token（在左侧打开开关即可使用）。",

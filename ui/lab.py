@@ -1,9 +1,11 @@
 """Streamlit side of the experiment pages (Experiments, Compare, Head atlas, Precision).
 
 Runs are kept in st.session_state keyed by everything that decides them (model, tokens, edit, target), so a
-rerun of the page (any widget) does not rerun the model; sweeps run only on a button click, with a progress
-bar (any click while one runs stops it: Streamlit interrupts the script inside the progress callback);
-the head atlas, which does not depend on the prompt, is computed once per model for every session.
+rerun of the page (any widget) does not rerun the model; the pure results of (model, prompt) -- a prompt's run,
+precision's report -- are shared by every session too (kept(share=True)): a class on one prompt computes them
+once. Sweeps run only on a button click, with a progress bar (any click while one runs stops it: Streamlit
+interrupts the script inside the progress callback); the head atlas, which does not depend on the prompt, is
+computed once per model for every session.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from .state import RUN_SLOTS, load_model, settings, t
 SWEEPS = RunQueue(running=max(1, int(os.environ.get("OPERATOR_LAB_SWEEPS", "1") or 1)),
                   waiting=max(0, int(os.environ.get("OPERATOR_LAB_SWEEP_QUEUE", "8") or 8)))
 KEEP = 8          # experiment results kept per session, oldest dropped first
+SHARED = 8        # results shared by every session (kept(share=True)), least recently used dropped first
 # what an experiment run keeps: the residual stream and the parts that add to it (attribution, sweeps, patching,
 # steering read only these), not the S x S maps and I-wide MLP tensors: a kept run stays small
 CAPTURE = ("tokens.ids", "embed.out", "layers.*.attn.context", "layers.*.attn.out", "layers.*.resid_mid",
@@ -55,17 +58,30 @@ def keep(key, value):
     return value
 
 
-def kept(key, compute, spinner: str | None = None):
-    """compute() once per key in this session; an InputError is shown as st.error and gives None."""
+def kept(key, compute, spinner: str | None = None, share: bool = False):
+    """compute() once per key in this session; an InputError is shown as st.error and gives None.
+    share=True: once per key for every session too -- only for a pure function of the key (model and prompt),
+    whose result every caller treats as read-only."""
     value = found(key)
     if value is not None:
         return value
     try:
-        with st.spinner(spinner or t("正在运行模型……", "Running the model...")), RUN_SLOTS:
-            return keep(key, compute())
+        with st.spinner(spinner or t("正在运行模型……", "Running the model...")):
+            if share:
+                return keep(key, _shared(key, compute))
+            with RUN_SLOTS:
+                return keep(key, compute())
     except InputError as e:
         st.error(str(e))
         return None
+
+
+@st.cache_resource(show_spinner=False, max_entries=SHARED)
+def _shared(key: tuple, _compute):
+    """_compute() once per key for every session (a session asking while another computes the same key waits
+    for it: st.cache_resource locks per key); an error is not kept."""
+    with RUN_SLOTS:
+        return _compute()
 
 
 def sweep(key, run, label: str, note: str = "", button: str = "run-sweep"):
@@ -100,12 +116,12 @@ def sweep(key, run, label: str, note: str = "", button: str = "run-sweep"):
 
 
 def prompt_trace(model, text: str):
-    """A one-row trace of text (the sidebar's chat setting applied), kept per session; None after an error."""
+    """A one-row trace of text (the sidebar's chat setting applied), shared by every session; None after an error."""
     if not text.strip():
         st.error(t("提示词是空的：请写一句话。", "The prompt is empty: type a sentence."))
         return None
     chat = settings().chat
-    return kept(model_key() + ("prompt", text, chat), lambda: model.trace([text], chat=chat, capture=CAPTURE))
+    return kept(model_key() + ("prompt", text, chat), lambda: model.trace([text], chat=chat, capture=CAPTURE), share=True)
 
 
 def url_text(label: str, key: str, default: str, height: int | None = None) -> str:

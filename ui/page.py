@@ -113,19 +113,45 @@ def tensor_view(name: str, tensor, fig=None, key: str | None = None, caption: st
 
 
 # Hidden tabs and closed expanders cost the browser as much as open ones (Streamlit draws them all), so the
-# explanation draws only the tab that is open and the by-hand examples only when unfolded: a click reruns the
-# page (bench/RESULTS.md, browser). OPERATOR_LAB_LAZY=0 draws everything, as the content tests want.
+# explanation draws only the tab that is open, the by-hand examples and the secondary views (more()) only when
+# unfolded: a click reruns the page (bench/RESULTS.md, browser). OPERATOR_LAB_LAZY=0 draws everything, as the
+# content tests want.
 LAZY = os.environ.get("OPERATOR_LAB_LAZY", "1") != "0"
+
+
+def lazy(key: str) -> dict:
+    """What makes an st.tabs / st.expander lazy: its state kept under key, and a click reruns the page."""
+    return dict(key=key, on_change="rerun") if LAZY else {}
+
+
+def drawn(box):
+    """A tab or expander when its body is to be drawn, None when it is lazy and closed (open is None where
+    Streamlit does not track it: everything is drawn)."""
+    return None if box.open is False else box
+
+
+def more(label: str, key: str):
+    """Secondary views below the fold, in an expander whose body is drawn only when unfolded:
+        if box := more(t("...", "..."), "rope"):
+            with box:
+                ...
+    """
+    return drawn(st.expander(label, **lazy(f"more-{key}")))
+
+
+def tabs(labels: list[str], key: str) -> list:
+    """st.tabs that draw only the open one: each tab, or None when closed. Keep labels stable (no live numbers):
+    the open tab is remembered by its label."""
+    return [drawn(x) for x in st.tabs(labels, **lazy(f"tabs-{key}"))]
 
 
 def explanation(key: str, numbers: dict, extra_tab=None, by_hand=None):
     """学术版 / 白话版 tabs (and an optional third tab drawn by extra_tab()) with the stage's text; by_hand() draws
     small worked examples (ui/worked.py) in an expander under the plain text."""
     names = [t("学术版", "Academic"), t("白话版", "Plain language")]
-    lazy = dict(key=f"explain-{key}", on_change="rerun") if LAZY else {}
-    tabs = st.tabs(names + ([extra_tab[0]] if extra_tab else []), **lazy)
-    for tab, level in zip(tabs, ("academic", "plain")):
-        if tab.open is False:                   # None: not tracked (everything drawn)
+    boxes = [drawn(x) for x in st.tabs(names + ([extra_tab[0]] if extra_tab else []), **lazy(f"explain-{key}"))]
+    for tab, level in zip(boxes, ("academic", "plain")):
+        if tab is None:
             continue
         with tab:
             try:
@@ -133,13 +159,12 @@ def explanation(key: str, numbers: dict, extra_tab=None, by_hand=None):
             except Exception as e:              # a missing text must not take the page down
                 st.info(t("这一段讲解暂缺：", "This explanation is missing: ") + f"{key}/{level} ({e})")
             if level == "plain" and by_hand is not None:
-                lazy = dict(key=f"by-hand-{key}", on_change="rerun") if LAZY else {}
-                box = st.expander(t("动手算一遍", "Do it by hand"), icon=":material/calculate:", **lazy)
-                if box.open is not False:
+                box = drawn(st.expander(t("动手算一遍", "Do it by hand"), icon=":material/calculate:", **lazy(f"by-hand-{key}")))
+                if box:
                     with box:
                         by_hand()
-    if extra_tab and tabs[2].open is not False:
-        with tabs[2]:
+    if extra_tab and boxes[2]:
+        with boxes[2]:
             extra_tab[1]()
 
 
@@ -305,6 +330,16 @@ class StagePage:
 
     def section(self, zh: str, en: str):
         st.subheader(t(zh, en))
+
+    def more(self, zh: str, en: str, key: str):
+        """A secondary view below the fold, drawn only when unfolded (more()): `if box := page.more(...): with box: ...`
+        Its state is kept as "more-<page>-<key>"."""
+        return more(t(zh, en), f"{self.stage.key}-{key}")
+
+    def tabs(self, labels: list[str], key: str) -> list:
+        """Tabs that draw only the open one (tabs()): `for tab in page.tabs(...): if tab: with tab: ...`
+        Its state is kept as "tabs-<page>-<key>"."""
+        return tabs(labels, f"{self.stage.key}-{key}")
 
     def checks(self, results, zh: str = "与 PyTorch 对照", en: str = "Check against PyTorch"):
         st.header(t(zh, en))

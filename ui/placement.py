@@ -19,7 +19,7 @@ def _plan(config: ModelConfig, gpus: int, gpu_gb: float, context: int, batch: in
 
 
 def section(config: ModelConfig, name: str, gpu: str, gpu_gb: float, context: int, batch: int):
-    st.header(t("放不下一张卡：把层分到几张 GPU 上", "Too big for one GPU: layers placed on several"))
+    """The plans for 1, 2, 4, 8 GPUs (a table), and the chosen one drawn; under the page's own heading."""
     st.caption(t("用 accelerate 的 infer_auto_device_map（整层不拆分，各卡均衡）在 `meta` 设备上的模型里算出；每张卡先扣掉"
                  f"它那些层在上下文 {context:,}、批 {batch} 时的 KV cache（可选再加 float32 追踪捕获）和 {placement.RESERVE_GB:g} GB 余量。",
                  "Computed with accelerate's infer_auto_device_map (whole layers, balanced) on the model built on the meta "

@@ -18,8 +18,9 @@ def test_atlas_real():
 @pytest.mark.real
 def test_atlas_real_head_from_url_english(english):
     at = page_ok(PAGE, lang="en", prompt=BATCH, query=dict(layer="23", head="13", row="1"), **EXPECT,
-                 text=("L23 H13 on the induction test sequence",))
+                 text=("The chosen head on the induction test sequence",))
     assert at.slider(key="head").value == 13
+    assert any("L23 H13 · test sequence" in c.proto.spec for c in at.get("plotly_chart"))
 
 
 def test_atlas_tiny(tiny_app_dense):

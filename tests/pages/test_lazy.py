@@ -1,13 +1,13 @@
-"""Lazy views (ui/page.py, LAZY): the explanation draws only its open tab, and the by-hand examples only when
-unfolded; opening one reruns the page and draws it. The other page tests run with OPERATOR_LAB_LAZY=0
-(tests/conftest.py) so that they see every tab's text at once."""
+"""Lazy views (ui/page.py, LAZY): the explanation draws only its open tab, the by-hand examples and the secondary
+views (page.more) only when unfolded, lazy tabs (page.tabs) only the open one; opening one reruns the page and
+draws it. The other page tests run with OPERATOR_LAB_LAZY=0 (tests/conftest.py) so that they see everything."""
 from __future__ import annotations
 
+import ui.page  # now, not under the `english` fixture: ui.page would keep its patched lang for every later test
 from apptest_utils import open_page, texts
 
 
 def test_explanation_draws_only_the_open_tab(tiny_app_dense, english, monkeypatch):
-    import ui.page
     monkeypatch.setattr(ui.page, "LAZY", True)
     at = open_page("rmsnorm", source=tiny_app_dense, lang="en")
     assert not at.exception
@@ -27,3 +27,35 @@ def test_explanation_draws_only_the_open_tab(tiny_app_dense, english, monkeypatc
     at.session_state["explain-rmsnorm"] = "Formula and code"
     at.run()
     assert not at.exception and at.code and at.latex
+
+
+def charts(at) -> list[str]:
+    """The keys of the Plotly charts drawn (ui.page.chart keys them "fig-<key>")."""
+    return [c.proto.id.split("fig-", 1)[1] for c in at.get("plotly_chart")]
+
+
+def test_secondary_views_draw_only_when_unfolded(tiny_app_dense, english, monkeypatch):
+    monkeypatch.setattr(ui.page, "LAZY", True)
+    at = open_page("attention", source=tiny_app_dense, lang="en")
+    assert not at.exception
+    assert charts(at) == ["probs", "grid"]                          # the main picture only
+    assert "RoPE: each dimension pair rotated by position" in texts(at)   # a folded view keeps its label
+    assert at.session_state["more-attention-rope"] is False
+    at.session_state["more-attention-rope"] = True                  # what a click on the label does
+    at.run()
+    assert not at.exception
+    assert charts(at) == ["probs", "grid", "rope"] and at.slider(key="pair")
+    at.slider(key="head").set_value(1).run()                        # a picker above: the view stays open
+    assert not at.exception and "rope" in charts(at)
+
+
+def test_lazy_tabs_draw_only_the_open_one(tiny_app_dense, english, monkeypatch):
+    monkeypatch.setattr(ui.page, "LAZY", True)
+    at = open_page("serving", source=tiny_app_dense, lang="en")
+    assert not at.exception
+    assert charts(at) == ["online"]                                 # the first tab holds tables only
+    at.session_state["tabs-serving-topics"] = "Speculative"
+    at.run()
+    assert not at.exception and charts(at) == ["online", "spec"]
+    at.slider(key="sv-k").set_value(3).run()                        # a widget in the tab: it stays open
+    assert not at.exception and charts(at) == ["online", "spec"]

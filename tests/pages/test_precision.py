@@ -23,3 +23,22 @@ def test_precision_real_batch_english(english):
 
 def test_precision_tiny(tiny_app_dense):
     page_ok(PAGE, source=tiny_app_dense, **EXPECT)
+
+
+def test_precision_report_shared_by_sessions(tiny_app_dense, monkeypatch):
+    """A second session on the same model and prompt reuses the first one's report (ui.lab.kept(share=True),
+    process-wide); another prompt computes its own."""
+    from ops import precision
+    from ui import lab
+
+    calls, real = [], precision.precision_report
+
+    def counted(model, prompt, chat=False):
+        calls.append(prompt)
+        return real(model, prompt, chat)
+
+    monkeypatch.setattr(precision, "precision_report", counted)
+    lab._shared.clear()
+    for prompt in ("shared by two", "shared by two", "another prompt"):
+        page_ok(PAGE, source=tiny_app_dense, prompt=prompt, **EXPECT)          # each a new AppTest: a new session
+    assert calls == ["shared by two", "another prompt"]
