@@ -14,8 +14,8 @@ gate|up are fused as in the bfloat16 copy: one product, then split. A MoE model'
 MoE operator takes its weight tensors directly): they, and so the activations, stay in 16 bits (rest_dtype).
 
 Kernels, CPU: "native" (ops/native/int8_linear.c, AVX2 + FMA, compiled on first use: int8 rows converted in
-registers, four rows per load of x) for decoding's few rows, else torch.ops.aten._weight_int8pack_mm (x (M, K)
-bf16, q (N, K) int8, s (N,) bf16 -> (M, N)); bench/int8.py measures both against int8 -> bf16 dequantization +
+registers, four rows per load of x, two rows of x per converted weight in a prefill); where it cannot be built,
+torch.ops.aten._weight_int8pack_mm (x (M, K) bf16, q (N, K) int8, s (N,) bf16 -> (M, N)); bench/int8.py measures both against int8 -> bf16 dequantization +
 torch.mv / F.linear on the model's own shapes (the LM head included). Other devices, or where neither runs:
 dequantize, then F.linear.
 """
@@ -53,9 +53,12 @@ def dequantize(q: torch.Tensor, s: torch.Tensor, dtype: torch.dtype = torch.floa
 
 # ---- kernels: y (.., N) = (x (.., K) q^T) * s ---------------------------------------------------------------
 def int8pack_mm(x: torch.Tensor, q: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
-    """ATen's int8 weight-only kernel: it reads int8 rows and converts in registers (no bf16 copy of W)."""
-    y = torch.ops.aten._weight_int8pack_mm(x.reshape(-1, x.shape[-1]).contiguous(), q, s)     # (M, N)
-    return y.view(*x.shape[:-1], q.shape[0])
+    """ATen's int8 weight-only kernel: it reads int8 rows and converts in registers (no bf16 copy of W). Its float32
+    path is not vectorized on the CPU (a 46-row prefill product 1152x896: 60 ms against 1.9 ms in bfloat16), so
+    float32 activations go through bfloat16 here, and y comes back in x's dtype."""
+    dtype = torch.bfloat16 if x.dtype == torch.float32 and x.device.type == "cpu" else x.dtype
+    y = torch.ops.aten._weight_int8pack_mm(x.reshape(-1, x.shape[-1]).to(dtype).contiguous(), q, s.to(dtype))
+    return y.to(x.dtype).view(*x.shape[:-1], q.shape[0])                                  # (.., N)
 
 
 def dequant_linear(x: torch.Tensor, q: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
@@ -70,13 +73,8 @@ def dequant_mv(x: torch.Tensor, q: torch.Tensor, s: torch.Tensor) -> torch.Tenso
     return (torch.mv(q.to(x.dtype), x.reshape(-1)) * s.to(x.dtype)).view(*x.shape[:-1], q.shape[0])
 
 
-NATIVE_MAX_ROWS = 2      # more rows (a prefill): int8pack_mm, whose blocked product reuses each converted weight
-
-
 def native_mm(x: torch.Tensor, q: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
-    """ops/native/int8_linear.c for a few rows (decoding), int8pack_mm for more."""
-    if x.numel() // x.shape[-1] > NATIVE_MAX_ROWS:
-        return int8pack_mm(x, q, s)
+    """ops/native/int8_linear.c: one row (decoding) or many (a prefill, two rows per converted weight), in float32."""
     return native.int8_linear(x, q, s.float())
 
 

@@ -3,8 +3,10 @@
  * x: float32 activations, q: int8 weight rows (one row per output), s: float32 scale of each row.
  * Decoding (M = 1) reads every weight byte once, so the loop is written for that: four weight rows share each
  * load of x; 8 int8 at a time become 8 float32 in registers (no float copy of W is ever written) and are
- * multiplied into 8-wide partial sums; the next four rows are prefetched while these are summed. Blocks of rows are split over OpenMP threads (the libgomp that PyTorch
- * has already loaded). Built and loaded by ops/native/__init__.py; bench/int8.py measures it. */
+ * multiplied into 8-wide partial sums; the next four rows are prefetched while these are summed. A prefill
+ * (M > 1) takes two rows of x per converted weight (rows4x2), as converting is then what costs. Blocks of rows
+ * are split over OpenMP threads (the libgomp that PyTorch has already loaded). Built and loaded by
+ * ops/native/__init__.py; bench/int8.py measures it. */
 #include <immintrin.h>
 #include <stdint.h>
 
@@ -42,6 +44,27 @@ static void rows4(const float *x, const int8_t *q, long K, float out[4]) {
     }
 }
 
+static void rows4x2(const float *x, const float *x1, const int8_t *q, long K, float out[4], float out1[4]) {
+    /* two rows of x against the same four weight rows: each converted weight serves two products */
+    const int8_t *q0 = q, *q1 = q + K, *q2 = q + 2 * K, *q3 = q + 3 * K;
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    long k = 0;
+    for (; k + 8 <= K; k += 8) {
+        __m256 xv = _mm256_loadu_ps(x + k), yv = _mm256_loadu_ps(x1 + k);
+        __m256 w0 = load8(q0 + k), w1 = load8(q1 + k), w2 = load8(q2 + k), w3 = load8(q3 + k);
+        a0 = _mm256_fmadd_ps(w0, xv, a0); b0 = _mm256_fmadd_ps(w0, yv, b0);
+        a1 = _mm256_fmadd_ps(w1, xv, a1); b1 = _mm256_fmadd_ps(w1, yv, b1);
+        a2 = _mm256_fmadd_ps(w2, xv, a2); b2 = _mm256_fmadd_ps(w2, yv, b2);
+        a3 = _mm256_fmadd_ps(w3, xv, a3); b3 = _mm256_fmadd_ps(w3, yv, b3);
+    }
+    out[0] = hsum(a0); out[1] = hsum(a1); out[2] = hsum(a2); out[3] = hsum(a3);
+    out1[0] = hsum(b0); out1[1] = hsum(b1); out1[2] = hsum(b2); out1[3] = hsum(b3);
+    for (; k < K; k++) {
+        out[0] += q0[k] * x[k]; out[1] += q1[k] * x[k]; out[2] += q2[k] * x[k]; out[3] += q3[k] * x[k];
+        out1[0] += q0[k] * x1[k]; out1[1] += q1[k] * x1[k]; out1[2] += q2[k] * x1[k]; out1[3] += q3[k] * x1[k];
+    }
+}
+
 static float row1(const float *x, const int8_t *q, long K) {
     float a = 0.f;
     for (long k = 0; k < K; k++)
@@ -57,7 +80,15 @@ void int8_linear(const float *x, const int8_t *q, const float *s, float *y, long
         for (long m = 0; m < M; m++) {
             const float *xm = x + m * K;
             float *ym = y + m * N;
-            if (n + 4 <= N) {
+            if (n + 4 <= N && m + 1 < M) {                 /* two rows of x at a time (a prefill) */
+                float acc[4], acc1[4];
+                rows4x2(xm, xm + K, q + n * K, K, acc, acc1);
+                for (int r = 0; r < 4; r++) {
+                    ym[n + r] = acc[r] * s[n + r];
+                    ym[N + n + r] = acc1[r] * s[n + r];
+                }
+                m++;
+            } else if (n + 4 <= N) {
                 float acc[4];
                 rows4(xm, q + n * K, K, acc);
                 for (int r = 0; r < 4; r++)

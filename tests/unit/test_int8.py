@@ -51,22 +51,25 @@ def test_quantize_round_trip_within_half_a_step(scale_dtype):
 
 
 @pytest.mark.parametrize("kernel", list(quant.KERNELS))
-@pytest.mark.parametrize("M", [1, 5, 40])            # 5, 40 > quant.NATIVE_MAX_ROWS: native hands over to int8pack_mm
-def test_kernels_agree_with_dequantized_product(kernel, M):
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("M", [1, 5, 40])            # odd M: the native kernel's two-row tile leaves one row over
+def test_kernels_agree_with_dequantized_product(kernel, M, dtype):
     g = torch.Generator().manual_seed(1)
     W = torch.randn(200, 64, generator=g) / 8
-    q, s = quant.quantize(W)
-    x = torch.randn(1, M, 64, generator=g).bfloat16()
+    q, s = quant.quantize(W, dtype)
+    x = torch.randn(1, M, 64, generator=g).to(dtype)
     want = x.float() @ quant.dequantize(q, s).T                                           # (1, M, 200)
-    got = quant.KERNELS[kernel](x, q, s).float()
-    assert got.shape == (1, M, 200)
+    got = quant.KERNELS[kernel](x, q, s)
+    assert got.shape == (1, M, 200) and got.dtype == dtype
+    got = got.float()
     assert torch.allclose(got, want, rtol=2e-2, atol=2e-2), f"max |diff| {(got - want).abs().max().item():.4f}"
 
 
 # ---- the weight set through the one forward pass ---------------------------------------------------------
 def test_native_kernel_builds_on_an_avx2_machine_with_a_compiler(monkeypatch):
     """The C kernel (ops/native/int8_linear.c) builds and passes its own check where there is a C compiler and
-    an x86-64 CPU with AVX2 and FMA; it agrees with a float64 product on the model's own row count (odd K too);
+    an x86-64 CPU with AVX2 and FMA; it agrees with a float64 product on the model's own shapes (odd K and a
+    several-row prefill too);
     with OPERATOR_LAB_NATIVE=0 the CPU falls back to ATen's int8pack_mm."""
     import shutil
     from ops import native
@@ -76,9 +79,9 @@ def test_native_kernel_builds_on_an_avx2_machine_with_a_compiler(monkeypatch):
     assert native.load() is not None, native.why_not()
     assert quant.pick_kernel("cpu", torch.bfloat16) == "native"
     g = torch.Generator().manual_seed(2)
-    for N, K in ((1152, 896), (899, 4867)):
+    for N, K, M in ((1152, 896, 1), (899, 4867, 1), (1152, 896, 5)):   # M = 5: two 2-row tiles and one row
         q = torch.randint(-128, 128, (N, K), generator=g, dtype=torch.int8)
-        s, x = torch.rand(N, generator=g), torch.randn(1, K, generator=g)
+        s, x = torch.rand(N, generator=g), torch.randn(M, K, generator=g)
         want = (x.double() @ q.double().T) * s.double()
         # float32 sums of K products of size <= 128 * 4: rounding ~ sqrt(K) * eps * |terms|, far below 1e-2
         assert torch.allclose(native.int8_linear(x, q, s).double(), want, rtol=1e-4, atol=1e-2)
