@@ -10,7 +10,8 @@ Turned on by OPERATOR_LAB_CLASSROOM=1 (or `classroom = true` in .streamlit/secre
   - each session keeps at most OPERATOR_LAB_SESSION_MB of traces (default 256 in classroom mode,
     2048 otherwise); the model itself is loaded once and shared read-only
   - the Generate page starts on the int8 decoding path where the native kernel runs (a quarter of float32's
-    bytes per token): a class's generations share the server's cores
+    bytes per token): a class's generations share the server's cores; its weight set is built in the background
+    as the model loads (ui/state.load_model), so no student's first generation waits for it
 """
 from __future__ import annotations
 

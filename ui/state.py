@@ -90,8 +90,20 @@ def t(zh: str, en: str) -> str:
 @st.cache_resource(show_spinner=False, max_entries=3)     # get_model shows the spinner, in the page's language
 def load_model(source: str, device: str, dtype: str):
     """One model per (source, device, dtype), shared by all sessions; never mutated after loading.
-    No st element is drawn in here: st.cache_resource would replay it on every later hit."""
-    return ops.load_model(None if source == "default" else source, device=device, dtype=dtype)
+    No st element is drawn in here: st.cache_resource would replay it on every later hit. In classroom mode the
+    Generate page's int8 weight set is built now, in the background (4-5 s for the bundled model, once)."""
+    model = ops.load_model(None if source == "default" else source, device=device, dtype=dtype)
+    if classroom.default_decode_path() == "int8":
+        threading.Thread(target=_build_quietly, args=(model, "int8"), name="int8-weights", daemon=True).start()
+    return model
+
+
+def _build_quietly(model, name: str):
+    """model.weight_set(name) ahead of its first use; a failure here only means the first use builds (and reports) it."""
+    try:
+        model.weight_set(name)
+    except Exception:
+        pass
 
 
 def get_model():

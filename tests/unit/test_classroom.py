@@ -125,3 +125,32 @@ def test_sessions_isolated_and_oldest_dropped(english, monkeypatch):
         a.run()
     keys = [k[3][0] for k in a.session_state.traces]
     assert keys[-1] == "student 1 likes owls" and "student 1 likes pandas" not in keys and len(keys) <= 2
+
+
+@pytest.mark.parametrize("on", [True, False], ids=["classroom", "normal"])
+def test_classroom_builds_int8_weights_at_load(monkeypatch, tiny_hf_folder, on):
+    """Classroom mode starts Generate on int8 (where the native kernel runs), so loading the model starts building
+    the int8 weight set in the background; outside classroom mode nothing extra is built."""
+    import threading
+
+    from ops import native
+    from ui import state
+
+    if on and native.load() is None:
+        pytest.skip(f"no native int8 kernel here ({native.why_not()}): classroom mode starts on the traced path")
+    folder = tiny_hf_folder("qwen2")
+    monkeypatch.setenv("OPERATOR_LAB_ALLOWED_MODELS", str(folder))
+    if on:
+        monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "1")
+    else:
+        monkeypatch.delenv("OPERATOR_LAB_CLASSROOM", raising=False)
+    state.load_model.clear()
+    try:
+        model = state.load_model(str(folder), "cpu", "float32")
+        for th in threading.enumerate():
+            if th.name == "int8-weights":
+                th.join(timeout=60)
+        assert ("int8" in model._copies) == on
+        assert not on or model.weight_set("int8") is model._copies["int8"]
+    finally:
+        state.load_model.clear()
