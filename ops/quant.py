@@ -8,16 +8,17 @@ The scheme is gpt-fast's (quantize.py, dynamically_quantize_per_channel), symmet
 Decoding reads every weight once per token, so int8 halves the bytes of the bfloat16 copy again. The activations
 stay in the model's own dtype (float32 on the CPU), and so do the tensors that are not quantized, shared with the
 model rather than copied: the embedding table (a gather reads S rows, not the table), norms and biases. So the
-int8 path differs from float32 by the weight rounding alone, and a decode step on the CPU converts nothing (bfloat16 activations measured slower there: SDPA
-for one query in bfloat16 takes ~4x its float32 time, and every int8 product converted x and y). q|k|v and
-gate|up are fused as in the bfloat16 copy: one product, then split. A MoE model's experts are not quantized (the
-MoE operator takes its weight tensors directly): they, and so the activations, stay in 16 bits (rest_dtype).
+int8 path differs from float32 by the weight rounding alone, and a decode step on the CPU converts nothing
+(bfloat16 activations measured slower there: SDPA for one query in bfloat16 takes ~4x its float32 time, and
+every int8 product converted x and y). q|k|v and gate|up are fused as in the bfloat16 copy: one product, then
+split. A MoE model's experts are not quantized (the MoE operator takes its weight tensors directly): they, and so
+the activations, stay in 16 bits (rest_dtype).
 
 Kernels, CPU: "native" (ops/native/int8_linear.c, AVX2 + FMA, compiled on first use: int8 rows converted in
 registers, four rows per load of x, two rows of x per converted weight in a prefill); where it cannot be built,
-torch.ops.aten._weight_int8pack_mm (x (M, K) bf16, q (N, K) int8, s (N,) bf16 -> (M, N)); bench/int8.py measures both against int8 -> bf16 dequantization +
-torch.mv / F.linear on the model's own shapes (the LM head included). Other devices, or where neither runs:
-dequantize, then F.linear.
+torch.ops.aten._weight_int8pack_mm (x (M, K) bf16, q (N, K) int8, s (N,) bf16 -> (M, N)); bench/int8.py
+measures both against int8 -> bf16 dequantization + torch.mv / F.linear on the model's own shapes (the LM head
+included). Other devices, or where neither runs: dequantize, then F.linear.
 """
 from __future__ import annotations
 
