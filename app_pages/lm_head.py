@@ -57,6 +57,7 @@ st.dataframe(pd.DataFrame({t("位置", "pos"): range(n), t("输入 token", "inpu
                            t("实际的下一个", "actual next"): labels[1:n] + ["—"]}),
              hide_index=True, width="stretch")
 
+lens_checks = []                          # the lens costs (L + 1) LM-head products: checked only where it is drawn
 if box := page.more("Logit lens：每一层“已经想到”了什么", "Logit lens: what each layer already “thinks”", "lens"):
     with box:
         st.caption(t(f"把最终 RMSNorm + LM head 套在嵌入和每一层的 resid_out 上（共 {L + 1} 行），看每个位置排第一的 token。颜色 = 它的概率。",
@@ -74,6 +75,7 @@ if box := page.more("Logit lens：每一层“已经想到”了什么", "Logit 
                   text_heatmap(lens_p, text, cols, rows, title=t("Logit lens（行 = 层，列 = 位置）", "Logit lens (rows = layers, columns = positions)"),
                                xlabel=t("位置：输入 token", "position: input token"), ylabel=t("层", "layer"),
                                height=max(500, 26 * (L + 1) + 160)), key="lens")
+        lens_checks = checks.logit_lens(model, trace, b)
 
-page.checks(checks.lm_head(model, trace, b, s) + checks.logit_lens(model, trace, b))
+page.checks(checks.lm_head(model, trace, b, s) + lens_checks)
 page.at_scale()

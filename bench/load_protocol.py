@@ -490,6 +490,8 @@ def main():
         s = run(int(n), a.actions, a.think, a.timeout, a.gen_tokens, int(replicas or a.replicas), env)
         summaries.append(s)
         print(HEADER.format(cores=os.cpu_count()) + row(s), flush=True)
+        print("per action kind (p50 / p95 s, count): " + ", ".join(
+            f"{k} {a:.2f}/{b:.2f} ({n})" for k, (a, b, n) in sorted(s["by_kind"].items())), flush=True)
         for e in s["error_list"]:
             print("ERROR", e)
         if s["own_missing"]:
