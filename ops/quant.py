@@ -34,17 +34,28 @@ QUANTIZED = re.compile(r"model\.layers\.\d+\.(self_attn\.[qkvo]_proj|mlp\.(gate|
 EMBED = "model.embed_tokens.weight"
 
 
-def quantize(w: torch.Tensor, scale_dtype: torch.dtype = torch.bfloat16) -> tuple[torch.Tensor, torch.Tensor]:
+def quantize(w, scale_dtype: torch.dtype = torch.bfloat16, block: int = 2048) -> tuple[torch.Tensor, torch.Tensor]:
     """(out, in) float -> (q int8 (out, in), s (out,) in scale_dtype), symmetric per output row. The scale is
     rounded up to scale_dtype before dividing, so q is the best int8 row for the scale the kernel will use and
-    no element lands past the clamp: |W - s q| <= s / 2 everywhere."""
-    w = w.float()
-    amax = w.abs().amax(dim=1)                                               # (out,)
-    exact = (amax / 127.5).clamp(min=1e-10)                                  # gpt-fast: (max - min) / 2 of int8
-    s = exact.to(scale_dtype)
-    s = torch.where(s.float() < exact, torch.nextafter(s, torch.full_like(s, float("inf"))), s)
-    q = torch.round(w / s.float()[:, None]).clamp(-128, 127).to(torch.int8)
-    return q.contiguous(), s
+    no element lands past the clamp: |W - s q| <= s / 2 everywhere.
+    w may be a list of (out_i, in) tensors: their rows are quantized one after another into one q, as if
+    concatenated (q|k|v, gate|up), without the concatenated float copy. Rows go `block` at a time, so the float
+    temporaries stay small (a few MB) and are not written over the whole matrix again and again."""
+    parts = list(w) if isinstance(w, (list, tuple)) else [w]
+    rows, cols = sum(p.shape[0] for p in parts), parts[0].shape[1]
+    q = torch.empty(rows, cols, dtype=torch.int8, device=parts[0].device)
+    s = torch.empty(rows, dtype=scale_dtype, device=parts[0].device)
+    r = 0
+    for part in parts:
+        for x in part.split(block):
+            x, n = x.float(), x.shape[0]
+            exact = (x.abs().amax(dim=1) / 127.5).clamp(min=1e-10)          # gpt-fast: (max - min) / 2 of int8
+            sb = exact.to(scale_dtype)
+            sb = torch.where(sb.float() < exact, torch.nextafter(sb, torch.full_like(sb, float("inf"))), sb)
+            s[r:r + n] = sb
+            q[r:r + n] = (x / sb.float()[:, None]).round_().clamp_(-128, 127)   # whole numbers: exact in int8
+            r += n
+    return q, s
 
 
 def dequantize(q: torch.Tensor, s: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -145,7 +156,7 @@ def int8_copy(model, kernel: str | None = None) -> Int8Weights:
             if not all(n + ".weight" in src for n in names):
                 continue                                    # a MoE layer: no gate|up
             fused = prefix + FUSED[parts] + "_proj"
-            q, s = quantize(torch.cat([src[n + ".weight"] for n in names]), dtype)
+            q, s = quantize([src[n + ".weight"] for n in names], dtype)
             W[fused + ".weight"], W[fused + ".scales"] = q, s
             splits[fused] = [src[n + ".weight"].shape[0] for n in names]
             if all(n + ".bias" in W for n in names):

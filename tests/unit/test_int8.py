@@ -50,6 +50,20 @@ def test_quantize_round_trip_within_half_a_step(scale_dtype):
     assert float(rel.max()) < 0.01, f"relative row error {rel.max().item():.4f}"
 
 
+def test_quantize_in_blocks_and_parts_is_quantize_of_the_whole():
+    """Rows go `block` at a time, and a list of parts (q|k|v) is quantized as if concatenated: bitwise the same q
+    and s as one pass over torch.cat(parts) (each row is quantized on its own)."""
+    g = torch.Generator().manual_seed(1)
+    parts = [torch.randn(n, 64, generator=g) * torch.logspace(-2, 1, n)[:, None] for n in (37, 5, 20)]
+    q, s = quant.quantize(torch.cat(parts), torch.bfloat16, block=10_000)
+    for block in (1, 3, 16):
+        qb, sb = quant.quantize(parts, torch.bfloat16, block=block)
+        assert torch.equal(qb, q) and torch.equal(sb, s), block
+    rows = torch.cat(parts)
+    by_hand = torch.round(rows / s.float()[:, None]).clamp(-128, 127).to(torch.int8)      # the scheme, in one line
+    assert torch.equal(q, by_hand)
+
+
 @pytest.mark.parametrize("kernel", list(quant.KERNELS))
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
 @pytest.mark.parametrize("M", [1, 5, 40])            # odd M: the native kernel's two-row tile leaves one row over
