@@ -90,6 +90,41 @@ def test_generate_tiny(tiny_app_dense):
     check_generate(page_ok(PAGE, source=tiny_app_dense, prompt="I like shanghai\nHello there, friend"))
 
 
+def test_every_decode_step_takes_a_run_slot(tiny_app_dense, monkeypatch):
+    """Decode steps run inside ui.state.RUN_SLOTS, the semaphore that bounds a server's concurrent model runs: a
+    class's generations queue for the cores instead of all crawling at once."""
+    import threading
+
+    from ui import state
+
+    class Counting:
+        def __init__(self):
+            self.entered, self.inside, self.most, self.lock = 0, 0, 0, threading.Lock()
+
+        def __enter__(self):
+            with self.lock:
+                self.entered += 1
+                self.inside += 1
+                self.most = max(self.most, self.inside)
+
+        def __exit__(self, *exc):
+            with self.lock:
+                self.inside -= 1
+
+    at = page_ok(PAGE, source=tiny_app_dense)
+    slots = Counting()
+    monkeypatch.setattr(state, "RUN_SLOTS", slots)
+    button(at, "gen_next").click()
+    at.run()
+    no_exception(at)
+    assert slots.entered == 1 and slots.inside == 0
+    button(at, "gen_run").click()
+    at.run()
+    no_exception(at)
+    steps = len(at.dataframe[0].value)
+    assert steps > 2 and slots.entered == steps and slots.most == 1
+
+
 def test_generate_tiny_moe(tiny_app_moe):
     check_generate(page_ok(PAGE, source=tiny_app_moe))
 
