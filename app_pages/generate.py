@@ -84,10 +84,10 @@ def show_text(live=False):
 
 
 def step():
-    """One decode step in one of the server's run slots (state.RUN_SLOTS, shared with traces and experiments): a
-    class's generations take turns on the cores a step at a time. Thirty at once in one process each hand the GIL
-    back and forth ~600 times a step and all crawl (bench/RESULTS_load.md)."""
-    with state.RUN_SLOTS:
+    """One decode step in one of the server's decode slots (state.DECODE_SLOTS): a class's generations take turns a
+    few at a time. Thirty at once in one process each hand the GIL back and forth ~600 times a step and all crawl
+    (bench/RESULTS_load.md)."""
+    with state.DECODE_SLOTS:
         d.step()
 
 

@@ -22,6 +22,9 @@ from . import classroom
 DEFAULT_PROMPT = "I like shanghai"
 # model runs at once across all sessions: on a small machine a class's requests queue instead of thrashing
 RUN_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("OPERATOR_LAB_CONCURRENT_RUNS", "2") or 2)))
+# decode steps at once across all sessions (app_pages/generate.py): a step is ~600 short torch calls, each handing the
+# GIL back and forth, so thirty generations stepping together in one process all crawl; a few at a time do not
+DECODE_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("OPERATOR_LAB_CONCURRENT_DECODES", "4") or 4)))
 
 
 @dataclass(frozen=True)

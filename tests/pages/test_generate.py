@@ -90,9 +90,9 @@ def test_generate_tiny(tiny_app_dense):
     check_generate(page_ok(PAGE, source=tiny_app_dense, prompt="I like shanghai\nHello there, friend"))
 
 
-def test_every_decode_step_takes_a_run_slot(tiny_app_dense, monkeypatch):
-    """Decode steps run inside ui.state.RUN_SLOTS, the semaphore that bounds a server's concurrent model runs: a
-    class's generations queue for the cores instead of all crawling at once."""
+def test_every_decode_step_takes_a_decode_slot(tiny_app_dense, monkeypatch):
+    """Decode steps run inside ui.state.DECODE_SLOTS, the semaphore that bounds a server's concurrent decode steps:
+    a class's generations take turns instead of all crawling at once."""
     import threading
 
     from ui import state
@@ -113,7 +113,7 @@ def test_every_decode_step_takes_a_run_slot(tiny_app_dense, monkeypatch):
 
     at = page_ok(PAGE, source=tiny_app_dense)
     slots = Counting()
-    monkeypatch.setattr(state, "RUN_SLOTS", slots)
+    monkeypatch.setattr(state, "DECODE_SLOTS", slots)
     button(at, "gen_next").click()
     at.run()
     no_exception(at)
