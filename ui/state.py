@@ -24,7 +24,7 @@ DEFAULT_PROMPT = "I like shanghai"
 RUN_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("OPERATOR_LAB_CONCURRENT_RUNS", "2") or 2)))
 # decode steps at once across all sessions (app_pages/generate.py): a step is ~600 short torch calls, each handing the
 # GIL back and forth, so thirty generations stepping together in one process all crawl; a few at a time do not
-DECODE_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("OPERATOR_LAB_CONCURRENT_DECODES", "4") or 4)))
+DECODE_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("OPERATOR_LAB_CONCURRENT_DECODES", "2") or 2)))
 
 
 @dataclass(frozen=True)
