@@ -13,6 +13,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 # the page tests read every explanation tab at once; tests/pages/test_lazy.py turns lazy views back on
 os.environ.setdefault("OPERATOR_LAB_LAZY", "0")
+# no weight sets built in the background as a model loads (tests/unit/test_classroom.py turns it on): the tests stay
+# deterministic and the suite does not hold a bf16 and an int8 copy of every model it loads
+os.environ.setdefault("OPERATOR_LAB_PREBUILD", "0")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

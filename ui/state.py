@@ -9,6 +9,7 @@ import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 
 import streamlit as st
 
@@ -93,20 +94,48 @@ def t(zh: str, en: str) -> str:
 @st.cache_resource(show_spinner=False, max_entries=3)     # get_model shows the spinner, in the page's language
 def load_model(source: str, device: str, dtype: str):
     """One model per (source, device, dtype), shared by all sessions; never mutated after loading.
-    No st element is drawn in here: st.cache_resource would replay it on every later hit. In classroom mode the
-    Generate page's int8 weight set is built now, in the background (4-5 s for the bundled model, once)."""
+    No st element is drawn in here: st.cache_resource would replay it on every later hit. The weight sets other
+    pages read are built now, in the background (ahead_sets)."""
     model = ops.load_model(None if source == "default" else source, device=device, dtype=dtype)
-    if classroom.default_decode_path() == "int8":
-        threading.Thread(target=_build_quietly, args=(model, "int8"), name="int8-weights", daemon=True).start()
+    if names := ahead_sets(model):
+        threading.Thread(target=_build_quietly, args=(model, names), name="weight-sets", daemon=True).start()
     return model
 
 
-def _build_quietly(model, name: str):
-    """model.weight_set(name) ahead of its first use; a failure here only means the first use builds (and reports) it."""
+def mem_available() -> int:
+    """Bytes the kernel says a new allocation can have (MemAvailable in /proc/meminfo); 0 where unknown."""
     try:
-        model.weight_set(name)
-    except Exception:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
         pass
+    return 0
+
+
+def ahead_sets(model) -> list[str]:
+    """Weight sets to build as the model loads, so no page waits for them: in classroom mode the int8 set the Generate
+    page starts on; otherwise, on the CPU, the bf16 and int8 sets Precision compares (its first visit built them:
+    3-5 s on the bundled model) and Generate's faster paths offer, when they take under a third of the memory free
+    (about 3 bytes per parameter). OPERATOR_LAB_PREBUILD=0 builds nothing ahead."""
+    if os.environ.get("OPERATOR_LAB_PREBUILD", "1") == "0":
+        return []
+    if classroom.classroom_mode():
+        return ["int8"] if classroom.default_decode_path() == "int8" else []
+    if model.device != "cpu" and getattr(model.device, "type", "") != "cpu":
+        return []
+    params = sum({t.data_ptr(): t.numel() for t in model.weights.values()}.values())
+    return ["bf16", "int8"] if 0 < 3 * params < mem_available() / 3 else []
+
+
+def _build_quietly(model, names: list[str]):
+    """model.weight_set(name) for each name ahead of its first use; a failure here only means the first use builds
+    (and reports) it."""
+    for name in names:
+        try:
+            model.weight_set(name)
+        except Exception:
+            pass
 
 
 def get_model():

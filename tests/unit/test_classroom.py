@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 import pytest
+import torch
 
 from ops import inputs
 from ui import classroom
@@ -127,30 +128,43 @@ def test_sessions_isolated_and_oldest_dropped(english, monkeypatch):
     assert keys[-1] == "student 1 likes owls" and "student 1 likes pandas" not in keys and len(keys) <= 2
 
 
-@pytest.mark.parametrize("on", [True, False], ids=["classroom", "normal"])
-def test_classroom_builds_int8_weights_at_load(monkeypatch, tiny_hf_folder, on):
-    """Classroom mode starts Generate on int8 (where the native kernel runs), so loading the model starts building
-    the int8 weight set in the background; outside classroom mode nothing extra is built."""
+@pytest.mark.parametrize("mode", ["classroom", "normal", "normal, little memory", "normal, turned off"])
+def test_weight_sets_built_at_load(monkeypatch, tiny_hf_folder, mode):
+    """Loading a model starts building, in the background, the weight sets pages would otherwise build on their first
+    visit: in classroom mode the int8 set Generate starts on (where the native kernel runs); otherwise the bf16 and
+    int8 sets Precision compares, when they fit in a third of the free memory, and not with OPERATOR_LAB_PREBUILD=0."""
     import threading
 
     from ops import native
     from ui import state
 
-    if on and native.load() is None:
+    if mode == "classroom" and native.load() is None:
         pytest.skip(f"no native int8 kernel here ({native.why_not()}): classroom mode starts on the traced path")
     folder = tiny_hf_folder("qwen2")
     monkeypatch.setenv("OPERATOR_LAB_ALLOWED_MODELS", str(folder))
-    if on:
+    monkeypatch.setenv("OPERATOR_LAB_PREBUILD", "0" if mode == "normal, turned off" else "1")
+    if mode == "classroom":
         monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "1")
     else:
         monkeypatch.delenv("OPERATOR_LAB_CLASSROOM", raising=False)
+    if mode == "normal, little memory":
+        monkeypatch.setattr(state, "mem_available", lambda: 1000)
+    want = {"classroom": {"int8"}, "normal": {torch.bfloat16, "int8"}}.get(mode, set())
     state.load_model.clear()
     try:
         model = state.load_model(str(folder), "cpu", "float32")
         for th in threading.enumerate():
-            if th.name == "int8-weights":
+            if th.name == "weight-sets":
                 th.join(timeout=60)
-        assert ("int8" in model._copies) == on
-        assert not on or model.weight_set("int8") is model._copies["int8"]
+        assert set(model._copies) == want
+        assert "int8" not in want or model.weight_set("int8") is model._copies["int8"]
+        assert torch.bfloat16 not in want or model.weight_set("bf16") is model._copies[torch.bfloat16]
     finally:
         state.load_model.clear()
+
+
+def test_mem_available_reads_the_kernel():
+    from ui import state
+
+    free = state.mem_available()
+    assert free == 0 or 2**20 < free < 2**50
