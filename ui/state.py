@@ -129,8 +129,13 @@ def ahead_sets(model) -> list[str]:
 
 
 def _build_quietly(model, names: list[str]):
-    """model.weight_set(name) for each name ahead of its first use; a failure here only means the first use builds
-    (and reports) it."""
+    """model.weight_set(name) for each name ahead of its first use, at the lowest CPU priority (the thread, and the
+    OpenMP threads it starts, which inherit it), so a page run meanwhile goes first; a failure here only means the
+    first use builds (and reports) it."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)      # Linux: the calling thread only
+    except (AttributeError, OSError):
+        pass
     for name in names:
         try:
             model.weight_set(name)
