@@ -10,8 +10,7 @@ from ops.inputs import max_new_tokens_limit
 from ops.model import InputError
 from ui import classroom
 from ui.page import StagePage
-from ui import state
-from ui.state import get_model, get_trace, settings, t
+from ui.state import decode_step, get_model, get_trace, settings, t
 from viz import lines
 from viz.generate import next_token_preview, text_box
 from viz.labels import pieces
@@ -83,21 +82,13 @@ def show_text(live=False):
     box.markdown(text_box(prompt, d.text, live), unsafe_allow_html=True)
 
 
-def step():
-    """One decode step in one of the server's decode slots (state.DECODE_SLOTS): a class's generations take turns a
-    few at a time. Thirty at once in one process each hand the GIL back and forth ~600 times a step and all crawl
-    (bench/RESULTS_load.md)."""
-    with state.DECODE_SLOTS:
-        d.step()
-
-
 if clicked_reset or (clicked_run and d.done):
     d = ss["_gen"]["decoder"] = new_decoder()
 if clicked_next and not d.done:
-    step()
+    decode_step(d)
 elif clicked_run:
     while not d.done:                      # the Decoder's own step, drawn as each token comes
-        step()
+        decode_step(d)
         show_text(live=True)
 show_text()
 if not d.steps and (tr := get_trace(model)).token_ids[0, :tr.lengths[0]].tolist() == list(d.prompt_ids):  # preview, from the trace

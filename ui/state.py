@@ -28,6 +28,14 @@ RUN_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("OPERATOR_LAB_C
 DECODE_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("OPERATOR_LAB_CONCURRENT_DECODES", "2") or 2)))
 
 
+def decode_step(decoder):
+    """decoder.step() in one of the server's decode slots (DECODE_SLOTS): a class's generations take turns a few at a
+    time. Thirty at once in one process each hand the GIL back and forth ~600 times a step and all crawl
+    (bench/RESULTS_load.md)."""
+    with DECODE_SLOTS:
+        decoder.step()
+
+
 @dataclass(frozen=True)
 class Settings:
     source: str          # "default", a folder, or a .gguf path
