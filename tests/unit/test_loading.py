@@ -1,5 +1,6 @@
 """Loading: HF folders, GGUF files, the bundled model and its cache; strict checks and clear errors."""
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -271,6 +272,27 @@ def test_bundled_gguf_verified(bundled_gguf_path):
     p = Path(bundled_gguf_path)
     assert p.stat().st_size == loading.BUNDLED_SIZE == 491_400_064
     assert loading._sha256_file(p) == loading.BUNDLED_SHA256
+
+
+def test_gguf_hashed_once_then_stamped(monkeypatch, tmp_path):
+    """The assembled file is hashed once; later calls trust model.gguf.verified while size, mtime and inode
+    match it, and a file changed in place is hashed again and refused."""
+    monkeypatch.setenv("OPERATOR_LAB_CACHE", str(tmp_path))
+    target = loading._bundled_dir() / "model.gguf"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"x" * 64)
+    monkeypatch.setattr(loading, "BUNDLED_SIZE", 64)
+    monkeypatch.setattr(loading, "BUNDLED_SHA256", loading._sha256_file(target))
+    hashed = []
+    real = loading._sha256_file
+    monkeypatch.setattr(loading, "_sha256_file", lambda p: hashed.append(p) or real(p))
+    assert loading.bundled_gguf_path() == target and len(hashed) == 1
+    assert loading.bundled_gguf_path() == target and len(hashed) == 1          # the stamp, no second hash
+    target.write_bytes(b"y" * 64)                                              # same size, new bytes
+    os.utime(target, ns=(1, 1))                                                # a new mtime even on a coarse clock
+    with pytest.raises(LoadError, match="sha256"):
+        loading.bundled_gguf_path()
+    assert len(hashed) == 2
 
 
 @pytest.mark.real
