@@ -73,7 +73,8 @@ def make_edits():
 
 runs = {k: lab.prompt_trace(model, p[k]) for k in ("src", "a", "b") if k in p}    # the other prompts' runs, shared
 edited = None if None in runs.values() else lab.kept(key + ("edit", kind, i) + tuple(sorted(p.items())),
-                                                      lambda: model.trace_ids([ids], edits=make_edits(), capture=lab.CAPTURE))
+                                                      lambda: model.trace_ids([ids], edits=make_edits(), capture=lab.CAPTURE),
+                                                      share=True)
 what = KINDS[kind][2].format(i=i, **dict(p, mode=t(*MODES[p["mode"]])) if "mode" in p else p)
 
 # ---- the main picture: the next token before and after the edit -------------------------------------------

@@ -161,12 +161,22 @@ class Trace:
         return self._recompute(name, t) if isinstance(t, Derived) else t
 
     def _recompute(self, name: str, d: Derived) -> torch.Tensor:
-        if name not in self.recent:
-            self.recent[name] = d.fn(*(self[n] for n in d.inputs))
+        # sessions share a trace (ui.state.shared_trace) and read it from their own threads: each step below is
+        # one dict operation, and a tensor another thread dropped meanwhile is simply recomputed next time
+        t = self.recent.get(name)
+        if t is None:
+            t = self.recent[name] = d.fn(*(self[n] for n in d.inputs))
             while len(self.recent) > RECENT:
-                self.recent.popitem(last=False)
-        self.recent.move_to_end(name)
-        return self.recent[name]
+                try:
+                    self.recent.popitem(last=False)
+                except KeyError:
+                    break
+        else:
+            try:
+                self.recent.move_to_end(name)
+            except KeyError:
+                pass
+        return t
 
     def is_recomputed(self, name: str) -> bool:
         """True when the trace holds a recipe for `name` rather than the tensor itself."""

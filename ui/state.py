@@ -1,7 +1,8 @@
 """Session state shared by every page: settings, the loaded model, and this session's traces.
 
 The model is loaded once per (source, device, dtype) with st.cache_resource and shared read-only by
-every session; each session keeps its own traces in st.session_state, oldest dropped first.
+every session; each session keeps its own traces in st.session_state, oldest dropped first. A trace is computed
+once per (model, prompts, chat) for every session (shared_trace) and read-only to the pages.
 """
 from __future__ import annotations
 
@@ -228,10 +229,12 @@ def get_trace(model=None, prompts=None):
     note = inputs.sanitize(str(st.session_state.get("prompt_text", ""))).message(lang())
     if note:
         st.info(t("提示词已清理：", "The prompt was cleaned: ") + note)
+    budget = classroom.session_budget_bytes()
     try:
-        with st.spinner(t("正在逐个算子运行模型……", "Running the model operator by operator...")), RUN_SLOTS:
-            trace = model.trace(list(s.prompts), chat=s.chat, max_bytes=classroom.session_budget_bytes(),
-                                warn=lambda m: None)   # the sanitising note is shown above, once
+        with st.spinner(t("正在逐个算子运行模型……", "Running the model operator by operator...")):
+            trace = shared_trace((id(model),) + key, budget,
+                                 lambda: model.trace(list(s.prompts), chat=s.chat, max_bytes=budget,
+                                                     warn=lambda m: None))   # the sanitising note is shown above
     except PromptTooLong as e:
         st.error(str(e))
         n = e.limit
@@ -242,11 +245,42 @@ def get_trace(model=None, prompts=None):
         st.error(str(e))
         return _fallback(s)
     traces[key] = trace
-    budget = classroom.session_budget_bytes()
     while len(traces) > 1 and sum(tr.nbytes for tr in traces.values()) > budget:
         traces.popitem(last=False)
     trim_heap()
     return trace
+
+
+_SHARED: OrderedDict = OrderedDict()   # traces every session may read: key -> trace, least recently used first
+_SHARED_LOCK = threading.Lock()
+_COMPUTING: dict = {}                  # key -> the lock one session holds while it computes that trace
+
+
+def shared_trace(key: tuple, budget: int, compute):
+    """compute() once per key (model, prompts, chat, ...) for every session: a class opening the app on one prompt
+    runs it once, and a session asking while another computes the same key waits for that run (in a RUN_SLOTS
+    slot). Traces are read-only to pages; they stay while those kept here fit in `budget` bytes (the newest
+    always stays), and each session's own list (get_trace) holds its references besides."""
+    with _SHARED_LOCK:
+        if key in _SHARED:
+            _SHARED.move_to_end(key)
+            return _SHARED[key]
+        lock = _COMPUTING.setdefault(key, threading.Lock())
+    with lock:
+        with _SHARED_LOCK:
+            if key in _SHARED:                     # computed by the session this one waited for
+                return _SHARED[key]
+        try:
+            with RUN_SLOTS:
+                trace = compute()
+        finally:
+            with _SHARED_LOCK:
+                _COMPUTING.pop(key, None)
+        with _SHARED_LOCK:
+            _SHARED[key] = trace
+            while len(_SHARED) > 1 and sum(tr.nbytes for tr in _SHARED.values()) > budget:
+                _SHARED.popitem(last=False)
+        return trace
 
 
 def trim_heap():

@@ -128,6 +128,54 @@ def test_sessions_isolated_and_oldest_dropped(english, monkeypatch):
     assert keys[-1] == "student 1 likes owls" and "student 1 likes pandas" not in keys and len(keys) <= 2
 
 
+@pytest.mark.real
+def test_sessions_on_one_prompt_share_one_run(english, monkeypatch):
+    """A class opening the app on one prompt runs the model once: the second session gets the first one's
+    trace object, and a session on another prompt gets its own."""
+    import ops.model
+    import ui.state
+
+    monkeypatch.delenv("OPERATOR_LAB_CLASSROOM", raising=False)
+    runs = []
+    real = ops.model.Model.trace
+    monkeypatch.setattr(ops.model.Model, "trace", lambda self, *a, **k: runs.append(a[0]) or real(self, *a, **k))
+    prompt = "the class shares this sentence"
+    a, b, c = _app(prompt), _app(prompt), _app("one student types another")
+    mine = lambda at: next(iter(at.session_state.traces.values()))  # noqa: E731
+    assert mine(a) is mine(b) and mine(c) is not mine(a)
+    assert runs.count([prompt]) == 1 and runs.count(["one student types another"]) == 1
+    assert sum(tr.nbytes for tr in ui.state._SHARED.values()) <= ui.classroom.session_budget_bytes()
+
+
+def test_shared_trace_waits_and_stays_in_budget():
+    """Two threads asking for one key compute it once; the store drops its oldest traces past the budget."""
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from ui import state
+
+    calls = []
+
+    def compute():
+        calls.append(1)
+        time.sleep(0.2)
+        return SimpleNamespace(nbytes=10)
+
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(state.shared_trace(("test", "k1"), 25, compute)))
+               for _ in range(2)]
+    [th.start() for th in threads]
+    [th.join() for th in threads]
+    assert len(calls) == 1 and got[0] is got[1]
+    state.shared_trace(("test", "k2"), 25, compute)
+    state.shared_trace(("test", "k3"), 25, compute)                  # 30 bytes > 25: the oldest goes
+    mine = [k for k in state._SHARED if k[0] == "test"]
+    assert mine == [("test", "k2"), ("test", "k3")] and len(calls) == 3
+    for k in mine:
+        state._SHARED.pop(k)
+
+
 @pytest.mark.parametrize("mode", ["classroom", "normal", "normal, little memory", "normal, turned off"])
 def test_weight_sets_built_at_load(monkeypatch, tiny_hf_folder, mode):
     """Loading a model starts building, in the background, the weight sets pages would otherwise build on their first
