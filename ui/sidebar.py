@@ -7,7 +7,7 @@ import torch
 from ops import inputs
 from ops.model import token_limit
 from . import classroom
-from .state import get_model, settings, t
+from .state import get_model, keep_settings, settings, t
 
 
 def navigation(pages: dict):
@@ -66,6 +66,7 @@ def render():
                  help=t("不可见的控制字符会被删除（保留换行和制表符）；无法编码的孤立代理字符替换为 �。",
                         "Invisible control characters are removed (newlines and tabs kept); lone surrogates become �."))
     sb.toggle(t("套用聊天模板 (ChatML)", "Apply the chat template (ChatML)"), key="chat")
+    keep_settings()
     s = settings()
     if s.prompts:
         st.query_params["prompt"] = "\n".join(s.prompts)

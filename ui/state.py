@@ -55,17 +55,14 @@ def init_state():
     ss = st.session_state
     if ss.get("_initialised") and "traces" in ss:
         # Streamlit forgets a widget's key after a run that did not draw the widget (a run that failed before
-        # the sidebar): put the defaults back so the next run does not fail on a missing key
-        # (the URL keeps the prompt, chat and language, so those come back from it)
-        for key in ("source", "device", "dtype"):
+        # the sidebar), and on a page switch it keeps only the widgets the browser reported (a click while the
+        # last run was still drawing reports fewer), dropping the page's query parameters too: each setting
+        # comes back from its copy kept below (KEPT), else the URL, else the default. Seen in bench/browser.py:
+        # a session in English switched to Chinese between two pages.
+        for key in KEPT:
             if key not in ss:
-                ss[key] = DEFAULTS[key]
-        if "prompt_text" not in ss:
-            ss.prompt_text = st.query_params.get("prompt", DEFAULTS["prompt_text"])
-        if "chat" not in ss:
-            ss.chat = st.query_params.get("chat", "0") == "1"
-        if "lang" not in ss:
-            ss.lang = st.query_params.get("lang") if st.query_params.get("lang") in ("zh", "en") else DEFAULTS["lang"]
+                ss[key] = ss.get("_kept_" + key, _from_url(key))
+        _keep(ss)
         return
     qp = st.query_params
     ss.source = DEFAULTS["source"]
@@ -77,6 +74,33 @@ def init_state():
     ss.projector = qp.get("projector") == "1"
     ss.traces = OrderedDict()
     ss._initialised = True
+    _keep(ss)
+
+
+KEPT = ("source", "device", "dtype", "prompt_text", "chat", "lang", "projector")   # the sidebar's settings
+
+
+def _from_url(key: str):
+    """A setting as a shared link gives it, else its default."""
+    qp = st.query_params
+    if key == "prompt_text":
+        return qp.get("prompt", DEFAULTS["prompt_text"])
+    if key in ("chat", "projector"):
+        return qp.get(key, "0") == "1"
+    if key == "lang":
+        return qp.get("lang") if qp.get("lang") in ("zh", "en") else DEFAULTS["lang"]
+    return DEFAULTS[key]
+
+
+def keep_settings():
+    """Copy the sidebar's settings where Streamlit's widget clean-up does not reach (after the sidebar's widgets ran)."""
+    _keep(st.session_state)
+
+
+def _keep(ss):
+    for key in KEPT:
+        if key in ss:
+            ss["_kept_" + key] = ss[key]
 
 
 def settings() -> Settings:

@@ -97,3 +97,30 @@ def test_a_session_that_lost_its_widget_keys_recovers():
     at.run()
     assert not at.exception
     assert at.markdown[0].value == "bfloat16|cpu|student 7 likes otters"      # kept what was there, refilled the rest
+
+
+def test_settings_survive_a_page_switch_that_drops_widgets_and_url():
+    """On a page switch Streamlit keeps only the widgets the browser reported and drops the page's query parameters;
+    a click while the last run was still drawing reports fewer. bench/browser.py saw an English session turn
+    Chinese that way. The session's own settings (typed since the link was opened) come back, not the defaults."""
+    from streamlit.testing.v1 import AppTest
+
+    def script():
+        import streamlit as st
+
+        from ui import state
+        state.init_state()
+        st.write(f"{st.session_state.lang}|{st.session_state.prompt_text}|{st.session_state.chat}")
+
+    at = AppTest.from_function(script, default_timeout=30)
+    at.query_params["lang"] = "en"
+    at.run()
+    at.session_state["prompt_text"] = "typed after the link was opened"
+    at.session_state["chat"] = True
+    at.run()
+    for key in ("lang", "prompt_text", "chat"):
+        del at.session_state[key]
+    at.query_params.clear()
+    at.run()
+    assert not at.exception
+    assert at.markdown[0].value == "en|typed after the link was opened|True"
