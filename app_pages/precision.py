@@ -16,7 +16,7 @@ L = c.num_hidden_layers
 b = page.row()
 prompt = trace.prompts[b]
 chat = bool(st.session_state.get("chat", False))
-rep = lab.kept(lab.model_key() + ("precision", prompt, chat), lambda: precision.precision_report(model, prompt, chat),
+rep = lab.kept(lab.precision_key(lab.model_key(), prompt, chat), lambda: precision.precision_report(model, prompt, chat),
                t("正在用 float32、bfloat16、int8 各运行一遍……", "Running float32, bfloat16 and int8 in turn..."), share=True)
 if rep is None:
     st.stop()

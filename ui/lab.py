@@ -121,7 +121,34 @@ def prompt_trace(model, text: str):
         st.error(t("提示词是空的：请写一句话。", "The prompt is empty: type a sentence."))
         return None
     chat = settings().chat
-    return kept(model_key() + ("prompt", text, chat), lambda: model.trace([text], chat=chat, capture=CAPTURE), share=True)
+    return kept(prompt_key(model_key(), text, chat), lambda: model.trace([text], chat=chat, capture=CAPTURE), share=True)
+
+
+def prompt_key(model_key: tuple, text: str, chat: bool) -> tuple:
+    return model_key + ("prompt", text, chat)
+
+
+def precision_key(model_key: tuple, prompt: str, chat: bool) -> tuple:
+    return model_key + ("precision", prompt, chat)
+
+
+def first_visits(model, source: str, device: str, dtype: str, sets: bool):
+    """Ahead of the first visit in this process, the work pages share between sessions on their default settings:
+    the tokenizer's merge table (Tokenize), the head atlas, Compare's first pair in both languages, and (when the
+    bf16 and int8 sets are built: sets) Precision's report on the default prompt; 0.4-1.3 s each on the bundled
+    model. Run from ui.state's background thread; each result lands where the page looks for it."""
+    from content import pairs
+    from ops import precision
+    from .state import DEFAULT_PROMPT
+
+    _ = getattr(model.tokenizer, "merges", None)
+    _atlas(source, device, dtype, ATLAS_SEED, ATLAS_N)
+    mk = (source, device, dtype)
+    first = next(iter(pairs.pairs()))
+    for text in {x for lang in ("en", "zh") for x in pairs.prompts(first, lang)}:
+        _shared(prompt_key(mk, text, False), lambda text=text: model.trace([text], chat=False, capture=CAPTURE))
+    if sets:
+        _shared(precision_key(mk, DEFAULT_PROMPT, False), lambda: precision.precision_report(model, DEFAULT_PROMPT, False))
 
 
 def url_text(label: str, key: str, default: str, height: int | None = None) -> str:
@@ -133,7 +160,10 @@ def url_text(label: str, key: str, default: str, height: int | None = None) -> s
     return value
 
 
-def atlas(source: str, device: str, dtype: str, seed: int = 0, n: int = 32) -> dict:
+ATLAS_SEED, ATLAS_N = 0, 32      # the atlas's induction test: a random sequence of ATLAS_N tokens, twice
+
+
+def atlas(source: str, device: str, dtype: str, seed: int = ATLAS_SEED, n: int = ATLAS_N) -> dict:
     """The head atlas of one model (it does not depend on the prompt): scores, labels, counts, and the
     induction test sequence with every head's attention on it. Shared by every session."""
     with st.spinner(t("正在给每个注意力头打分……", "Scoring every attention head...")):

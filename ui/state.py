@@ -130,8 +130,9 @@ def load_model(source: str, device: str, dtype: str):
     No st element is drawn in here: st.cache_resource would replay it on every later hit. The weight sets other
     pages read are built now, in the background (ahead_sets)."""
     model = ops.load_model(None if source == "default" else source, device=device, dtype=dtype)
-    if names := ahead_sets(model):
-        threading.Thread(target=_build_quietly, args=(model, names), name="weight-sets", daemon=True).start()
+    if os.environ.get("OPERATOR_LAB_PREBUILD", "1") != "0":
+        threading.Thread(target=_build_quietly, args=(model, ahead_sets(model), (source, device, dtype)),
+                         name="weight-sets", daemon=True).start()
     return model
 
 
@@ -161,10 +162,11 @@ def ahead_sets(model) -> list[str]:
     return ["bf16", "int8"] if 0 < 3 * params < mem_available() / 3 else []
 
 
-def _build_quietly(model, names: list[str]):
-    """model.weight_set(name) for each name ahead of its first use, at the lowest CPU priority (the thread, and the
-    OpenMP threads it starts, which inherit it), so a page run meanwhile goes first; a failure here only means the
-    first use builds (and reports) it."""
+def _build_quietly(model, names: list[str], key: tuple):
+    """model.weight_set(name) for each name ahead of its first use, then (outside classroom mode) the pages'
+    shared first-visit work (ui.lab.first_visits), at the lowest CPU priority (the thread, and the OpenMP threads
+    it starts, which inherit it), so a page run meanwhile goes first; a failure here only means the first use
+    builds (and reports) it."""
     try:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)      # Linux: the calling thread only
     except (AttributeError, OSError):
@@ -174,6 +176,13 @@ def _build_quietly(model, names: list[str]):
             model.weight_set(name)
         except Exception:
             pass
+    if classroom.classroom_mode():          # a class's own first visits share the work; its run slots stay free
+        return
+    try:
+        from . import lab
+        lab.first_visits(model, *key, sets=set(names) >= {"bf16", "int8"})
+    except Exception:
+        pass
 
 
 def get_model():

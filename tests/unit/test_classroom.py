@@ -207,8 +207,23 @@ def test_weight_sets_built_at_load(monkeypatch, tiny_hf_folder, mode):
         assert set(model._copies) == want
         assert "int8" not in want or model.weight_set("int8") is model._copies["int8"]
         assert torch.bfloat16 not in want or model.weight_set("bf16") is model._copies[torch.bfloat16]
+        # outside classroom mode, the pages' shared first-visit work is done too: asking again computes nothing
+        from ops import atlas as head_atlas
+        from ui import lab
+
+        ahead = mode in ("normal", "normal, little memory")
+        assert ("merges" in model.tokenizer.__dict__) == ahead
+        key = (str(folder), "cpu", "float32")
+        monkeypatch.setattr(head_atlas, "induction_trace", lambda *a, **k: pytest.fail("the atlas was recomputed"))
+        if ahead:
+            assert lab._atlas(*key, lab.ATLAS_SEED, lab.ATLAS_N)["labels"] is not None
+            assert lab._shared(lab.precision_key(key, state.DEFAULT_PROMPT, False),
+                               lambda: pytest.fail("recomputed")) if mode == "normal" else True
     finally:
         state.load_model.clear()
+        from ui import lab
+        lab._atlas.clear()
+        lab._shared.clear()
 
 
 def test_mem_available_reads_the_kernel():
