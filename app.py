@@ -10,23 +10,24 @@ import viz  # noqa: E402,F401  (sets the plotly template every page's figures us
 from content import stages  # noqa: E402
 from ui import page, sidebar, state  # noqa: E402  (after set_page_config)
 
-state.init_state()
-# projector mode (?projector=1) folds the sidebar away; its arrow opens it again
-st.set_page_config(page_title=state.t("算子实验室", "Operator Lab"),
-                   initial_sidebar_state="collapsed" if state.projector() else "auto")
-page.style()
+with state.RUNS:               # background work at load waits while a page runs (ui.state.RUNS)
+    state.init_state()
+    # projector mode (?projector=1) folds the sidebar away; its arrow opens it again
+    st.set_page_config(page_title=state.t("算子实验室", "Operator Lab"),
+                       initial_sidebar_state="collapsed" if state.projector() else "auto")
+    page.style()
 
-# Every page answers at its own URL (/overview included, so a copied link works); the default page answers
-# at / as well, through a second entry for the same file. The sidebar lists each page once.
-pages = {s.page: st.Page(f"app_pages/{s.page}.py", title=s.title(state.lang()), icon=s.icon, url_path=s.page)
-         for s in stages.pages()}
-home = st.Page("app_pages/overview.py", title=stages.get("overview").title(state.lang()), icon="🗺️",
-               url_path="home", default=True)
-nav = st.navigation([home, *pages.values()], position="hidden")
-sidebar.navigation(pages)
-sidebar.render()
-try:
-    nav.run()
-    page.next_stage("overview" if nav.url_path == "home" else nav.url_path)   # not after a page that stopped
-finally:
-    state.trim_heap()          # a page's freed temporaries leave the resident set (a class keeps the server up for hours)
+    # Every page answers at its own URL (/overview included, so a copied link works); the default page answers
+    # at / as well, through a second entry for the same file. The sidebar lists each page once.
+    pages = {s.page: st.Page(f"app_pages/{s.page}.py", title=s.title(state.lang()), icon=s.icon, url_path=s.page)
+             for s in stages.pages()}
+    home = st.Page("app_pages/overview.py", title=stages.get("overview").title(state.lang()), icon="🗺️",
+                   url_path="home", default=True)
+    nav = st.navigation([home, *pages.values()], position="hidden")
+    sidebar.navigation(pages)
+    sidebar.render()
+    try:
+        nav.run()
+        page.next_stage("overview" if nav.url_path == "home" else nav.url_path)   # not after a page that stopped
+    finally:
+        state.trim_heap()      # a page's freed temporaries leave the resident set (a class keeps the server up for hours)

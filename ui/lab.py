@@ -132,32 +132,25 @@ def precision_key(model_key: tuple, prompt: str, chat: bool) -> tuple:
     return model_key + ("precision", prompt, chat)
 
 
-def first_visits(model, source: str, device: str, dtype: str, sets: bool):
-    """Ahead of the first visit in this process, the work pages share between sessions on their default settings:
-    the tokenizer's merge table (Tokenize), the head atlas, Compare's first pair in both languages, and (when the
-    bf16 and int8 sets are built: sets) Precision's report on the default prompt; 0.4-1.3 s each on the bundled
-    model. Run from ui.state's background thread; each result lands where the page looks for it."""
+def first_visits(model, source: str, device: str, dtype: str, sets: bool) -> list:
+    """Jobs to run ahead of the first visit in this process: the work pages share between sessions on their default
+    settings -- the tokenizer's merge table (Tokenize), the head atlas, Compare's first pair in both languages, and
+    (when the bf16 and int8 sets are built: sets) Precision's report on the default prompt; 0.4-1.3 s each on the
+    bundled model. ui.state runs them in its background thread; each result lands where the page looks for it."""
     from content import pairs
     from ops import precision
     from .state import DEFAULT_PROMPT
 
-    _ = getattr(model.tokenizer, "merges", None)
-    _atlas(source, device, dtype, ATLAS_SEED, ATLAS_N)
     mk = (source, device, dtype)
     first = next(iter(pairs.pairs()))
-    for text in {x for lang in ("en", "zh") for x in pairs.prompts(first, lang)}:
-        _shared(prompt_key(mk, text, False), lambda text=text: model.trace([text], chat=False, capture=CAPTURE))
+    texts = sorted({x for lang in ("en", "zh") for x in pairs.prompts(first, lang)})
+    jobs = [lambda: getattr(model.tokenizer, "merges", None), lambda: _atlas(source, device, dtype, ATLAS_SEED, ATLAS_N)]
+    jobs += [lambda text=text: _shared(prompt_key(mk, text, False),
+                                       lambda: model.trace([text], chat=False, capture=CAPTURE)) for text in texts]
     if sets:
-        _shared(precision_key(mk, DEFAULT_PROMPT, False), lambda: precision.precision_report(model, DEFAULT_PROMPT, False))
-
-
-def url_text(label: str, key: str, default: str, height: int | None = None) -> str:
-    """A text box whose value lives in the URL (like ui.state.picker, for text), so a link repeats the run."""
-    if key not in st.session_state:
-        st.session_state[key] = st.query_params.get(key, default)
-    value = (st.text_area(label, key=key, height=height) if height else st.text_input(label, key=key))
-    st.query_params[key] = value
-    return value
+        jobs.append(lambda: _shared(precision_key(mk, DEFAULT_PROMPT, False),
+                                    lambda: precision.precision_report(model, DEFAULT_PROMPT, False)))
+    return jobs
 
 
 ATLAS_SEED, ATLAS_N = 0, 32      # the atlas's induction test: a random sequence of ATLAS_N tokens, twice

@@ -25,7 +25,12 @@ from ops.trace import CONTRACT, dims, eval_dim
 from viz import labels as lbl
 from viz.figures import upright_titles
 
-from .state import lang, layer_picker, projector, require_trace, row_picker, t, token_picker
+from . import state as _state
+from .state import layer_picker, projector, require_trace, row_picker, t, token_picker
+
+
+def lang() -> str:
+    return _state.lang()          # looked up at each call, so a test that pins the language reaches this module too
 
 
 def shape_str(shape) -> str:

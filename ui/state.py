@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,35 @@ RUN_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("OPERATOR_LAB_C
 # decode steps at once across all sessions (app_pages/generate.py): a step is ~600 short torch calls, each handing the
 # GIL back and forth, so thirty generations stepping together in one process all crawl; a few at a time do not
 DECODE_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("OPERATOR_LAB_CONCURRENT_DECODES", "2") or 2)))
+
+
+class Runs:
+    """The script runs under way in this process (app.py enters this around each), so background work can wait
+    for a quiet moment: a job of the load-time thread starts only when no page has run for `quiet` seconds."""
+
+    def __init__(self):
+        self.running, self.last, self.lock = 0, 0.0, threading.Lock()
+
+    def __enter__(self):
+        with self.lock:
+            self.running += 1
+
+    def __exit__(self, *exc):
+        with self.lock:
+            self.running -= 1
+            self.last = time.monotonic()
+
+    def wait_quiet(self, quiet: float = 0.5, give_up: float = 600.0):
+        """Return once no run is under way and none ended in the last `quiet` seconds (or after give_up)."""
+        end = time.monotonic() + give_up
+        while time.monotonic() < end:
+            with self.lock:
+                if self.running == 0 and time.monotonic() - self.last >= quiet:
+                    return
+            time.sleep(0.1)
+
+
+RUNS = Runs()
 
 
 def decode_step(decoder):
@@ -171,18 +201,16 @@ def _build_quietly(model, names: list[str], key: tuple):
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)      # Linux: the calling thread only
     except (AttributeError, OSError):
         pass
-    for name in names:
+    jobs = [lambda name=name: model.weight_set(name) for name in names]
+    if not classroom.classroom_mode():      # a class's own first visits share the work; its run slots stay free
+        from . import lab
+        jobs += lab.first_visits(model, *key, sets=set(names) >= {"bf16", "int8"})
+    for job in jobs:
+        RUNS.wait_quiet()
         try:
-            model.weight_set(name)
+            job()
         except Exception:
             pass
-    if classroom.classroom_mode():          # a class's own first visits share the work; its run slots stay free
-        return
-    try:
-        from . import lab
-        lab.first_visits(model, *key, sets=set(names) >= {"bf16", "int8"})
-    except Exception:
-        pass
 
 
 def get_model():

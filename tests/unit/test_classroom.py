@@ -75,10 +75,8 @@ def test_session_budget_defaults(monkeypatch):
 
 
 def _app(prompt="I like shanghai"):
-    import ui.state
     from streamlit.testing.v1 import AppTest
 
-    ui.state.lang = lambda: "en"
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["lang"] = "en"
     at.query_params["prompt"] = prompt
@@ -231,3 +229,21 @@ def test_mem_available_reads_the_kernel():
 
     free = state.mem_available()
     assert free == 0 or 2**20 < free < 2**50
+
+
+def test_background_jobs_wait_for_a_quiet_moment():
+    """The load-time thread's jobs start only when no page run is under way and none ended in the last `quiet` s."""
+    import threading
+    import time
+
+    from ui.state import Runs
+
+    runs, started = Runs(), []
+    with runs:
+        th = threading.Thread(target=lambda: (runs.wait_quiet(quiet=0.2), started.append(time.monotonic())))
+        th.start()
+        time.sleep(0.5)
+        assert not started                                   # a run is under way
+        ended = time.monotonic()
+    th.join(5)
+    assert started and started[0] - ended >= 0.2
