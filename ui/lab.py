@@ -156,6 +156,15 @@ def first_visits(model, source: str, device: str, dtype: str, sets: bool) -> lis
     return jobs
 
 
+def url_text(label: str, key: str, default: str, height: int | None = None) -> str:
+    """A text box whose value lives in the URL (like ui.state.picker, for text), so a link repeats the run."""
+    if key not in st.session_state:
+        st.session_state[key] = st.query_params.get(key, default)
+    value = (st.text_area(label, key=key, height=height) if height else st.text_input(label, key=key))
+    st.query_params[key] = value
+    return value
+
+
 ATLAS_SEED, ATLAS_N = 0, 32      # the atlas's induction test: a random sequence of ATLAS_N tokens, twice
 
 
