@@ -8,7 +8,7 @@ st.set_page_config(page_title="Operator Lab · 算子实验室", page_icon="🔬
 
 import viz  # noqa: E402,F401  (sets the plotly template every page's figures use)
 from content import stages  # noqa: E402
-from ui import page, sidebar, state  # noqa: E402  (after set_page_config)
+from ui import lab, page, sidebar, state  # noqa: E402,F401  (after set_page_config; lab registers its load-time jobs)
 
 with state.RUNS:               # background work at load waits while a page runs (ui.state.RUNS)
     state.init_state()

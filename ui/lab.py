@@ -16,6 +16,7 @@ import streamlit as st
 
 from ops.errors import InputError
 from ops.runqueue import RunQueue
+from . import state as _state
 from .state import RUN_SLOTS, load_model, settings, t
 
 # sweeps, the heaviest runs, queue for their own turn: one at a time by default, so page runs always keep a
@@ -188,3 +189,6 @@ def _atlas(source: str, device: str, dtype: str, seed: int, n: int) -> dict:
     labels, best = head_atlas.label_heads(scores)
     return dict(scores=scores, labels=labels, best=best, counts=head_atlas.label_counts(labels),
                 test_ids=analysis.row_ids(test, 0), test_probs=maps)
+
+
+_state.FIRST_VISITS = first_visits    # the load-time thread (ui.state) runs these; ui.state does not import this module

@@ -192,19 +192,21 @@ def ahead_sets(model) -> list[str]:
     return ["bf16", "int8"] if 0 < 3 * params < mem_available() / 3 else []
 
 
+FIRST_VISITS = None    # (model, source, device, dtype, sets) -> jobs; ui.lab sets it to its first_visits on import
+
+
 def _build_quietly(model, names: list[str], key: tuple):
     """model.weight_set(name) for each name ahead of its first use, then (outside classroom mode) the pages'
-    shared first-visit work (ui.lab.first_visits), at the lowest CPU priority (the thread, and the OpenMP threads
-    it starts, which inherit it), so a page run meanwhile goes first; a failure here only means the first use
-    builds (and reports) it."""
+    shared first-visit work (FIRST_VISITS: ui.lab.first_visits), each job once the server is quiet (RUNS), at the
+    lowest CPU priority (the thread, and the OpenMP threads it starts, which inherit it), so a page run meanwhile
+    goes first; a failure here only means the first use builds (and reports) it."""
     try:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)      # Linux: the calling thread only
     except (AttributeError, OSError):
         pass
     jobs = [lambda name=name: model.weight_set(name) for name in names]
-    if not classroom.classroom_mode():      # a class's own first visits share the work; its run slots stay free
-        from . import lab
-        jobs += lab.first_visits(model, *key, sets=set(names) >= {"bf16", "int8"})
+    if FIRST_VISITS and not classroom.classroom_mode():   # a class's own first visits share the work; slots stay free
+        jobs += FIRST_VISITS(model, *key, sets=set(names) >= {"bf16", "int8"})
     for job in jobs:
         RUNS.wait_quiet()
         try:

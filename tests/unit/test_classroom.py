@@ -182,7 +182,7 @@ def test_weight_sets_built_at_load(monkeypatch, tiny_hf_folder, mode):
     import threading
 
     from ops import native
-    from ui import state
+    from ui import lab, state  # noqa: F401  (importing ui.lab gives ui.state its first-visit jobs, as app.py does)
 
     if mode == "classroom" and native.load() is None:
         pytest.skip(f"no native int8 kernel here ({native.why_not()}): classroom mode starts on the traced path")
