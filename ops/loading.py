@@ -285,6 +285,10 @@ def bundled_gguf_path(progress=None) -> Path:
     return target
 
 
+def _stamp_path(path: Path) -> Path:
+    return path.with_name(path.name + ".verified")
+
+
 def _stamp(path: Path) -> str:
     """What the verified file looked like: the expected sha256, then size, mtime (ns) and inode. Any write to the
     file, or a new file put in its place, changes it."""
@@ -294,7 +298,7 @@ def _stamp(path: Path) -> str:
 
 def _stamp_ok(path: Path) -> bool:
     try:
-        return path.with_name(path.name + ".verified").read_text() == _stamp(path)
+        return _stamp_path(path).read_text() == _stamp(path)
     except OSError:
         return False
 
@@ -302,7 +306,7 @@ def _stamp_ok(path: Path) -> bool:
 def _write_stamp(path: Path):
     """Remember that `path` was hashed and matched BUNDLED_SHA256 (model.gguf.verified beside it)."""
     try:
-        path.with_name(path.name + ".verified").write_text(_stamp(path))
+        _stamp_path(path).write_text(_stamp(path))
     except OSError:                               # a read-only cache: verify again next time
         pass
 
@@ -358,7 +362,7 @@ def _prepare_bundled(progress=None, force=False):
     _atomic_write(folder / "meta.json", lambda p: p.write_text(json.dumps(meta, indent=2)))
     if not had_gguf:  # the float32 cache has everything: keep disk use down
         gguf_path.unlink(missing_ok=True)
-        gguf_path.with_name(gguf_path.name + ".verified").unlink(missing_ok=True)
+        _stamp_path(gguf_path).unlink(missing_ok=True)
     progress(1.0, "cache written")
     tokenizer = Tokenizer(tokenizer.backend, tokenizer.chat_template, BUNDLED_EOS,
                           pad_token_id=tokenizer.pad_token_id)

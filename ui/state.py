@@ -94,14 +94,8 @@ def init_state():
                 ss[key] = ss.get("_kept_" + key, _from_url(key))
         _keep(ss)
         return
-    qp = st.query_params
-    ss.source = DEFAULTS["source"]
-    ss.device = DEFAULTS["device"]
-    ss.dtype = DEFAULTS["dtype"]
-    ss.prompt_text = qp.get("prompt", DEFAULTS["prompt_text"])
-    ss.chat = qp.get("chat", "0") == "1"
-    ss.lang = qp.get("lang", DEFAULTS["lang"]) if qp.get("lang") in ("zh", "en") else DEFAULTS["lang"]
-    ss.projector = qp.get("projector") == "1"
+    for key in KEPT:
+        ss[key] = _from_url(key)
     ss.traces = OrderedDict()
     ss._initialised = True
     _keep(ss)
@@ -181,9 +175,7 @@ def ahead_sets(model) -> list[str]:
     """Weight sets to build as the model loads, so no page waits for them: in classroom mode the int8 set the Generate
     page starts on; otherwise, on the CPU, the bf16 and int8 sets Precision compares (its first visit built them:
     3-5 s on the bundled model) and Generate's faster paths offer, when they take under a third of the memory free
-    (about 3 bytes per parameter). OPERATOR_LAB_PREBUILD=0 builds nothing ahead."""
-    if os.environ.get("OPERATOR_LAB_PREBUILD", "1") == "0":
-        return []
+    (about 3 bytes per parameter). With OPERATOR_LAB_PREBUILD=0, load_model starts no background thread."""
     if classroom.classroom_mode():
         return ["int8"] if classroom.default_decode_path() == "int8" else []
     if model.device != "cpu" and getattr(model.device, "type", "") != "cpu":
@@ -336,13 +328,13 @@ def shared_trace(key: tuple, budget: int, compute):
         try:
             with RUN_SLOTS:
                 trace = compute()
-        finally:
+            with _SHARED_LOCK:
+                _SHARED[key] = trace
+                while len(_SHARED) > 1 and sum(tr.nbytes for tr in _SHARED.values()) > budget:
+                    _SHARED.popitem(last=False)
+        finally:                                   # only now: a session arriving meanwhile finds the trace stored
             with _SHARED_LOCK:
                 _COMPUTING.pop(key, None)
-        with _SHARED_LOCK:
-            _SHARED[key] = trace
-            while len(_SHARED) > 1 and sum(tr.nbytes for tr in _SHARED.values()) > budget:
-                _SHARED.popitem(last=False)
         return trace
 
 

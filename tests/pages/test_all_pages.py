@@ -74,20 +74,25 @@ def test_check_page_fails_when_it_should(body, why):
     check_page(ok, "attention", "en", checks=1, passing=("fn.x vs F.x",))
 
 
-def test_a_session_that_lost_its_widget_keys_recovers():
-    """Streamlit drops a widget's key after a run that did not draw the widget (one that failed before the
-    sidebar). The next run's init_state must put the settings back (the prompt from the URL, not the default)
-    rather than let the sidebar fail on the missing key. Here the keys are dropped by hand between two runs."""
+def _settings_app(*keys):
+    """An app that runs ui.state.init_state alone, then writes the named settings joined by '|'."""
     from streamlit.testing.v1 import AppTest
 
-    def script():
+    def script(keys):
         import streamlit as st
 
         from ui import state
         state.init_state()
-        st.write(f"{st.session_state.dtype}|{st.session_state.device}|{st.session_state.prompt_text}")
+        st.write("|".join(str(st.session_state[k]) for k in keys))
 
-    at = AppTest.from_function(script, default_timeout=30)
+    return AppTest.from_function(script, default_timeout=30, args=(keys,))
+
+
+def test_a_session_that_lost_its_widget_keys_recovers():
+    """Streamlit drops a widget's key after a run that did not draw the widget (one that failed before the
+    sidebar). The next run's init_state must put the settings back (the prompt from the URL, not the default)
+    rather than let the sidebar fail on the missing key. Here the keys are dropped by hand between two runs."""
+    at = _settings_app("dtype", "device", "prompt_text")
     at.query_params["prompt"] = "student 7 likes otters"
     at.run()
     assert at.markdown[0].value == "float32|cpu|student 7 likes otters"
@@ -103,16 +108,7 @@ def test_settings_survive_a_page_switch_that_drops_widgets_and_url():
     """On a page switch Streamlit keeps only the widgets the browser reported and drops the page's query parameters;
     a click while the last run was still drawing reports fewer. bench/browser.py saw an English session turn
     Chinese that way. The session's own settings (typed since the link was opened) come back, not the defaults."""
-    from streamlit.testing.v1 import AppTest
-
-    def script():
-        import streamlit as st
-
-        from ui import state
-        state.init_state()
-        st.write(f"{st.session_state.lang}|{st.session_state.prompt_text}|{st.session_state.chat}")
-
-    at = AppTest.from_function(script, default_timeout=30)
+    at = _settings_app("lang", "prompt_text", "chat")
     at.query_params["lang"] = "en"
     at.run()
     at.session_state["prompt_text"] = "typed after the link was opened"
