@@ -57,10 +57,9 @@ if dense and (box := page.more(f"所选 token 的 {I} 个中间神经元", f"The
 
         st.select_slider(t("“接近 0”的阈值 |act| <", "“near zero” threshold |act| <"),
                          options=[0.001, 0.01, 0.05, 0.1, 0.5], value=0.01, key="mlp_thr")
-        m1, m2, m3 = st.columns(3)
-        m1.metric(t(f"token “{tok}” 的稀疏度", f"sparsity of “{tok}”"), f"{100 * float(m['sparsity'][s]):.1f}%")
-        m2.metric(t("gate < 0 的比例（silu 几乎关掉）", "share with gate < 0 (silu nearly off)"), f"{100 * m['gate_off']:.1f}%")
-        m3.metric(t("最大 |act|", "max |act|"), f"{m['max_act']:.3g}")
+        page.metrics([(t(f"token “{tok}” 的稀疏度", f"sparsity of “{tok}”"), f"{100 * float(m['sparsity'][s]):.1f}%"),
+                      (t("gate < 0 的比例（silu 几乎关掉）", "share with gate < 0 (silu nearly off)"), f"{100 * m['gate_off']:.1f}%"),
+                      (t("最大 |act|", "max |act|"), f"{m['max_act']:.3g}")])
         page.view("sparsity", m["sparsity"],
                   bars(100 * m["sparsity"], labels, title=t(f"每个 token 中 |act| < {thr} 的神经元占比 (%)",
                                                               f"Share of neurons with |act| < {thr}, per token (%)"),

@@ -89,11 +89,10 @@ if box := page.more("所选 token 的计算步骤", "The steps on the chosen tok
 if box := page.more("对比 LayerNorm：不减均值，没有 β", "Contrast with LayerNorm: no mean subtraction, no β", "layernorm"):
     with box:
         ln = analysis.layer_norm_contrast(x[b, s], gamma, eps)
-        cols = st.columns(4)
-        cols[0].metric(t("均值 μ", "mean μ"), f"{ln['mean']:.4f}")
-        cols[1].metric(t("RMS（RMSNorm 除以它）", "RMS (RMSNorm divides by)"), f"{one['rms']:.4f}")
-        cols[2].metric(t("标准差 σ（LayerNorm 除以它）", "std σ (LayerNorm divides by)"), f"{ln['std']:.4f}")
-        cols[3].metric(t("两者输出 max |差|", "max |diff| of outputs"), f"{ln['max_diff']:.4g}")
+        page.metrics([(t("均值 μ", "mean μ"), f"{ln['mean']:.4f}"),
+                      (t("RMS（RMSNorm 除以它）", "RMS (RMSNorm divides by)"), f"{one['rms']:.4f}"),
+                      (t("标准差 σ（LayerNorm 除以它）", "std σ (LayerNorm divides by)"), f"{ln['std']:.4f}"),
+                      (t("两者输出 max |差|", "max |diff| of outputs"), f"{ln['max_diff']:.4g}")])
         page.chart(roomy(lines({"RMSNorm": ln["rms_norm"][:128], "LayerNorm (F.layer_norm, β=0)": ln["layer_norm"][:128]},
                                title=t("同一输入、同一 γ：前 128 维", "Same input, same γ: first 128 dims"),
                                xlabel=t("隐藏维度", "hidden dimension"), ylabel="y", markers=False)), key="ln")

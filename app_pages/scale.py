@@ -7,7 +7,7 @@ from content.scale import say
 from ops import costs
 from ops.costs import human
 from ui import placement
-from ui.page import StagePage, table
+from ui.page import StagePage, metrics, table
 from ui.state import get_model, get_trace, lang, t
 from viz import scale as vs
 
@@ -53,12 +53,11 @@ if cross:
                  f"compute-bound from about S = {cross:,}. Raise S above to see it."))
 st.caption(say("intro", lang(), start=say("start", lang(), B=trace.B, S=trace.S) if trace is not None else ""))
 total, active = costs.total_params(c), costs.active_params(c)
-m = st.columns(5)
-m[0].metric(t("总参数", "total parameters"), human(total))
-m[1].metric(t("每个 token 激活的参数", "active per token"), human(active))
-m[2].metric(t("权重 (bf16)", "weights (bf16)"), f"{costs.weight_bytes(c, 16) / 1e9:.1f} GB")
-m[3].metric(t("KV cache / token", "KV cache / token"), human(costs.kv_cache_bytes(c, 1), "B"))
-m[4].metric(t(f"KV cache（B·S = {T:,}）", f"KV cache (B·S = {T:,})"), human(costs.kv_cache_bytes(c, T), "B"))
+metrics([(t("总参数", "total parameters"), human(total)),
+         (t("每个 token 激活的参数", "active per token"), human(active)),
+         (t("权重 (bf16)", "weights (bf16)"), f"{costs.weight_bytes(c, 16) / 1e9:.1f} GB"),
+         (t("KV cache / token", "KV cache / token"), human(costs.kv_cache_bytes(c, 1), "B")),
+         (t(f"KV cache（B·S = {T:,}）", f"KV cache (B·S = {T:,})"), human(costs.kv_cache_bytes(c, T), "B"))])
 
 # ---- parameters ----------------------------------------------------------------------------------------
 st.header(t("参数量：按算子", "Parameters per operator"))
@@ -99,11 +98,10 @@ st.markdown(t(
     "[m, k]·[k, n] counts 2·m·n·k."))
 fl = {ph: costs.flops(c, B, S, ph) for ph in ("prefill", "decode")}
 tot = {ph: sum(r["flops"] for r in rows) for ph, rows in fl.items()}
-mc = st.columns(4)
-mc[0].metric(t("预填充 FLOPs", "prefill FLOPs"), human(tot["prefill"], "FLOP"))
-mc[1].metric(t("解码一步 FLOPs", "decode-step FLOPs"), human(tot["decode"], "FLOP"))
-mc[2].metric(t("≈ 2 × 激活参数 × 预填充 token", "≈ 2 × active params × prefill tokens"), human(2 * active * T, "FLOP"))
-mc[3].metric(t("≈ 2 × 激活参数 × B", "≈ 2 × active params × B"), human(2 * active * B, "FLOP"))
+metrics([(t("预填充 FLOPs", "prefill FLOPs"), human(tot["prefill"], "FLOP")),
+         (t("解码一步 FLOPs", "decode-step FLOPs"), human(tot["decode"], "FLOP")),
+         (t("≈ 2 × 激活参数 × 预填充 token", "≈ 2 × active params × prefill tokens"), human(2 * active * T, "FLOP")),
+         (t("≈ 2 × 激活参数 × B", "≈ 2 × active params × B"), human(2 * active * B, "FLOP"))])
 for tab, ph in zip(st.tabs([t("预填充（逐算子）", "Prefill (per operator)"), t("解码一步（逐算子）", "One decode step (per operator)")]), fl):
     with tab:
         table([{t("算子", "operator"): costs_text.operator(r["operator"], lang()),
@@ -122,8 +120,7 @@ st.markdown(t(f"每个 token 的 KV cache = 2 (K 和 V) × {dims} × 2 字节 (b
               f"B·S = {T:,} 个 token 共 **{human(kv_all, 'B')}**（{kv_all / 1e9:.2f} GB）。",
               f"KV cache per token = 2 (K and V) × {dims} × 2 bytes (bf16) = **{kv_tok:,} bytes ({human(kv_tok, 'B')})**; "
               f"for B·S = {T:,} tokens **{human(kv_all, 'B')}** ({kv_all / 1e9:.2f} GB)."))
-for col, (lab, bits) in zip(st.columns(3), PRECISIONS):
-    col.metric(t(f"权重 {lab}", f"weights {lab}"), f"{costs.weight_bytes(c, bits) / 1e9:.1f} GB")
+metrics([(t(f"权重 {lab}", f"weights {lab}"), f"{costs.weight_bytes(c, bits) / 1e9:.1f} GB") for lab, bits in PRECISIONS])
 fit = lambda gb, bits: costs.fits(c, B, S, gb, bits=bits)
 table([{"GPU": k, **{t(f"权重 {lab}", f"weights {lab}"): f"{'✓' if fit(gb, bits)['fits'] else '✗'}  {fit(gb, bits)['total'] / 1e9:,.1f} / {gb} GB"
                             for lab, bits in PRECISIONS},

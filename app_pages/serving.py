@@ -8,7 +8,7 @@ from content import serving as words
 from ops import costs, serving as sv
 from ops.errors import InputError, LoadError
 from ui import lab
-from ui.page import StagePage
+from ui.page import StagePage, metrics
 from ui.state import lang, picker, t
 from viz import bars, serving as fig
 
@@ -104,10 +104,9 @@ if tabs[3]:
         a = c1.slider(t("接受率 a", "acceptance rate a"), 0.0, 1.0, words.SPEC_EXAMPLE["a"], 0.05, key="sv-a")
         k = c2.slider(t("草稿长度 k", "draft length k"), 1, 12, words.SPEC_EXAMPLE["k"], key="sv-k")
         cost = words.draft_cost(ref)
-        m1, m2, m3 = st.columns(3)
-        m1.metric(t("每次核对得到的 token E", "tokens per verification E"), f"{sv.spec_expected_tokens(a, k):.2f}")
-        m2.metric(t("加速比", "speed-up"), f"{sv.spec_speedup(a, k, cost):.2f}×")
-        m3.metric(t("草稿代价 c", "draft cost c"), f"{cost:.4f}")
+        metrics([(t("每次核对得到的 token E", "tokens per verification E"), f"{sv.spec_expected_tokens(a, k):.2f}"),
+                 (t("加速比", "speed-up"), f"{sv.spec_speedup(a, k, cost):.2f}×"),
+                 (t("草稿代价 c", "draft cost c"), f"{cost:.4f}")])
         page.chart(fig.spec_speedup((0.6, 0.7, 0.8, 0.9), 12, cost, sv.spec_speedup, (a, k), chosen_label=t("你选的", "yours:"),
                                     title=t("加速比与草稿长度 k", "Speed-up against draft length k"),
                                     xlabel=t("草稿长度 k", "draft length k"), ylabel=t("加速比", "speed-up")), "spec")

@@ -108,10 +108,9 @@ page.section("特殊 token 与词表大小", "Special tokens and vocabulary size
 specials = tok.special_tokens
 st.dataframe([{"token": s, "id": i} for s, i in specials.items()], hide_index=True, width="content",
              height=min(420, 40 + 36 * len(specials)))
-cols = st.columns(3)
-cols[0].metric(t("分词器能产生的 token 数", "tokens the tokenizer can produce"), f"{tok.vocab_size:,}")
-cols[1].metric(t("嵌入矩阵行数 V", "embedding rows V"), f"{c.vocab_size:,}")
-cols[2].metric(t("从不使用的填充行", "padding rows never used"), f"{c.vocab_size - tok.vocab_size:,}")
+page.metrics([(t("分词器能产生的 token 数", "tokens the tokenizer can produce"), f"{tok.vocab_size:,}"),
+              (t("嵌入矩阵行数 V", "embedding rows V"), f"{c.vocab_size:,}"),
+              (t("从不使用的填充行", "padding rows never used"), f"{c.vocab_size - tok.vocab_size:,}")])
 st.caption(page.sentence("vocab_sentence") + t("", " ") + page.sentence("pad_sentence"))
 
 # ---- check and scale -------------------------------------------------------------------------------

@@ -363,4 +363,4 @@ def human(n: float, unit: str = "") -> str:
     for u, d in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
         if abs(n) >= d:
             return f"{n / d:.2f} {u}{unit}"
-    return f"{n:g}{unit}"
+    return f"{n:g} {unit}".rstrip()

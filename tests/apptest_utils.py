@@ -105,12 +105,18 @@ def texts(at) -> str:
         parts += [str(x.value) for x in at.get(kind)]
     parts += [f"{m.label} {m.value}" for m in at.metric]
     parts += [e.label for e in at.expander]
+    parts += tensor_lines(at)
     for d in [*at.dataframe, *at.table]:
         try:
             parts.append(d.value.to_string())
         except Exception:                     # a table the element tree cannot rebuild: skip its cells
             pass
     return "\n".join(parts)
+
+
+def tensor_lines(at) -> list[str]:
+    """The name · shape · dtype line under each live tensor (ui.page.tensor_view: the label of its .npy download)."""
+    return [str(e.proto.label) for e in at.get("download_button")]
 
 
 def no_exception(at):

@@ -99,22 +99,36 @@ def chart(fig, key: str):
 
 
 def tensor_view(name: str, tensor, fig=None, key: str | None = None, caption: str = ""):
-    """One live tensor: a figure, then one light line under it with the tensor's name, exact shape and dtype
-    and a .npy download of the whole tensor. A projector shows the figure alone."""
+    """One live tensor: a figure, then one light line under it with the tensor's name, exact shape and dtype,
+    which is also the .npy download of the whole tensor (one element, not a row of columns: every element costs
+    the browser on each page switch). A projector shows the figure alone."""
     if caption:
         st.caption(caption)
     if fig is not None:
         chart(fig, key or name)
     if projector():
         return
-    left, right = st.columns([4, 1], vertical_alignment="center")
-    left.caption(f"`{name}` · {t('形状', 'shape')} `{shape_str(tensor.shape)}` · "
-                 f"`{str(tensor.dtype).replace('torch.', '')}`")
     # deferred: the .npy bytes are made only when someone clicks, not on every rerun of the page
-    right.download_button(".npy", data=lambda: npy_bytes(tensor), icon=":material/download:",
-                          help=t("下载这个张量的全部数值", "Download the whole tensor"),
-                          file_name=f"{name}.npy", mime="application/octet-stream", key=f"dl-{key or name}",
-                          on_click="ignore", type="tertiary")
+    st.download_button(tensor_line(name, tensor), data=lambda: npy_bytes(tensor), icon=":material/download:",
+                       help=t("下载这个张量的全部数值 (.npy)", "Download the whole tensor (.npy)"),
+                       file_name=f"{name}.npy", mime="application/octet-stream", key=f"dl-{key or name}",
+                       on_click="ignore", type="tertiary")
+
+
+def tensor_line(name: str, tensor) -> str:
+    """`embed.out` · shape `[1, 4, 896]` · `float32` · .npy"""
+    return (f"`{name}` · {t('形状', 'shape')} `{shape_str(tensor.shape)}` · "
+            f"`{str(tensor.dtype).replace('torch.', '')}` · .npy")
+
+
+def metrics(pairs: list[tuple[str, str]], weights: list[float] | None = None):
+    """Label / value pairs side by side, like a row of st.metric, drawn as one element (st.columns of st.metric
+    are two per pair plus the row: the browser pays for each on every page switch). Values wrap, never cut."""
+    weights = weights or [1] * len(pairs)
+    cells = "".join(f'<div class="ol-metric" style="flex:{w} 1 0"><div class="ol-metric-label">{html.escape(label)}'
+                    f'</div><div class="ol-metric-value">{html.escape(value)}</div></div>'
+                    for (label, value), w in zip(pairs, weights))
+    st.markdown(f'<div class="ol-metrics">{cells}</div>', unsafe_allow_html=True)
 
 
 # Hidden tabs and closed expanders cost the browser as much as open ones (Streamlit draws them all), so the
@@ -209,11 +223,11 @@ def at_scale(stage: str, B: int, S: int):
                  f"这个算子每次前向要跑 {layers} 次，下面是全部次数的合计。",
                  f"B = {B}, S = {S} (your prompts), computed by ops/costs.py from Qwen2.5-32B's config; this operator "
                  f"runs {layers} time(s) per forward pass, and the figures below add them all up."))
-    cols = st.columns([2, 1, 1, 1])          # the shapes get the room they need: numbers are never cut
-    cols[0].metric(t("输入 → 输出", "input → output"), f"{shape_str(c['input_shape'])} → {shape_str(c['output_shape'])}")
-    cols[1].metric(t("参数量", "parameters"), costs.human(c.get("params", 0)))
-    cols[2].metric("FLOPs", costs.human(c.get("flops", 0), "FLOP"))
-    cols[3].metric(t("读写字节 (bf16)", "bytes moved (bf16)"), costs.human(c.get("bytes", 0), "B"))
+    metrics([(t("输入 → 输出", "input → output"), f"{shape_str(c['input_shape'])} → {shape_str(c['output_shape'])}"),
+             (t("参数量", "parameters"), costs.human(c.get("params", 0))),
+             ("FLOPs", costs.human(c.get("flops", 0), "FLOP")),
+             (t("读写字节 (bf16)", "bytes moved (bf16)"), costs.human(c.get("bytes", 0), "B"))],
+            [2, 1, 1, 1])                    # the shapes get the room they need: numbers are never cut
     if c.get("tensors"):
         table([{t("权重", "weight"): n, t("形状", "shape"): shape_str(sh)} for n, sh in c["tensors"]])
     note = "lm_head_tied" if stage == "lm_head" and ref.tie_word_embeddings else stage
@@ -235,6 +249,10 @@ h5, h6 {font-size: 1rem !important;}
 [data-testid="stMetricValue"] {font-size: 1.7rem;}
 [data-testid="stMetricValue"] > div {white-space: normal !important; overflow: visible !important;
                                       text-overflow: clip !important; overflow-wrap: anywhere;}
+.ol-metrics {display: flex; flex-wrap: wrap; gap: 1rem; margin-bottom: 0.5rem;}
+.ol-metric {min-width: 8rem;}
+.ol-metric-label {font-size: 0.875rem; opacity: 0.75;}
+.ol-metric-value {font-size: 1.7rem; line-height: 1.3; overflow-wrap: anywhere;}
 [data-testid="stTable"] td, [data-testid="stTable"] th {white-space: normal !important; overflow-wrap: anywhere;}
 .st-key-next_stage a {background: #d62728; border-radius: 0.5rem; padding: 0.55rem 1.5rem;}
 .st-key-next_stage a:hover {background: #b71c1c;}
@@ -326,6 +344,9 @@ class StagePage:
 
     def chart(self, fig, key: str):
         chart(fig, key)
+
+    def metrics(self, pairs: list[tuple[str, str]], weights: list[float] | None = None):
+        metrics(pairs, weights)
 
     def explain(self, latex=None, *functions, key: str | None = None, numbers: dict | None = None, by_hand=None):
         """The explanation (学术版 / 白话版) with a third tab for the formula and the code that ran; by_hand():

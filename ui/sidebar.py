@@ -7,6 +7,7 @@ import torch
 from ops import inputs
 from ops.model import token_limit
 from . import classroom
+from .page import drawn, lazy
 from .state import get_model, keep_settings, settings, t
 
 
@@ -32,29 +33,15 @@ def render():
     elif "projector" in st.query_params:
         del st.query_params["projector"]
 
-    with sb.expander(t("模型", "Model"), expanded=False):
-        if classroom.classroom_mode():
-            _classroom_models()
-        labels = {"default": t("内置：Qwen2.5-Coder-0.5B-Instruct", "Bundled: Qwen2.5-Coder-0.5B-Instruct"),
-                  "path": t("模型文件夹或 GGUF 文件", "A model folder or a GGUF file")}
-        choice = "classroom" if classroom.classroom_mode() else st.radio(
-            t("模型来源", "Model source"), ["default", "path"],
-            index=0 if st.session_state.source == "default" else 1, format_func=labels.get)
-        if choice == "path":
-            path = st.text_input(t("路径（含 config.json 的文件夹，或 .gguf 文件）",
-                                   "Path (a folder with config.json, or a .gguf file)"),
-                                 value="" if st.session_state.source == "default" else st.session_state.source)
-            if st.button(t("加载", "Load")) and path.strip():
-                st.session_state.source = path.strip()
-        elif choice == "default":
-            st.session_state.source = "default"
-        devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-        st.selectbox(t("设备", "Device"), devices, key="device")
-        dtypes = ["float32", "bfloat16"] + (["float16"] if st.session_state.device == "cuda" else [])
-        if st.session_state.dtype not in dtypes:
-            st.session_state.dtype = "float32"
-        st.selectbox(t("精度", "dtype"), dtypes, key="dtype",
-                     help=t("讲解页面用 float32 以便与 PyTorch 精确对照。", "The stage pages use float32 to match PyTorch exactly."))
+    # The model's settings and card draw only when unfolded (every element costs the browser on each page switch);
+    # in classroom mode always, where _classroom_models also refuses a source that is not allowed.
+    room = classroom.classroom_mode()
+    box = drawn(sb.expander(t("模型", "Model"), expanded=False, **({} if room else lazy("sidebar-model"))))
+    card = None
+    if box is not None:
+        with box:
+            _model_settings(room)
+            card = st.container()
 
     batch = inputs.batch_limit()
     typed = str(st.session_state.get("prompt_text", ""))
@@ -71,24 +58,52 @@ def render():
     if s.prompts:
         st.query_params["prompt"] = "\n".join(s.prompts)
     st.query_params["chat"] = "1" if s.chat else "0"
-    sb.caption(f"B = {min(len(s.prompts), batch)}" + (t(" · 课堂模式", " · classroom mode") if classroom.classroom_mode() else ""))
-
     model = get_model()
+    line = f"B = {min(len(s.prompts), batch)}" + (t(" · 课堂模式", " · classroom mode") if room else "")
     if model is not None:
         c = model.config
-        sb.markdown(f"**{c.name or s.source}** · `{c.model_type}` · {model.device} · {str(model.dtype).replace('torch.', '')}")
-        sb.markdown(
-            f"| | |\n|---|---|\n"
-            f"| {t('层数', 'layers')} L | {c.num_hidden_layers} |\n"
-            f"| {t('隐藏维度', 'hidden')} H | {c.hidden_size} |\n"
-            f"| {t('注意力头 / KV 头', 'heads / KV heads')} | {c.num_attention_heads} / {c.num_key_value_heads} |\n"
-            f"| {t('头维度', 'head dim')} | {c.head_dim} |\n"
-            f"| MLP I | {c.intermediate_size} |\n"
-            f"| {t('词表（嵌入行数）', 'vocab (embedding rows)')} | {c.vocab_size:,} |\n"
-            f"| {t('分词器词数', 'tokenizer tokens')} | {model.tokenizer.vocab_size:,} |\n"
-            f"| {t('参数量', 'parameters')} | {model.num_parameters:,} |\n"
-            f"| {t('最长输入', 'token limit')} | {token_limit(c):,} |")
+        line = (f"**{c.name or s.source}** · `{c.model_type}` · {model.device} · {str(model.dtype).replace('torch.', '')}"
+                f" · {line}")
+        if card is not None:
+            card.markdown(
+                f"| | |\n|---|---|\n"
+                f"| {t('层数', 'layers')} L | {c.num_hidden_layers} |\n"
+                f"| {t('隐藏维度', 'hidden')} H | {c.hidden_size} |\n"
+                f"| {t('注意力头 / KV 头', 'heads / KV heads')} | {c.num_attention_heads} / {c.num_key_value_heads} |\n"
+                f"| {t('头维度', 'head dim')} | {c.head_dim} |\n"
+                f"| MLP I | {c.intermediate_size} |\n"
+                f"| {t('词表（嵌入行数）', 'vocab (embedding rows)')} | {c.vocab_size:,} |\n"
+                f"| {t('分词器词数', 'tokenizer tokens')} | {model.tokenizer.vocab_size:,} |\n"
+                f"| {t('参数量', 'parameters')} | {model.num_parameters:,} |\n"
+                f"| {t('最长输入', 'token limit')} | {token_limit(c):,} |")
+    sb.markdown(line)
     return model
+
+
+def _model_settings(room: bool):
+    """Model source (bundled or a path; allow-listed ones in classroom mode), device and dtype."""
+    if room:
+        _classroom_models()
+    labels = {"default": t("内置：Qwen2.5-Coder-0.5B-Instruct", "Bundled: Qwen2.5-Coder-0.5B-Instruct"),
+              "path": t("模型文件夹或 GGUF 文件", "A model folder or a GGUF file")}
+    choice = "classroom" if room else st.radio(
+        t("模型来源", "Model source"), ["default", "path"],
+        index=0 if st.session_state.source == "default" else 1, format_func=labels.get)
+    if choice == "path":
+        path = st.text_input(t("路径（含 config.json 的文件夹，或 .gguf 文件）",
+                               "Path (a folder with config.json, or a .gguf file)"),
+                             value="" if st.session_state.source == "default" else st.session_state.source)
+        if st.button(t("加载", "Load")) and path.strip():
+            st.session_state.source = path.strip()
+    elif choice == "default":
+        st.session_state.source = "default"
+    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    st.selectbox(t("设备", "Device"), devices, key="device")
+    dtypes = ["float32", "bfloat16"] + (["float16"] if st.session_state.device == "cuda" else [])
+    if st.session_state.dtype not in dtypes:
+        st.session_state.dtype = "float32"
+    st.selectbox(t("精度", "dtype"), dtypes, key="dtype",
+                 help=t("讲解页面用 float32 以便与 PyTorch 精确对照。", "The stage pages use float32 to match PyTorch exactly."))
 
 
 def _classroom_models():

@@ -132,7 +132,7 @@ def visible_strings(at) -> list[tuple[str, str]]:
         elif kind == "page_link":
             add(kind, node.label)
         elif hasattr(node, "label") and kind != "column":
-            add(kind, node.label, _plain(getattr(node, "help", "") or ""), getattr(node, "placeholder", ""))
+            add(kind, _plain(str(node.label)), _plain(getattr(node, "help", "") or ""), getattr(node, "placeholder", ""))
             add(kind, *(getattr(node, "options", None) or []))
         for child in getattr(node, "children", {}).values():
             walk(child)

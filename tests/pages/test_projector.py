@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from apptest_utils import check_page, open_page
+from apptest_utils import check_page, open_page, tensor_lines
 from content import stages
 
 
@@ -30,7 +30,8 @@ def test_projector_from_the_url():
     assert at.session_state["projector"] is True
     assert "font-size: 20px" in styles(at)                                   # body text ~20 px
     assert not at.get("download_button"), "downloads are hidden in projector mode"
-    assert not [c for c in at.caption if "embed.out" in c.value and "float32" in c.value], "tensor-name line shown"
+    assert not [x for x in tensor_lines(at) + [c.value for c in at.caption] if "embed.out" in x and "float32" in x], \
+        "tensor-name line shown"
     fonts = chart_fonts(at)
     assert fonts and min(fonts) >= 19, fonts                                  # chart text for the back row
     (label, target) = next_link(at)[-1]
@@ -48,7 +49,7 @@ def test_normal_mode_keeps_downloads_and_names():
     assert at.session_state["projector"] is False
     assert "font-size: 20px" not in styles(at)
     assert at.get("download_button")
-    assert [c for c in at.caption if "embed.out" in c.value and "float32" in c.value]
+    assert [x for x in tensor_lines(at) if "embed.out" in x and "float32" in x], tensor_lines(at)
     (label, target) = next_link(at)[-1]
     assert "RMSNorm" in label and "下一步" in label and target.endswith("rmsnorm")
 

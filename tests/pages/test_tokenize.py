@@ -5,14 +5,14 @@ import re
 
 import pytest
 
-from apptest_utils import BATCH, new_app, no_exception, page_ok
+from apptest_utils import BATCH, new_app, no_exception, page_ok, tensor_lines
 
 PAGE = "tokenize"
 EXPECT = dict(checks=2, passing=("encode()", "decode(encode(text)) == NFC(text)"), text=("tokens.ids",))
 
 
 def ids_matrix_has_two_rows(at) -> bool:
-    return any("tokens.ids" in m.value and "[2," in m.value for m in list(at.markdown) + list(at.caption))
+    return any("tokens.ids" in x and "[2," in x for x in tensor_lines(at))
 
 
 def id_cells(at) -> list[list[str]]:
