@@ -24,6 +24,7 @@ with state.RUNS:               # background work at load waits while a page runs
     home = st.Page("app_pages/overview.py", title=stages.get("overview").title(state.lang()), icon="🗺️",
                    url_path="home", default=True)
     nav = st.navigation([home, *pages.values()], position="hidden")
+    state.guard_page_switch("overview" if nav.url_path == "home" else nav.url_path)
     sidebar.navigation(pages)
     sidebar.render()
     try:

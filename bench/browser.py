@@ -236,6 +236,8 @@ def main():
 
     from content import stages
     titles = {s.page: s.title(args.lang) for s in stages.pages()}
+    headings = {s.page: s.heading(args.lang) for s in stages.pages()}     # the h1 each page must show
+    wrong: list[str] = []
     pages = [k for k in titles if not args.pages or k in args.pages.split(",")]
     print(f"machine: nproc {os.cpu_count()}, load avg at start {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
           f"date {time.strftime('%Y-%m-%d %H:%M')}, {len(pages)} pages, {args.laps} laps, lang {args.lang}")
@@ -268,6 +270,12 @@ def main():
                         print(f"  lap {lap + 1} {name:12s} {switch[name][-1]:.2f} s (run ended "
                               f"{'-' if end is None else f'{end:.2f} s'})  "
                               f"[{page.evaluate(H1_JS)[:40]}]" + (f"  {bad} EXCEPTION(S)" if bad else ""), flush=True)
+                        if headings[name] not in page.evaluate(H1_JS):     # another page, or the other language
+                            shot = Path(tempfile.gettempdir()) / f"browser_wrong_{lap + 1}_{name}.png"
+                            page.screenshot(path=str(shot))
+                            wrong.append(f"lap {lap + 1} {name}")
+                            print(f"    WRONG PAGE: expected {headings[name]!r} at {page.url} (screenshot {shot})",
+                                  flush=True)
                 for name in ("attention", "mlp"):
                     if name not in titles:
                         continue
@@ -296,6 +304,9 @@ def main():
     if not app:
         return
 
+    if wrong:
+        print(f"\nNOT VALID: {len(wrong)} switch(es) showed the wrong page or language ({', '.join(wrong)}); "
+              "the figures below include them")
     fs_med = statistics.median(floor_switch)
     fp_med = statistics.median(floor_picker)
     all_switch = [x for xs in switch.values() for x in xs]

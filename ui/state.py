@@ -7,6 +7,7 @@ once per (model, prompts, chat) for every session (shared_trace) and read-only t
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -92,8 +93,7 @@ def init_state():
         for key in KEPT:
             if key not in ss:
                 ss[key] = ss.get("_kept_" + key, _from_url(key))
-        _keep(ss)
-        return
+        return                  # the copies are taken after the sidebar's widgets ran (keep_settings)
     for key in KEPT:
         ss[key] = _from_url(key)
     ss.traces = OrderedDict()
@@ -102,6 +102,28 @@ def init_state():
 
 
 KEPT = ("source", "device", "dtype", "prompt_text", "chat", "lang", "projector")   # the sidebar's settings
+# what each sidebar widget holds before anyone touches it (ui/sidebar.py): the value a browser reports for a widget
+# it has lost track of
+WIDGET_DEFAULTS = dict(device="cpu", dtype="float32", prompt_text="", chat=False, lang="zh", projector=False)
+
+
+def guard_page_switch(page: str):
+    """On a page switch, a sidebar setting that arrives at its widget's default, unlike the session's kept copy,
+    is put back from that copy. Seen in Chromium (bench/browser.py, 1 switch in ~40): an English session with a
+    prompt clicked a page link and the browser reported the language radio and the prompt box at their defaults
+    (Chinese, empty), so the page asked for a prompt. A user's own change to a sidebar widget reruns the page it is
+    on before any switch; one that only comes with a switch (the prompt box emptied, then a link clicked at once)
+    is the price. Call after st.navigation (`page` is its url_path) and before the sidebar draws."""
+    ss = st.session_state
+    last, ss["_page"] = ss.get("_page"), page
+    if last is None or last == page:
+        return
+    for key, default in WIDGET_DEFAULTS.items():
+        kept = ss.get("_kept_" + key)
+        if kept is not None and kept != default and ss.get(key) == default:
+            ss[key] = kept
+            print(f"operator-lab: {key} came back at its default on a switch to {page}; the session's value is kept",
+                  file=sys.stderr)
 
 
 def _from_url(key: str):

@@ -83,6 +83,7 @@ def _settings_app(*keys):
 
         from ui import state
         state.init_state()
+        state.keep_settings()          # as the sidebar does after its widgets
         st.write("|".join(str(st.session_state[k]) for k in keys))
 
     return AppTest.from_function(script, default_timeout=30, args=(keys,))
@@ -120,3 +121,36 @@ def test_settings_survive_a_page_switch_that_drops_widgets_and_url():
     at.run()
     assert not at.exception
     assert at.markdown[0].value == "en|typed after the link was opened|True"
+
+
+def test_a_page_switch_that_reports_the_sidebar_at_its_defaults_keeps_the_settings():
+    """Chromium once reported the language radio and the prompt box at their defaults (Chinese, empty) with a page
+    link's click (bench/browser.py): the session's settings come back on a switch; on the same page a user's own
+    emptying of the prompt box stands."""
+    at = _guard_app()
+    at.query_params.update(lang="en", prompt="I like shanghai")
+    at.run()
+    assert at.markdown[0].value == "en|I like shanghai|alpha"
+    at.session_state["lang"], at.session_state["prompt_text"] = "zh", ""        # what the browser reported
+    at.session_state["page"] = "beta"                                          # with a page link's click
+    at.run()
+    assert at.markdown[0].value == "en|I like shanghai|beta"
+    at.session_state["prompt_text"] = ""                                       # emptied on the page itself
+    at.run()
+    assert at.markdown[0].value == "en||beta"
+
+
+def _guard_app():
+    from streamlit.testing.v1 import AppTest
+
+    def script():
+        import streamlit as st
+
+        from ui import state
+        state.init_state()
+        page = st.session_state.setdefault("page", "alpha")
+        state.guard_page_switch(page)
+        state.keep_settings()
+        st.write("|".join(str(st.session_state[k]) for k in ("lang", "prompt_text", "page")))
+
+    return AppTest.from_function(script, default_timeout=30)
