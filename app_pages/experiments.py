@@ -72,7 +72,7 @@ def make_edits():
 
 
 runs = {k: lab.prompt_trace(model, p[k]) for k in ("src", "a", "b") if k in p}    # the other prompts' runs, shared
-edited = None if None in runs.values() else lab.kept(key + ("edit", kind, i) + tuple(sorted(p.items())),
+edited = None if None in runs.values() else lab.kept(lab.experiments_key(lab.model_key(), ids, kind, i, p),
                                                       lambda: model.trace_ids([ids], edits=make_edits(), capture=lab.CAPTURE),
                                                       share=True)
 what = KINDS[kind][2].format(i=i, **dict(p, mode=t(*MODES[p["mode"]])) if "mode" in p else p)

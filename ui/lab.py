@@ -136,7 +136,8 @@ def precision_key(model_key: tuple, prompt: str, chat: bool) -> tuple:
 def first_visits(model, source: str, device: str, dtype: str, sets: bool) -> list:
     """Jobs to run ahead of the first visit in this process: the work pages share between sessions on their default
     settings -- the tokenizer's merge table (Tokenize), the head atlas, Compare's first pair in both languages,
-    Serving's report of the bundled GGUF file (when it is on disk) and, when the bf16 and int8 sets are built
+    Serving's report of the bundled GGUF file (when it is on disk), Experiments' default edit on the default prompt
+    (layer 0's head 0 zeroed: experiments_key) and, when the bf16 and int8 sets are built
     (sets), Precision's report on the default prompt; 0.4-1.3 s each on the bundled model. ui.state runs them in
     its background thread, each when the server is quiet; each result lands where the page looks for it."""
     from content import pairs
@@ -151,10 +152,29 @@ def first_visits(model, source: str, device: str, dtype: str, sets: bool) -> lis
                                        lambda: model.trace([text], chat=False, capture=CAPTURE)) for text in texts]
     if source == "default" and (loading.cache_dir() / loading.BUNDLED_DIRNAME / "model.gguf").exists():
         jobs.append(serving.bundled_gguf_report)       # Serving's table of the file (never re-assembled for it here)
+    jobs.append(lambda: experiments_default(model, mk, DEFAULT_PROMPT))
     if sets:
         jobs.append(lambda: _shared(precision_key(mk, DEFAULT_PROMPT, False),
                                     lambda: precision.precision_report(model, DEFAULT_PROMPT, False)))
     return jobs
+
+
+def experiments_key(mk: tuple, ids: list[int], kind: str, layer: int, settings: dict) -> tuple:
+    """The shared key of one Experiments edit of one row (app_pages/experiments.py; first_visits warms the default)."""
+    return mk + (tuple(ids), "edit", kind, layer) + tuple(sorted(settings.items()))
+
+
+EXPERIMENTS_DEFAULT = ("head", 0, {"h": 0, "mode": "zero"})     # the page's first view: layer 0's head 0 zeroed
+
+
+def experiments_default(model, mk: tuple, prompt: str):
+    """Experiments' first view on one prompt (no chat template), computed into the shared store."""
+    from ops import edits
+    kind, layer, p = EXPERIMENTS_DEFAULT
+    ids = model.encode_prompts([prompt], False)[2][0]
+    return _shared(experiments_key(mk, ids, kind, layer, p),
+                   lambda: model.trace_ids([ids], edits=edits.ablate_heads(model.config, layer, [p["h"]], p["mode"]),
+                                           capture=CAPTURE))
 
 
 def url_text(label: str, key: str, default: str, height: int | None = None) -> str:

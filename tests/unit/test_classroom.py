@@ -217,6 +217,10 @@ def test_weight_sets_built_at_load(monkeypatch, tiny_hf_folder, mode):
             assert lab._atlas(*key, lab.ATLAS_SEED, lab.ATLAS_N)["labels"] is not None
             assert lab._shared(lab.precision_key(key, state.DEFAULT_PROMPT, False),
                                lambda: pytest.fail("recomputed")) if mode == "normal" else True
+            kind, layer, p = lab.EXPERIMENTS_DEFAULT                  # Experiments' first view
+            ids = model.encode_prompts([state.DEFAULT_PROMPT], False)[2][0]
+            edited = lab._shared(lab.experiments_key(key, ids, kind, layer, p), lambda: pytest.fail("recomputed"))
+            assert edited.layer(layer, "attn.context")[0, :, :model.config.head_dim].abs().max() == 0
     finally:
         state.load_model.clear()
         from ui import lab
