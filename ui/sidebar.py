@@ -97,13 +97,22 @@ def _model_settings(room: bool):
             st.session_state.source = path.strip()
     elif choice == "default":
         st.session_state.source = "default"
+    ss = st.session_state
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-    st.selectbox(t("设备", "Device"), devices, key="device")
-    dtypes = ["float32", "bfloat16"] + (["float16"] if st.session_state.device == "cuda" else [])
-    if st.session_state.dtype not in dtypes:
-        st.session_state.dtype = "float32"
-    st.selectbox(t("精度", "dtype"), dtypes, key="dtype",
+    _setting_box(t("设备", "Device"), devices, "device")
+    dtypes = ["float32", "bfloat16"] + (["float16"] if ss.device == "cuda" else [])
+    _setting_box(t("精度", "dtype"), dtypes, "dtype",
                  help=t("讲解页面用 float32 以便与 PyTorch 精确对照。", "The stage pages use float32 to match PyTorch exactly."))
+
+
+def _setting_box(label: str, options: list, setting: str, **kw):
+    """A selectbox for a setting that lives in session_state under its own name, not the widget's key: the widget
+    is not drawn while its fold is closed, and Streamlit puts an undrawn widget's key back to its default."""
+    ss = st.session_state
+    if ss[setting] not in options:
+        ss[setting] = options[0]
+    ss["w_" + setting] = ss[setting]
+    st.selectbox(label, options, key="w_" + setting, on_change=lambda: ss.__setitem__(setting, ss["w_" + setting]), **kw)
 
 
 def _classroom_models():

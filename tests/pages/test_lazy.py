@@ -59,3 +59,21 @@ def test_lazy_tabs_draw_only_the_open_one(tiny_app_dense, english, monkeypatch):
     assert not at.exception and charts(at) == ["online", "spec"]
     at.slider(key="sv-k").set_value(3).run()                        # a widget in the tab: it stays open
     assert not at.exception and charts(at) == ["online", "spec"]
+
+
+def test_sidebar_model_settings_draw_only_when_unfolded(tiny_app_dense, english, monkeypatch):
+    """The sidebar's model settings and model card are drawn only when unfolded; a dtype chosen there stays chosen
+    after the fold closes again (ui.state keeps the sidebar's settings outside Streamlit's widget clean-up)."""
+    monkeypatch.setattr(ui.page, "LAZY", True)
+    at = open_page("overview", source=tiny_app_dense, lang="en")
+    assert not at.exception
+    assert not at.sidebar.selectbox and "tokenizer tokens" not in texts(at)
+    at.session_state["sidebar-model"] = True                        # what a click on "Model" does
+    at.run()
+    assert not at.exception and "tokenizer tokens" in texts(at)
+    at.sidebar.selectbox(key="w_dtype").set_value("bfloat16").run()
+    at.session_state["sidebar-model"] = False
+    at.run()
+    at.run()                                                        # a run after the one that did not draw it
+    assert not at.exception and not at.sidebar.selectbox
+    assert at.session_state["dtype"] == "bfloat16" and "bfloat16" in at.sidebar.markdown[-1].value
