@@ -57,10 +57,11 @@ st.caption(t(f"形状中的数字来自当前模型与输入：B = {B}, S = {S},
              f"Numbers in the shapes come from the loaded model and your prompts: B = {B}, S = {S}, H = {H}, "
              f"nh = {nh}, nkv = {nkv}, hd = {hd}, I = {I}, V = {V:,}."))
 
-# ---- into each stage (the registry's pages) ----------------------------------------------------------------
-st.header(t("进入每一步", "Step into each stage"))
-doors = [s for s in stages.pages() if s.key != page.stage.key]
-cols = st.columns(5)
-for k, s in enumerate(doors):
-    with cols[k % 5]:
-        st.page_link(f"app_pages/{s.page}.py", label=s.title(lang()), icon=s.icon)
+# ---- into each stage (the registry's pages): the sidebar lists them too, so the grid is drawn when unfolded ------
+if box := page.more("进入每一步", "Step into each stage", "doors"):
+    with box:
+        doors = [s for s in stages.pages() if s.key != page.stage.key]
+        cols = st.columns(5)
+        for k, s in enumerate(doors):
+            with cols[k % 5]:
+                st.page_link(f"app_pages/{s.page}.py", label=s.title(lang()), icon=s.icon)
