@@ -102,18 +102,19 @@ def init_state():
 
 
 KEPT = ("source", "device", "dtype", "prompt_text", "chat", "lang", "projector")   # the sidebar's settings
-# what each sidebar widget holds before anyone touches it (ui/sidebar.py): the value a browser reports for a widget
-# it has lost track of
-WIDGET_DEFAULTS = dict(device="cpu", dtype="float32", prompt_text="", chat=False, lang="zh", projector=False)
+# what each sidebar widget bound to a setting holds before anyone touches it (ui/sidebar.py; device and dtype have
+# widgets of their own, copied on change)
+WIDGET_DEFAULTS = dict(prompt_text="", chat=False, lang="zh", projector=False)
 
 
 def guard_page_switch(page: str):
     """On a page switch, a sidebar setting that arrives at its widget's default, unlike the session's kept copy,
-    is put back from that copy. Seen in Chromium (bench/browser.py, 1 switch in ~40): an English session with a
-    prompt clicked a page link and the browser reported the language radio and the prompt box at their defaults
-    (Chinese, empty), so the page asked for a prompt. A user's own change to a sidebar widget reruns the page it is
-    on before any switch; one that only comes with a switch (the prompt box emptied, then a link clicked at once)
-    is the price. Call after st.navigation (`page` is its url_path) and before the sidebar draws."""
+    is put back from that copy. Seen in Chromium in 3 of about 20 sessions on the evening of 2026-12-01
+    (bench/browser.py and a repeat of it): an English session with a prompt clicked a page link and the next page
+    ran with the language and the prompt at their widget defaults (Chinese, empty), so it asked for a prompt.
+    A user's own change to a sidebar widget reruns the page it is on before any switch; one that only comes with
+    a switch (the prompt box emptied, then a link clicked at once) is the price. Call after st.navigation (`page`
+    is its url_path) and before the sidebar draws."""
     ss = st.session_state
     last, ss["_page"] = ss.get("_page"), page
     if last is None or last == page:
