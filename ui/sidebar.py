@@ -22,11 +22,11 @@ def render():
     """Draw the sidebar; returns the loaded model (or None after an error shown in the page)."""
     sb = st.sidebar
     sb.title(t("算子实验室", "Operator Lab"))
-    sb.radio(t("语言", "Language"), ["zh", "en"], key="lang", horizontal=True,
-             format_func={"zh": "中文", "en": "English"}.get)     # each language named in itself
+    bound(sb.radio, t("语言", "Language"), "lang", ["zh", "en"], horizontal=True,
+          format_func={"zh": "中文", "en": "English"}.get)     # each language named in itself
     st.query_params["lang"] = st.session_state.lang
-    sb.toggle(t("投影模式", "Projector mode"), key="projector",
-              help=t("大字号、收起侧栏、隐藏下载按钮和张量名行；链接里写作 `?projector=1`。",
+    bound(sb.toggle, t("投影模式", "Projector mode"), "projector",
+          help=t("大字号、收起侧栏、隐藏下载按钮和张量名行；链接里写作 `?projector=1`。",
                      "Larger text, the sidebar folded away, no download buttons or tensor-name lines; `?projector=1` in a link."))
     if st.session_state.projector:
         st.query_params["projector"] = "1"
@@ -48,11 +48,11 @@ def render():
     if inputs.sanitize(typed).surrogates:   # a lone surrogate (from a URL or the API) cannot be sent to the browser
         st.session_state.prompt_text = inputs.replace_surrogates(typed)
         sb.info(t("提示词中的孤立代理字符已替换为 U+FFFD �。", "Lone surrogates in the prompt were replaced by U+FFFD �."))
-    sb.text_area(t(f"提示词（每行一个，最多 {batch} 行 = 批大小 B）", f"Prompts (one per line, up to {batch} = batch B)"),
-                 key="prompt_text", height=110, max_chars=inputs.MAX_CHARS,
-                 help=t("不可见的控制字符会被删除（保留换行和制表符）；无法编码的孤立代理字符替换为 �。",
+    bound(sb.text_area, t(f"提示词（每行一个，最多 {batch} 行 = 批大小 B）", f"Prompts (one per line, up to {batch} = batch B)"),
+          "prompt_text", height=110, max_chars=inputs.MAX_CHARS,
+          help=t("不可见的控制字符会被删除（保留换行和制表符）；无法编码的孤立代理字符替换为 �。",
                         "Invisible control characters are removed (newlines and tabs kept); lone surrogates become �."))
-    sb.toggle(t("套用聊天模板 (ChatML)", "Apply the chat template (ChatML)"), key="chat")
+    bound(sb.toggle, t("套用聊天模板 (ChatML)", "Apply the chat template (ChatML)"), "chat")
     keep_settings()
     s = settings()
     if s.prompts:
@@ -99,20 +99,33 @@ def _model_settings(room: bool):
         st.session_state.source = "default"
     ss = st.session_state
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-    _setting_box(t("设备", "Device"), devices, "device")
+    _choice(t("设备", "Device"), devices, "device")
     dtypes = ["float32", "bfloat16"] + (["float16"] if ss.device == "cuda" else [])
-    _setting_box(t("精度", "dtype"), dtypes, "dtype",
+    _choice(t("精度", "dtype"), dtypes, "dtype",
                  help=t("讲解页面用 float32 以便与 PyTorch 精确对照。", "The stage pages use float32 to match PyTorch exactly."))
 
 
-def _setting_box(label: str, options: list, setting: str, **kw):
-    """A selectbox for a setting that lives in session_state under its own name, not the widget's key: the widget
-    is not drawn while its fold is closed, and Streamlit puts an undrawn widget's key back to its default."""
-    ss = st.session_state
-    if ss[setting] not in options:
-        ss[setting] = options[0]
-    ss["w_" + setting] = ss[setting]
-    st.selectbox(label, options, key="w_" + setting, on_change=lambda: ss.__setitem__(setting, ss["w_" + setting]), **kw)
+def _choice(label: str, options: list, setting: str, **kw):
+    """A selectbox for a setting, the setting moved onto the first option when the options no longer hold it."""
+    if st.session_state[setting] not in options:
+        st.session_state[setting] = options[0]
+    bound(st.selectbox, label, setting, options, **kw)
+
+
+def bound(widget, label: str, setting: str, *args, **kw):
+    """widget(label, ...) for a sidebar setting that lives in session_state under its own name; the widget has the
+    key "w_<setting>" and copies its value over when the user changes it. Streamlit puts a widget's key back to
+    the widget's default after a run that did not draw it (the model fold closed) or that the browser did not
+    report it in (a page switch: Chinese and an empty prompt, bench/RESULTS.md "Night"); the setting's own key
+    is never touched, and the widget is set from it again."""
+    ss, key = st.session_state, "w_" + setting
+    if ss.get(key) != ss[setting]:
+        ss[key] = ss[setting]
+    return widget(label, *args, key=key, on_change=_copy, args=(key, setting), **kw)
+
+
+def _copy(key: str, setting: str):
+    st.session_state[setting] = st.session_state[key]
 
 
 def _classroom_models():

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from apptest_utils import ROOT, TITLE_WORDS, title_word
+from apptest_utils import ROOT, TITLE_WORDS, open_page, title_word
 
 HERE = Path(__file__).resolve().parent
 
@@ -154,3 +154,17 @@ def _guard_app():
         st.write("|".join(str(st.session_state[k]) for k in ("lang", "prompt_text", "page")))
 
     return AppTest.from_function(script, default_timeout=30)
+
+
+def test_sidebar_widgets_put_back_to_their_defaults_do_not_change_the_settings(tiny_app_dense):
+    """Streamlit puts a widget's key back to the widget's default after a run that did not draw it or that the
+    browser did not report it in. The sidebar's settings live under their own names (ui.sidebar.bound): the page
+    keeps its language and prompt, and the widgets show them again."""
+    at = open_page("tokenize", source=tiny_app_dense, lang="en")
+    before = at.session_state["prompt_text"]
+    assert before and at.title[0].value.startswith("1 · Tokenize")
+    at.session_state["w_lang"], at.session_state["w_prompt_text"] = "zh", ""     # the widgets' defaults
+    at.run()
+    assert not at.exception
+    assert at.title[0].value.startswith("1 · Tokenize") and at.session_state["prompt_text"] == before
+    assert at.sidebar.radio(key="w_lang").value == "en" and at.sidebar.text_area(key="w_prompt_text").value == before

@@ -57,11 +57,11 @@ def test_normal_mode_keeps_downloads_and_names():
 @pytest.mark.real
 def test_the_sidebar_toggle_turns_it_on():
     at = open_page("overview", lang="en")
-    at.toggle(key="projector").set_value(True)
+    at.toggle(key="w_projector").set_value(True)
     at.run()
     assert at.query_params["projector"] in ("1", ["1"])
     assert "font-size: 20px" in styles(at)
-    at.toggle(key="projector").set_value(False)
+    at.toggle(key="w_projector").set_value(False)
     at.run()
     assert "projector" not in at.query_params
 

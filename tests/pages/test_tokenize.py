@@ -64,7 +64,7 @@ def test_sidebar_prompt_survives_page_switch(tiny_app_dense):
     at.run()
     at.session_state["source"] = tiny_app_dense
     at.run()
-    at.sidebar.text_area(key="prompt_text").set_value(new).run()
+    at.sidebar.text_area(key="w_prompt_text").set_value(new).run()
     no_exception(at)
     for step in range(2):                      # the switch itself, then a plain rerun on the new page
         if step == 0:
@@ -72,9 +72,9 @@ def test_sidebar_prompt_survives_page_switch(tiny_app_dense):
         at.run()
         no_exception(at)
         assert at.session_state["prompt_text"] == new
-        assert at.sidebar.text_area(key="prompt_text").value == new
+        assert at.sidebar.text_area(key="w_prompt_text").value == new
         assert ids_matrix_has_two_rows(at)
         assert at.query_params["prompt"] == [new] or at.query_params["prompt"] == new
-    at.sidebar.radio(key="lang").set_value("en").run()          # a language switch keeps it too
+    at.sidebar.radio(key="w_lang").set_value("en").run()          # a language switch keeps it too
     assert at.session_state["prompt_text"] == new
     assert any("Tokenize" in x.value for x in at.title)
