@@ -17,7 +17,8 @@ makes the whole app inert to clicks), so the floor is opened at / and its link t
    step with the keyboard (focus, ArrowRight); floor: its st.slider moved the same way.
 "Done" = the action was seen to take effect (a page switch: the old page's h1 is gone; a picker change: a
 MutationObserver armed before the action saw a chart redrawn), the script is not running (the app root's
-data-test-script-state), nothing stale is left, no spinner, and every Plotly chart has drawn its SVG.
+data-test-script-state), nothing stale is left, no spinner, no skeleton (an element whose JavaScript chunk is still
+loading), and every Plotly chart has drawn its SVG.
 "run ended" beside each switch: when the script-state attribute was seen going back to notRunning (the
 browser applies that message after every element before it, so it includes their drawing; "-" when a
 fast run started and ended inside one render). Targets (issue 14): page-switch median <= 2x the floor's, worst page <= 3x the floor's
@@ -61,11 +62,15 @@ FLOOR_APP = textwrap.dedent('''
 ''')
 
 # "Done": the script has run (the app root's data-test-script-state is back to notRunning), nothing from the
-# previous run is left stale, no spinner, a title is drawn, and every Plotly chart has drawn its SVG.
+# previous run is left stale, no spinner, no skeleton, a title is drawn, and every Plotly chart has drawn its SVG.
+# A skeleton is an element whose JavaScript chunk is still loading: a Plotly chart is a skeleton, not yet a
+# stPlotlyChart, until the 4.7 MB Plotly chunk has loaded (before 2026-12-02 this check was missing, and a fresh
+# session's first page counted as done 2.4 s before its chart and its sidebar links were drawn, at 4.8 s).
 DONE_JS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
   if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
   if (document.querySelector('[data-testid="stSpinner"]')) return false;
+  if (document.querySelector('[data-testid="stSkeleton"]')) return false;   // an element still waiting for its JS chunk
   if (document.querySelector('[data-testid="stMain"] [data-stale="true"]')) return false;
   if (!document.querySelector('[data-testid="stMain"] h1')) return false;
   for (const c of document.querySelectorAll('[data-testid="stPlotlyChart"]'))
