@@ -272,10 +272,11 @@ def main():
                         switch[name].append(click_link(page, name, titles[name]))
                         bad = errors_on(page)
                         end = SCRIPT_END[-1]
+                        h1 = page.evaluate(H1_JS)
                         print(f"  lap {lap + 1} {name:12s} {switch[name][-1]:.2f} s (run ended "
                               f"{'-' if end is None else f'{end:.2f} s'})  "
-                              f"[{page.evaluate(H1_JS)[:40]}]" + (f"  {bad} EXCEPTION(S)" if bad else ""), flush=True)
-                        if headings[name] not in page.evaluate(H1_JS):     # another page, or the other language
+                              f"[{h1[:40]}]" + (f"  {bad} EXCEPTION(S)" if bad else ""), flush=True)
+                        if headings[name] not in h1:     # another page, or the other language
                             shot = Path(tempfile.gettempdir()) / f"browser_wrong_{lap + 1}_{name}.png"
                             page.screenshot(path=str(shot))
                             wrong.append(f"lap {lap + 1} {name}")

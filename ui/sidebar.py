@@ -97,12 +97,11 @@ def _model_settings(room: bool):
             st.session_state.source = path.strip()
     elif choice == "default":
         st.session_state.source = "default"
-    ss = st.session_state
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     _choice(t("设备", "Device"), devices, "device")
-    dtypes = ["float32", "bfloat16"] + (["float16"] if ss.device == "cuda" else [])
+    dtypes = ["float32", "bfloat16"] + (["float16"] if st.session_state.device == "cuda" else [])
     _choice(t("精度", "dtype"), dtypes, "dtype",
-                 help=t("讲解页面用 float32 以便与 PyTorch 精确对照。", "The stage pages use float32 to match PyTorch exactly."))
+            help=t("讲解页面用 float32 以便与 PyTorch 精确对照。", "The stage pages use float32 to match PyTorch exactly."))
 
 
 def _choice(label: str, options: list, setting: str, **kw):

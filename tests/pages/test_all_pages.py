@@ -124,14 +124,14 @@ def test_settings_survive_a_page_switch_that_drops_widgets_and_url():
 
 
 def test_a_page_switch_that_reports_the_sidebar_at_its_defaults_keeps_the_settings():
-    """Chromium once reported the language radio and the prompt box at their defaults (Chinese, empty) with a page
-    link's click (bench/browser.py): the session's settings come back on a switch; on the same page a user's own
-    emptying of the prompt box stands."""
+    """In Chromium a page link's click once brought the language and the prompt at their widget defaults (Chinese,
+    empty; bench/browser.py, cause not proven): the session's settings come back on a switch; on the same page a
+    user's own emptying of the prompt box stands."""
     at = _guard_app()
     at.query_params.update(lang="en", prompt="I like shanghai")
     at.run()
     assert at.markdown[0].value == "en|I like shanghai|alpha"
-    at.session_state["lang"], at.session_state["prompt_text"] = "zh", ""        # what the browser reported
+    at.session_state["lang"], at.session_state["prompt_text"] = "zh", ""        # what arrived with the switch
     at.session_state["page"] = "beta"                                          # with a page link's click
     at.run()
     assert at.markdown[0].value == "en|I like shanghai|beta"

@@ -63,7 +63,7 @@ def test_lazy_tabs_draw_only_the_open_one(tiny_app_dense, english, monkeypatch):
 
 def test_sidebar_model_settings_draw_only_when_unfolded(tiny_app_dense, english, monkeypatch):
     """The sidebar's model settings and model card are drawn only when unfolded; a dtype chosen there stays chosen
-    after the fold closes again (ui.state keeps the sidebar's settings outside Streamlit's widget clean-up)."""
+    after the fold closes again (the setting lives under its own key, the widget under w_dtype: ui.sidebar.bound)."""
     monkeypatch.setattr(ui.page, "LAZY", True)
     at = open_page("overview", source=tiny_app_dense, lang="en")
     assert not at.exception
