@@ -45,7 +45,8 @@ PROMPTS = {  # name -> (prompt, chat template?)
 
 def int8_kernels(q, s, x):
     from ops import quant
-    return {"native": lambda: quant.native_mm(x, q, s), "int8pack_mm": lambda: quant.int8pack_mm(x, q, s),
+    p = quant.pack("native", q)                                 # the native kernel reads rows in blocks of 8
+    return {"native": lambda: quant.native_mm(x, p, s), "int8pack_mm": lambda: quant.int8pack_mm(x, q, s),
             "int8->bf16 + mv": lambda: quant.dequant_mv(x, q, s),
             "int8->bf16 + F.linear": lambda: quant.dequant_linear(x, q, s)}
 
@@ -99,10 +100,11 @@ def kernel_table(n: int):
 def int8_gemv_bandwidth(n=7, gib=0.5):
     """GB/s of the int8 kernel the model picks on one (N, 16384) int8 matrix of about `gib` GiB (+ bf16 scales)."""
     from ops import quant
-    mm = quant.KERNELS[quant.pick_kernel("cpu", torch.bfloat16)]
+    kernel = quant.pick_kernel("cpu", torch.bfloat16)
+    mm = quant.KERNELS[kernel]
     K = 16384
     N = int(gib * 2**30 / K)
-    q = torch.randint(-128, 128, (N, K), dtype=torch.int8)
+    q = quant.pack(kernel, torch.randint(-128, 128, (N, K), dtype=torch.int8))
     s = torch.rand(N, dtype=torch.bfloat16)
     x = torch.randn(1, K, dtype=torch.bfloat16)
     mm(x, q, s)

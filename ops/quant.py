@@ -14,8 +14,9 @@ every int8 product converted x and y). q|k|v and gate|up are fused as in the bfl
 split. A MoE model's experts are not quantized (the MoE operator takes its weight tensors directly): they, and so
 the activations, stay in 16 bits (rest_dtype).
 
-Kernels, CPU: "native" (ops/native/int8_linear.c, AVX2 + FMA, compiled on first use: int8 rows converted in
-registers, four rows per load of x, two rows of x per converted weight in a prefill); where it cannot be built,
+Kernels, CPU: "native" (ops/native/int8_linear.c, AVX2 + FMA, compiled on first use: int8 rows stored in blocks
+of 8 so that a thread reads one sequential stream, converted in registers, two rows of x per converted weight in a
+prefill); where it cannot be built,
 torch.ops.aten._weight_int8pack_mm (x (M, K) bf16, q (N, K) int8, s (N,) bf16 -> (M, N)); bench/int8.py
 measures both against int8 -> bf16 dequantization + torch.mv / F.linear on the model's own shapes (the LM head
 included). Other devices, or where neither runs: dequantize, then F.linear.
@@ -86,11 +87,23 @@ def dequant_mv(x: torch.Tensor, q: torch.Tensor, s: torch.Tensor) -> torch.Tenso
 
 
 def native_mm(x: torch.Tensor, q: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
-    """ops/native/int8_linear.c: one row (decoding) or many (a prefill, two rows per converted weight), in float32."""
+    """ops/native/int8_linear.c: one row (decoding) or many (a prefill, two rows per converted weight), in float32.
+    q in the kernel's layout: native.pack(rows)."""
     return native.int8_linear(x, q, s.float())
 
 
 KERNELS = {"native": native_mm, "int8pack_mm": int8pack_mm, "dequant+mv": dequant_mv, "dequant+F.linear": dequant_linear}
+LAYOUTS = {"native": (native.pack, native.unpack)}     # kernel -> (rows -> its layout, back); the rest read rows
+
+
+def pack(kernel: str, q: torch.Tensor) -> torch.Tensor:
+    """int8 rows (N, K) -> the layout `kernel` reads (the same bytes; only the native kernel reorders them)."""
+    return LAYOUTS[kernel][0](q) if kernel in LAYOUTS else q
+
+
+def unpack(kernel: str, q: torch.Tensor) -> torch.Tensor:
+    """pack's inverse: the rows of W's int8 image, in order."""
+    return LAYOUTS[kernel][1](q) if kernel in LAYOUTS else q
 
 
 def pick_kernel(device, dtype: torch.dtype) -> str:
@@ -110,7 +123,8 @@ def pick_kernel(device, dtype: torch.dtype) -> str:
 
 class Int8Weights(Weights):
     """A Weights whose projections (those matching QUANTIZED, fused or not) are int8 rows q with scales s:
-    tensors[name + ".weight"] is q (out, in) int8 and tensors[name + ".scales"] is s (out,)."""
+    tensors[name + ".weight"] is q (out, in) int8 in the kernel's layout (pack) and tensors[name + ".scales"] is
+    s (out,); rows(name) gives q in row order."""
 
     def __init__(self, tensors: dict, splits: dict | None = None, kernel: str = "int8pack_mm"):
         super().__init__(tensors, splits)
@@ -118,6 +132,10 @@ class Int8Weights(Weights):
         self._mm = KERNELS[kernel]
 
     weight_dtype = "int8"
+
+    def rows(self, name: str) -> tuple[torch.Tensor, torch.Tensor]:
+        """(q (out, in) int8 in row order, s (out,)) of projection `name`: dequantize(*rows) is what it multiplies by."""
+        return unpack(self.kernel, self._tensors[name + ".weight"]), self._tensors[name + ".scales"]
 
     def linear(self, x: torch.Tensor, name: str) -> torch.Tensor:
         s = self._tensors.get(name + ".scales")
@@ -141,6 +159,7 @@ def int8_copy(model, kernel: str | None = None) -> Int8Weights:
     the model's own weights (not from the bfloat16 copy: one rounding, not two). The rest, and the scales, in
     rest_dtype(model): the model's own tensors, shared, not copied, unless it has experts."""
     dtype = rest_dtype(model)
+    kernel = kernel or pick_kernel(model.device, dtype)
     src = model.weights
     by_ptr, W = {}, {}
     for name, t in src.items():
@@ -157,15 +176,16 @@ def int8_copy(model, kernel: str | None = None) -> Int8Weights:
                 continue                                    # a MoE layer: no gate|up
             fused = prefix + FUSED[parts] + "_proj"
             q, s = quantize([src[n + ".weight"] for n in names], dtype)
-            W[fused + ".weight"], W[fused + ".scales"] = q, s
+            W[fused + ".weight"], W[fused + ".scales"] = pack(kernel, q), s
             splits[fused] = [src[n + ".weight"].shape[0] for n in names]
             if all(n + ".bias" in W for n in names):
                 W[fused + ".bias"] = torch.cat([W.pop(n + ".bias") for n in names])
             done.update(n + ".weight" for n in names)
     for name, t in src.items():
         if QUANTIZED.fullmatch(name) and name not in done:
-            W[name], W[name[:-len(".weight")] + ".scales"] = quantize(t, dtype)
-    return Int8Weights(W, splits, kernel or pick_kernel(model.device, dtype))
+            q, W[name[:-len(".weight")] + ".scales"] = quantize(t, dtype)
+            W[name] = pack(kernel, q)
+    return Int8Weights(W, splits, kernel)
 
 
 # ---- bytes ------------------------------------------------------------------------------------------------

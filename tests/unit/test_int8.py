@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from ops import model as model_module
-from ops import quant
+from ops import native, quant
 from ops.config import ModelConfig
 from ops.decode import decode_path
 from ops.errors import InputError
@@ -73,7 +73,11 @@ def test_kernels_agree_with_dequantized_product(kernel, M, dtype):
     q, s = quant.quantize(W, dtype)
     x = torch.randn(1, M, 64, generator=g).to(dtype)
     want = x.float() @ quant.dequantize(q, s).T                                           # (1, M, 200)
-    got = quant.KERNELS[kernel](x, q, s)
+    if kernel in quant.LAYOUTS and native.load() is None:
+        pytest.skip(f"the {kernel} kernel cannot be built here: {native.why_not()}")
+    p = quant.pack(kernel, q)
+    assert torch.equal(quant.unpack(kernel, p), q)
+    got = quant.KERNELS[kernel](x, p, s)
     assert got.shape == (1, M, 200) and got.dtype == dtype
     got = got.float()
     assert torch.allclose(got, want, rtol=2e-2, atol=2e-2), f"max |diff| {(got - want).abs().max().item():.4f}"
@@ -86,19 +90,23 @@ def test_native_kernel_builds_on_an_avx2_machine_with_a_compiler(monkeypatch):
     several-row prefill too);
     with OPERATOR_LAB_NATIVE=0 the CPU falls back to ATen's int8pack_mm."""
     import shutil
-    from ops import native
     model, flags = native._cpu()
     if not (shutil.which("cc") or shutil.which("gcc")) or not {"avx2", "fma"} <= flags:
         pytest.skip("no C compiler or no AVX2/FMA here: the native kernel cannot be built")
     assert native.load() is not None, native.why_not()
     assert quant.pick_kernel("cpu", torch.bfloat16) == "native"
     g = torch.Generator().manual_seed(2)
-    for N, K, M in ((1152, 896, 1), (899, 4867, 1), (1152, 896, 5)):   # M = 5: two 2-row tiles and one row
+    # N % 8 rows past the last block of 8, K % 8 tail columns, M = 5: two 2-row tiles and one row
+    for N, K, M in ((1152, 896, 1), (899, 4867, 1), (1152, 896, 5), (13, 21, 3)):
         q = torch.randint(-128, 128, (N, K), generator=g, dtype=torch.int8)
         s, x = torch.rand(N, generator=g), torch.randn(M, K, generator=g)
         want = (x.double() @ q.double().T) * s.double()
+        p = native.pack(q)
+        assert torch.equal(native.unpack(p), q)
+        if N >= 8:
+            assert not torch.equal(p, q) and torch.equal(p[N - N % 8:], q[N - N % 8:])   # only blocks are reordered
         # float32 sums of K products of size <= 128 * 4: rounding ~ sqrt(K) * eps * |terms|, far below 1e-2
-        assert torch.allclose(native.int8_linear(x, q, s).double(), want, rtol=1e-4, atol=1e-2)
+        assert torch.allclose(native.int8_linear(x, p, s).double(), want, rtol=1e-4, atol=1e-2)
     monkeypatch.setattr(native, "_state", {})
     monkeypatch.setenv("OPERATOR_LAB_NATIVE", "0")
     assert native.load() is None and "OPERATOR_LAB_NATIVE" in native.why_not()
@@ -121,6 +129,14 @@ def test_int8_forward_close_to_float32(make):
     assert isinstance(W, quant.Int8Weights) and W.weight_dtype == "int8" and W.dtype == rest == quant.rest_dtype(model)
     assert W["lm_head.weight"].dtype == torch.int8 and W["lm_head.scales"].shape == (model.config.vocab_size,)
     assert W["lm_head.scales"].dtype == rest                                        # the kernel reads them as they are
+    # in the kernel's layout, rows() gives back the weights it multiplies by: within half a step of float32's
+    for name, parts in (("lm_head", ["lm_head"]), ("model.layers.0.self_attn.qkv_proj",
+                                                   [f"model.layers.0.self_attn.{x}_proj" for x in "qkv"])):
+        q, s = W.rows(name)
+        want = torch.cat([model.weights[p + ".weight"] for p in parts])
+        assert torch.equal(W[name + ".weight"], quant.pack(W.kernel, q))
+        err = (quant.dequantize(q, s) - want).abs()
+        assert bool((err <= s.float()[:, None] / 2 * (1 + 1e-4)).all()), name
     emb, own = W["model.embed_tokens.weight"], model.weights["model.embed_tokens.weight"]
     assert (emb.data_ptr() == own.data_ptr()) == (rest == torch.float32)   # a dense model's own table, not a copy
 
