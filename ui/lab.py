@@ -136,12 +136,12 @@ def precision_key(model_key: tuple, prompt: str, chat: bool) -> tuple:
 def first_visits(model, source: str, device: str, dtype: str, sets: bool) -> list:
     """Jobs to run ahead of the first visit in this process: the work pages share between sessions on their default
     settings -- the tokenizer's merge table (Tokenize), the head atlas, Compare's first pair in both languages,
-    Serving's report of the bundled GGUF file (when it is on disk), Experiments' default edit on the default prompt
+    Serving's report of the bundled GGUF file (made once per machine), Experiments' default edit on the default prompt
     (layer 0's head 0 zeroed: experiments_key) and, when the bf16 and int8 sets are built
     (sets), Precision's report on the default prompt; 0.4-1.3 s each on the bundled model. ui.state runs them in
     its background thread, each when the server is quiet; each result lands where the page looks for it."""
     from content import pairs
-    from ops import loading, precision, serving
+    from ops import precision, serving
     from .state import DEFAULT_PROMPT
 
     mk = (source, device, dtype)
@@ -150,8 +150,8 @@ def first_visits(model, source: str, device: str, dtype: str, sets: bool) -> lis
     jobs = [lambda: getattr(model.tokenizer, "merges", None), lambda: _atlas(source, device, dtype, ATLAS_SEED, ATLAS_N)]
     jobs += [lambda text=text: _shared(prompt_key(mk, text, False),
                                        lambda: model.trace([text], chat=False, capture=CAPTURE)) for text in texts]
-    if source == "default" and (loading.cache_dir() / loading.BUNDLED_DIRNAME / "model.gguf").exists():
-        jobs.append(serving.bundled_gguf_report)       # Serving's table of the file (never re-assembled for it here)
+    if source == "default":
+        jobs.append(serving.bundled_gguf_report)       # Serving's table of the file: kept on disk once made
     jobs.append(lambda: experiments_default(model, mk, DEFAULT_PROMPT))
     if sets:
         jobs.append(lambda: _shared(precision_key(mk, DEFAULT_PROMPT, False),

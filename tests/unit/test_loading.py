@@ -278,7 +278,7 @@ def test_gguf_hashed_once_then_stamped(monkeypatch, tmp_path):
     """The assembled file is hashed once; later calls trust model.gguf.verified while size, mtime and inode
     match it, and a file changed in place is hashed again and refused."""
     monkeypatch.setenv("OPERATOR_LAB_CACHE", str(tmp_path))
-    target = loading._bundled_dir() / "model.gguf"
+    target = loading.bundled_dir() / "model.gguf"
     target.parent.mkdir(parents=True)
     target.write_bytes(b"x" * 64)
     monkeypatch.setattr(loading, "BUNDLED_SIZE", 64)

@@ -193,6 +193,40 @@ def test_gguf_report_reads_the_file(tmp_path):
     assert all(c.ok for c in sv.gguf_checks(report))
 
 
+def test_bundled_report_is_made_once_and_the_file_not_kept(tmp_path, monkeypatch):
+    """Serving's report of the bundled GGUF is kept beside the cache under the file's sha256: made once (the parts
+    assembled for it), the assembled file removed again when it was not on disk before, and read back after that
+    without assembling anything; a report kept for another sha256 is made again."""
+    from ops import loading
+    folder, made = tmp_path / "bundled", []
+    folder.mkdir()
+
+    def assemble(progress=None):
+        made.append(1)
+        return _write_quantised_gguf(folder / "model.gguf")
+
+    monkeypatch.setattr(loading, "bundled_dir", lambda: folder)
+    monkeypatch.setattr(loading, "bundled_gguf_path", assemble)
+    sv.bundled_gguf_report.cache_clear()
+    try:
+        first = sv.bundled_gguf_report()
+        assert made == [1] and first["tensors"] == 4
+        assert not (folder / "model.gguf").exists(), "the file was not on disk before: it must not stay"
+        sv.bundled_gguf_report.cache_clear()
+        assert sv.bundled_gguf_report() == first and made == [1]          # read back: nothing assembled
+        kept = folder / sv.REPORT_FILE
+        kept.write_text(kept.read_text().replace(loading.BUNDLED_SHA256, "0" * 64))
+        sv.bundled_gguf_report.cache_clear()
+        assert sv.bundled_gguf_report() == first and made == [1, 1]       # another file's report: made again
+        _write_quantised_gguf(folder / "model.gguf")                       # on disk before: it stays
+        kept.unlink()
+        sv.bundled_gguf_report.cache_clear()
+        sv.bundled_gguf_report()
+        assert (folder / "model.gguf").exists() and made == [1, 1, 1]
+    finally:
+        sv.bundled_gguf_report.cache_clear()
+
+
 @pytest.mark.real
 def test_bundled_gguf_table_matches_the_file(bundled_gguf_path):
     from ops.gguf import open_gguf
