@@ -7,7 +7,7 @@ from content import stages, texts
 from ops import analysis
 from ui.page import StagePage, shape_str
 from ui.state import lang, t
-from viz.overview import pipeline_figure
+from viz.overview import pipeline_picture
 
 page = StagePage("overview")
 model, trace, c = page.model, page.trace, page.config
@@ -15,7 +15,7 @@ B, S, H, L, V = trace.B, trace.S, c.hidden_size, c.num_hidden_layers, c.vocab_si
 nh, nkv, hd, I = c.num_attention_heads, c.num_key_value_heads, c.head_dim, c.intermediate_size
 
 # ---- the main picture: the pipeline, with the shapes this run recorded -------------------------------------
-page.chart(pipeline_figure(c, trace.shapes(), B, S, lang()), "pipeline")
+page.picture(pipeline_picture(c, trace.shapes(), B, S, lang()))
 st.caption(t("右侧是左边橙色方框里的一层；它被重复 L 次，每层输入输出都是 [B, S, H]。生成时会把新 id 接到末尾再走一遍（见“9 生成”）。",
              "The right column is one layer of the orange box, repeated L times; each layer maps [B, S, H] to [B, S, H]. "
              "Generation appends the new id and goes around again (see “9 Generate”)."))

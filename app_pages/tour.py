@@ -7,11 +7,11 @@ import streamlit as st
 from content import stages
 from content import tour as script
 from ops import analysis
-from ui.page import chart, pipeline_strip, shape_str, tensor_view
+from ui.page import chart, picture, pipeline_strip, shape_str, tensor_view
 from ui.state import lang, query_int, require_trace, t
 from viz import labels as lbl
 from viz import tour as vt
-from viz.overview import pipeline_figure
+from viz.overview import pipeline_picture
 
 st.markdown(vt.CSS, unsafe_allow_html=True)            # the app's own CSS comes from app.py
 st.title(f"{stages.get('tour').icon} " + t("课堂演示：一句话走完整个模型", "Classroom tour: one sentence through the whole model"))
@@ -43,7 +43,8 @@ ctx = dict(prompt=trace.prompts[b], pieces=[lbl.visible(p) for p in lbl.row_labe
            piece_short=lbl.short(piece), new_text=tok.decode([chosen]),
            top_labels=[lbl.short(p, 10) for p in lbl.pieces(tok, top["ids"].tolist())],
            raw=lbl.row_labels(tok, trace, b, None), vocab=model.config.vocab_size,
-           pipeline=lambda: pipeline_figure(model.config, trace.shapes(), trace.B, trace.S, lang(), height=vt.HEIGHT))
+           pipeline=lambda: pipeline_picture(model.config, trace.shapes(), trace.B, trace.S, lang(), height=560,
+                                                    max_height=vt.PIPELINE_HEIGHT))
 nums = script.numbers(model.config, n, lbl.short(piece, 12), float(top["probs"][0]), tok.vocab_size)
 data = analysis.tour_data(trace, b, step.key)
 if step.key == "pick":
@@ -66,6 +67,9 @@ out = vt.view(step.key, data, ctx, lang())
 if isinstance(out, str):                           # the HTML view (prompt, chips), then a figure: every step has one
     st.markdown(out, unsafe_allow_html=True)
     out = vt.companion(step.key, data, ctx, lang())
+if isinstance(out, str):                           # a drawn picture (the pipeline, as SVG)
+    picture(out)
+    out = None
 if tensor is not None:
     tensor_view(tname, tensor, out if isinstance(out, go.Figure) else None, key=f"tour-{k}")
 elif out is not None:

@@ -133,11 +133,16 @@ def error_boxes(at, allow_errors=()) -> list[str]:
     return [e.value for e in at.error if not any(a in e.value for a in allow_errors)]
 
 
+def svg_pictures(at) -> list[str]:
+    """The drawn pictures on the page (ui.page.picture: SVG through markdown), as their SVG text."""
+    return [str(m.value) for m in at.markdown if str(m.value).lstrip().startswith("<svg")]
+
+
 def check_page(at, page: str, lang: str = "zh", *, charts: int = 0, checks: int = 0, passing=(), tables: int = 0,
-               text=(), allow_errors=()):
+               text=(), allow_errors=(), pictures: int = 0):
     """The page rendered cleanly and shows its own content:
     no exception, no st.error box (except ones containing an allow_errors fragment), its title in `lang`,
-    at least `charts` Plotly charts, `tables` dataframes and `checks` passing checks (green boxes, none with
+    at least `charts` Plotly charts, `pictures` SVG pictures, `tables` dataframes and `checks` passing checks (green boxes, none with
     ✗), every check named in `passing` green, and every fragment of `text` somewhere on the page."""
     page = page_name(page)
     no_exception(at)
@@ -148,6 +153,8 @@ def check_page(at, page: str, lang: str = "zh", *, charts: int = 0, checks: int 
     assert any(want.lower() in x.lower() for x in titles), f"{page}: no title with {want!r}: {titles}"
     n_charts = len(at.get("plotly_chart"))
     assert n_charts >= charts, f"{page}: {n_charts} Plotly charts, want >= {charts}"
+    n_pictures = len(svg_pictures(at))
+    assert n_pictures >= pictures, f"{page}: {n_pictures} SVG pictures, want >= {pictures}"
     n_tables = len(at.dataframe)
     assert n_tables >= tables, f"{page}: {n_tables} tables, want >= {tables}"
     green = [s.value for s in at.success]

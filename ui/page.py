@@ -98,6 +98,12 @@ def chart(fig, key: str):
     st.plotly_chart(projector_fonts(fig) if projector() else fig, width="stretch", key=f"fig-{key}", theme=None)
 
 
+def picture(svg: str):
+    """A drawn picture (an SVG string from viz/, such as the overview's pipeline): no chart script to load.
+    Through markdown, not st.html: st.html's sanitizer drops SVG (an empty element was drawn)."""
+    st.markdown(svg, unsafe_allow_html=True)
+
+
 def tensor_view(name: str, tensor, fig=None, key: str | None = None, caption: str = ""):
     """One live tensor: a figure, then one light line under it with the tensor's name, exact shape and dtype,
     which is also the .npy download of the whole tensor (one element, not a row of columns: every element costs
@@ -344,6 +350,9 @@ class StagePage:
 
     def chart(self, fig, key: str):
         chart(fig, key)
+
+    def picture(self, svg: str):
+        picture(svg)
 
     def metrics(self, pairs: list[tuple[str, str]], weights: list[float] | None = None):
         metrics(pairs, weights)

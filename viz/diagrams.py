@@ -2,6 +2,7 @@
 GQA head sharing, and all heads' attention as small multiples. Tensors in, go.Figure out."""
 from __future__ import annotations
 
+import html
 import math
 
 import numpy as np
@@ -12,64 +13,71 @@ from .figures import block_max, FONT, as_numpy
 from .labels import CHOSEN, TOKEN_COLORS, token_color
 
 
-def _base(title: str, height: int, data=None) -> go.Figure:
-    """An empty canvas (no axes) for the drawn diagrams."""
-    return go.Figure(data, layout=dict(title=dict(text=title, font=dict(size=20)), font=FONT, height=height,
-                                       margin=dict(l=10, r=10, t=60, b=10), showlegend=False,
-                                       xaxis=dict(visible=False), yaxis=dict(visible=False)))
-
-
-def _box(shapes, notes, x, y, w, h, text, fill, size=17, color="#111"):
-    """A labelled box: appended to the figure's shape and annotation lists (set once, at the end)."""
-    shapes.append(dict(type="rect", x0=x - w / 2, x1=x + w / 2, y0=y - h / 2, y1=y + h / 2,
-                       line=dict(color="#555", width=1.5), fillcolor=fill, layer="below"))
-    notes.append(dict(x=x, y=y, text=text, showarrow=False, font=dict(size=size, color=color)))
-
-
-def _arrow(notes, x0, y0, x1, y1, label="", label_side="right", color="#333"):
-    notes.append(dict(x=x1, y=y1, ax=x0, ay=y0, xref="x", yref="y", axref="x", ayref="y", text="",
-                      showarrow=True, arrowhead=3, arrowsize=1.3, arrowwidth=2.2, arrowcolor=color))
-    if label:
-        mx, my = (x0 + x1) / 2, (y0 + y1) / 2
-        notes.append(dict(x=mx + (0.06 if label_side == "right" else -0.05), y=my, text=label, showarrow=False,
-                          xanchor="left" if label_side == "right" else "right",
-                          font=dict(size=16, color="#b71c1c", family="monospace")))
-
-
-def pipeline_diagram(steps: list[tuple[str, str]], layer_steps: list[tuple[str, str]], layer_index: int,
-                     title: str = "", height: int = 760) -> go.Figure:
-    """Main column: steps[k] = (box text, shape on the arrow leaving it). The box at layer_index is
-    the stack of L layers; layer_steps (same form) draws its inside in a second column.
-    Shapes and annotations are collected first and set in one call: plotly re-validates the whole list
-    on every add_annotation."""
-    shapes, notes = [], []
-    n = len(steps)
-    ys = np.linspace(n - 1, 0, n)
-    x_main = 0.0
+def pipeline_svg(steps: list[tuple[str, str]], layer_steps: list[tuple[str, str]], layer_index: int,
+                 title: str = "", height: int = 640, max_height: int | None = None) -> str:
+    """The pipeline as one SVG picture (no Plotly: a first page that draws no chart needs none of its 4.7 MB
+    script, and a fresh session's first page is drawn in about half the time; bench/browser.py).
+    Main column: steps[k] = (box text, shape on the arrow leaving it); a box's text is its title, then any
+    smaller lines after a newline. The box at layer_index is the stack of L layers; layer_steps (same form)
+    draw its inside in a second column. Drawn 1000 units wide and `height` tall; it scales with the page, up to
+    1100 px wide, or to `max_height` px tall (a tour step's picture under its words, above the fold)."""
+    W, top, bottom = 1000, 62, 10
+    n, m = len(steps), len(layer_steps)
+    unit = (height - top - bottom) / n                     # one main-column step, in units of the drawing
+    ys = [top + unit * (k + 0.5) for k in range(n)]          # box centres, top to bottom
+    x_main, w_main, h_main = 120, 200, 0.62 * unit        # labels of the main column fit in 228..550
+    x_in, w_in = 695, 270
+    span = ys[-1] - ys[0] + h_main                          # the layer column spans the main column's height
+    h_in = min(0.75 * span / m, 1.1 * h_main)
+    lys = [ys[0] - h_main / 2 + h_in / 2 + k * (span - h_in) / max(m - 1, 1) for k in range(m)]
+    widest = 1100 if max_height is None else round(W * max_height / height)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {height}" role="img" '
+           f'style="width:100%;max-width:{widest}px;height:auto;font-family:{FONT["family"].replace(chr(34), "")}">',
+           f'<text x="20" y="34" font-size="20" fill="#31333F">{_esc(title)}</text>']
+    yl = ys[layer_index]                                     # the layer box opens into the right column
+    fan = [(x_main + w_main / 2, yl - h_main / 2), (x_in - w_in / 2, lys[0] - h_in / 2),
+           (x_in - w_in / 2, lys[-1] + h_in / 2), (x_main + w_main / 2, yl + h_main / 2)]
+    out.append('<polygon points="' + " ".join(f"{x:.1f},{y:.1f}" for x, y in fan) + '" fill="rgba(255,183,77,0.12)" '
+               'stroke="rgba(255,152,0,0.5)" stroke-dasharray="4 4"/>')
+    labels = []                                              # drawn last: over the fan and the boxes
     for k, (text, shape) in enumerate(steps):
-        fill = "#ffe0b2" if k == layer_index else "#e3f2fd"
-        _box(shapes, notes, x_main, ys[k], 2.0, 0.62, text, fill)
+        out += _svg_box(x_main, ys[k], w_main, h_main, text, "#ffe0b2" if k == layer_index else "#e3f2fd", 17)
         if k + 1 < n:
-            _arrow(notes, x_main, ys[k] - 0.31, x_main, ys[k + 1] + 0.31, shape)
-    # inside one layer, to the right
-    m = len(layer_steps)
-    x_in = 4.1
-    lys = np.linspace(n - 1, 0, m)
-    box_h = 0.55 * (n - 1) / max(m - 1, 1) * 0.75 + 0.05
+            out += _svg_arrow(x_main, ys[k] + h_main / 2, ys[k + 1] - h_main / 2, shape, labels)
     for k, (text, shape) in enumerate(layer_steps):
-        fill = "#fff3e0" if not text.startswith("+") else "#f1f8e9"
-        _box(shapes, notes, x_in, lys[k], 2.7, box_h, text, fill, size=15)
+        out += _svg_box(x_in, lys[k], w_in, h_in, text, "#fff3e0", 15)
         if k + 1 < m:
-            _arrow(notes, x_in, lys[k] - box_h / 2, x_in, lys[k + 1] + box_h / 2, shape)
-    # the layer box opens into the right column
-    yl = ys[layer_index]
-    shapes.append(dict(type="path", path=f"M 1.0 {yl + 0.31} L {x_in - 1.35} {lys[0] + 0.3} "
-                                         f"L {x_in - 1.35} {lys[-1] - 0.3} L 1.0 {yl - 0.31} Z",
-                       fillcolor="rgba(255,183,77,0.12)", line=dict(color="rgba(255,152,0,0.5)", dash="dot"),
-                       layer="below"))
-    fig = _base(title, height)
-    fig.update_layout(shapes=shapes, annotations=notes, xaxis_range=[-1.1, 8.4], yaxis_range=[-0.6, n - 0.4])
-    return fig
+            out += _svg_arrow(x_in, lys[k] + h_in / 2, lys[k + 1] - h_in / 2, shape, labels)
+    out += labels
+    return "\n".join(out + ["</svg>"])     # one element a line, no blank line: markdown keeps it as raw HTML
+
+
+def _esc(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _svg_box(x, y, w, h, text, fill, size) -> list[str]:
+    """A box centred on (x, y): its first line of text at `size`, any further lines smaller beneath it."""
+    lines = str(text).split("\n")
+    parts = [f'<rect x="{x - w / 2:.1f}" y="{y - h / 2:.1f}" width="{w}" height="{h:.1f}" fill="{fill}" '
+             f'stroke="#555" stroke-width="1.5"/>']
+    step = size * 1.05
+    y0 = y - step * (len(lines) - 1) / 2 + size * 0.35        # the block of lines centred on y
+    for k, line in enumerate(lines):
+        fs = size if k == 0 else 13
+        parts.append(f'<text x="{x}" y="{y0 + k * step:.1f}" font-size="{fs}" text-anchor="middle" '
+                     f'fill="#111">{_esc(line)}</text>')
+    return parts
+
+
+def _svg_arrow(x, y0, y1, label: str, labels: list) -> list[str]:
+    """A downward arrow from y0 to y1 at x; its label (a live shape) in red monospace to the right, into `labels`."""
+    parts = [f'<line x1="{x}" y1="{y0:.1f}" x2="{x}" y2="{y1 - 7:.1f}" stroke="#333" stroke-width="2.2"/>',
+             f'<polygon points="{x - 6},{y1 - 9:.1f} {x + 6},{y1 - 9:.1f} {x},{y1:.1f}" fill="#333"/>']
+    if label:
+        labels.append(f'<text x="{x + 8}" y="{(y0 + y1) / 2 + 5:.1f}" font-size="16" font-family="monospace" '
+                      f'fill="#b71c1c">{_esc(label)}</text>')
+    return parts
 
 
 def rope_pairs(before, after, angles, labels, title="", height=560,

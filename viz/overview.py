@@ -4,12 +4,10 @@ The main column is the prompt's way through the model; the layer box opens into 
 decoder layer, whose boxes follow the trace contract's per-layer outputs in order."""
 from __future__ import annotations
 
-import plotly.graph_objects as go
-
 from content import stages
 from ops.trace import contract_shapes
 
-from .diagrams import pipeline_diagram
+from .diagrams import pipeline_svg
 
 # one decoder layer's outputs, in the order the contract records them; each box is the stage that makes it
 LAYER_OUTPUTS = ("attn_norm.out", "attn.out", "resid_mid", "mlp_norm.out", "mlp.out", "resid_out")
@@ -27,14 +25,14 @@ def _maker(part: str):
 
 
 def pipeline_steps(config, shapes: dict, B: int, S: int, lang: str):
-    """(steps, layer_steps, layer_index) for viz.diagrams.pipeline_diagram, from the registry; `shapes` are
+    """(steps, layer_steps, layer_index) for viz.diagrams.pipeline_svg, from the registry; `shapes` are
     the live trace's (name -> shape), the contract's filling in any name the trace did not keep."""
     T = (lambda zh, en: zh) if lang == "zh" else (lambda zh, en: en)
     c, L = config, config.num_hidden_layers
     live = {n: s for n, (s, _) in contract_shapes(c, B, S).items()}
     live.update({n: tuple(s) for n, s in shapes.items()})
     label = lambda name: f"{name.replace('layers.0.', '')} {shape_str(live[name])}" if name in live else name
-    small = lambda text: f"<br><span style='font-size:13px'>{text}</span>"
+    small = lambda text: "\n" + text                   # a smaller second line in the box
 
     outside = [s for s in stages.pipeline() if not (s.io and s.io[-1].startswith("layers."))]
     first_in = next(k for k, s in enumerate(stages.pipeline()) if s.io and s.io[-1].startswith("layers."))
@@ -59,10 +57,11 @@ def pipeline_steps(config, shapes: dict, B: int, S: int, lang: str):
     return steps, layer_steps, layer_index
 
 
-def pipeline_figure(config, shapes: dict, B: int, S: int, lang: str, height: int = 640) -> go.Figure:
-    """The whole pipeline with live shapes; the title gives the dimensions."""
+def pipeline_picture(config, shapes: dict, B: int, S: int, lang: str, height: int = 640,
+                     max_height: int | None = None) -> str:
+    """The whole pipeline with live shapes, as SVG; the title gives the dimensions."""
     c = config
     steps, layer_steps, k = pipeline_steps(config, shapes, B, S, lang)
     title = (f"B = {B}, S = {S}, H = {c.hidden_size}, L = {c.num_hidden_layers}, V = {c.vocab_size:,}"
              f"{'（' if lang == 'zh' else ' ('}{c.name or c.model_type}{'）' if lang == 'zh' else ')'}")
-    return pipeline_diagram(steps, layer_steps, layer_index=k, title=title, height=height)
+    return pipeline_svg(steps, layer_steps, layer_index=k, title=title, height=height, max_height=max_height)

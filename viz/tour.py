@@ -23,6 +23,7 @@ div[data-testid="stButton"] button p {font-size: 26px; font-weight: 700;}
 div[data-testid="stButton"] button {min-height: 64px;}
 </style>"""
 HEIGHT = 440          # leaves the picture above the fold of a 1500 x 900 projector under the step's words
+PIPELINE_HEIGHT = 350  # the pipeline under the first step's words and its sentence
 
 
 def esc(text) -> str:
@@ -109,7 +110,7 @@ def companion(key: str, d: dict, ctx: dict, lang: str):
     tl, top = ctx["short"], ctx["top"]
     n = len(tl)
     if key == "prompt":
-        return big(ctx["pipeline"]())
+        return ctx["pipeline"]()                     # an SVG string, drawn to the tour's height
     if key == "tokens":
         sizes = [len(p.encode("utf-8")) for p in ctx["raw"]]
         return big(bars(sizes, tl, title=T("每个 token 占几个字节（UTF-8）", "How many bytes each token holds (UTF-8)"),
