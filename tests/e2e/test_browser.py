@@ -111,12 +111,15 @@ def problems_on(page, name: str, lang: str) -> list[str]:
 
 
 def wait_charts_drawn(page, seconds: float = 15.0):
-    """Plotly draws after the script has finished: wait (bounded) until every chart has its SVG, so the
-    screenshot shows the picture and not its placeholder. A slow chart only costs the wait, never a failure."""
+    """Plotly draws after the script has finished, and an element whose JavaScript chunk is still loading is a
+    grey skeleton (a chart is one until Plotly's script has loaded, so it is not yet counted as a chart): wait
+    (bounded) until no skeleton is left and every chart has its SVG, so the screenshot shows the picture and
+    not its placeholder. A slow chart only costs the wait, never a failure."""
     deadline = time.time() + seconds
     while time.time() < deadline:
         charts = page.locator('[data-testid="stPlotlyChart"]').count()
-        if page.locator('[data-testid="stPlotlyChart"] .main-svg').count() >= charts:
+        skeletons = page.locator('[data-testid="stSkeleton"]').count()
+        if not skeletons and page.locator('[data-testid="stPlotlyChart"] .main-svg').count() >= charts:
             return
         page.wait_for_timeout(250)
 
