@@ -27,6 +27,7 @@ with state.RUNS:               # background work at load waits while a page runs
     state.guard_page_switch("overview" if nav.url_path == "home" else nav.url_path)
     sidebar.navigation(pages)
     sidebar.render()
+    page.warm_scripts()        # the session's first run: the browser fetches later pages' component scripts
     try:
         nav.run()
         page.next_stage("overview" if nav.url_path == "home" else nav.url_path)   # not after a page that stopped

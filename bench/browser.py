@@ -1,6 +1,6 @@
 """The browser's time: click to last chart drawn, in Debian's Chromium, against `streamlit run app.py`.
 
-    python bench/browser.py [--laps 2] [--lang en] [--pages attention,mlp] [--floor-only]
+    python bench/browser.py [--laps 2] [--lang en] [--pages attention,mlp] [--floor-only] [--dwell 5]
 
 Beside every figure, the same action on a bare Streamlit app served and drawn in the same run (the floor):
 two pages (st.navigation, its own sidebar) with one Plotly chart and one slider each, written to a temp folder.
@@ -12,7 +12,8 @@ makes the whole app inert to clicks), so the floor is opened at / and its link t
    weight sets, the pages' shared first-visit work) still run, and again once the server has settled (under 5%
    of a core for 2 s; the target is read there); floor: a new context opens the floor app.
 2. page switch: click every page's sidebar link in turn, `--laps` laps; floor: click between its two pages
-   (at least 8 times). A switch counts once the old page's title has gone and the new page is done.
+   (at least 8 times). `--dwell` seconds on the first page before the first click (default 0): a reader's pause,
+   in which the first page has the browser load later pages' component scripts (ui.page.warm_scripts). A switch counts once the old page's title has gone and the new page is done.
 3. picker change: the layer slider (st.slider, ui.state.picker) on the attention and MLP pages moved one
    step with the keyboard (focus, ArrowRight); floor: its st.slider moved the same way.
 "Done" = the action was seen to take effect (a page switch: the old page's h1 is gone; a picker change: a
@@ -236,6 +237,8 @@ def main():
     p.add_argument("--lang", default="en", choices=["en", "zh"])
     p.add_argument("--pages", default="", help="comma-separated page keys (default: every page)")
     p.add_argument("--floor-only", action="store_true", help="the floor app alone (a check of the harness)")
+    p.add_argument("--dwell", type=float, default=0.0,
+                   help="seconds on the first page before the first switch (a reader; default 0: click at once)")
     args = p.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -245,7 +248,8 @@ def main():
     wrong: list[str] = []
     pages = [k for k in titles if not args.pages or k in args.pages.split(",")]
     print(f"machine: nproc {os.cpu_count()}, load avg at start {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
-          f"date {time.strftime('%Y-%m-%d %H:%M')}, {len(pages)} pages, {args.laps} laps, lang {args.lang}")
+          f"date {time.strftime('%Y-%m-%d %H:%M')}, {len(pages)} pages, {args.laps} laps, lang {args.lang}, "
+          f"dwell {args.dwell:g} s on the first page")
     app_port, floor_port = free_port(), free_port()
     app = None if args.floor_only else start_server(app_port, {})
     floor = start_floor(floor_port)
@@ -266,6 +270,7 @@ def main():
                 print(f"server settled (under 5% of a core for 2 s) {waited:.1f} s later", flush=True)
                 fresh = fresh_sessions(browser, f"{base}/overview{q}", "fresh session, first page, server settled")
                 ctx, page = open_session(browser, f"{base}/overview{q}")
+                time.sleep(args.dwell)
                 order = [k for k in pages if k != "overview"] + ["overview"]
                 for lap in range(args.laps):
                     for name in order:
@@ -294,6 +299,7 @@ def main():
 
             fresh_floor = fresh_sessions(browser, f"{fbase}/", "floor fresh session")
             ctx, fpage = open_session(browser, f"{fbase}/")
+            time.sleep(args.dwell)
             n_floor = max(args.laps * len(pages), 8)
             floor_switch = []
             for k in range(n_floor):

@@ -10,10 +10,13 @@
 """
 from __future__ import annotations
 
+import functools
 import html
 import inspect
 import io
+import json
 import os
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -275,6 +278,56 @@ html {font-size: 20px !important;}
 def style():
     """The app's CSS, once per run for every page (app.py); the projector's on top in projector mode."""
     st.html(CSS + (PROJECTOR_CSS if projector() else ""))
+
+
+# Streamlit loads a component's script the first time a page of the session draws one: Plotly's is 4.7 MB, and the
+# session's first chart page waited 1.2 s more for it (bench/browser.py, embedding in lap 1). These are the chunks
+# our pages use beyond the overview's, in the order a first lap meets them (tokenize, embedding, rmsnorm, ...).
+WARM_CHUNKS = ("DataFrame", "TextInput", "DownloadButton", "PlotlyChart", "Slider", "NumberInput", "Button",
+               "Spinner", "Progress", "Selectbox")
+
+# Once the first page is drawn (the script has ended and no element waits for its chunk) and the browser is idle,
+# import those chunks one at a time, by the same URLs Streamlit's own lazy imports use (resolved against its index
+# script), so a later page finds them evaluated. Best effort: a chunk that fails is skipped, and the page works as
+# before. window.__olWarm: once per browser tab.
+WARM_JS = """<script>
+(() => {
+  if (window.__olWarm) return;
+  window.__olWarm = true;
+  const index = document.querySelector('script[type="module"][src*="/static/js/index."]');
+  if (!index) return;
+  const files = %s;
+  const idle = window.requestIdleCallback || (f => setTimeout(f, 100));
+  const next = i => {
+    if (i >= files.length) return;
+    idle(() => import(new URL(files[i], index.src).href).catch(() => null).then(() => next(i + 1)), {timeout: 2000});
+  };
+  const ready = () => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return app && app.getAttribute('data-test-script-state') === 'notRunning' &&
+      !document.querySelector('[data-testid="stSkeleton"]');
+  };
+  const start = () => (ready() ? next(0) : setTimeout(start, 250));
+  setTimeout(start, 500);
+})();
+</script>"""
+
+
+@functools.cache
+def warm_files() -> tuple[str, ...]:
+    """The script files of WARM_CHUNKS in the installed Streamlit ("PlotlyChart.D9Z0_fxz.js"); a name it has no file
+    for is left out."""
+    js = Path(st.__file__).parent / "static" / "static" / "js"
+    return tuple(f.name for name in WARM_CHUNKS for f in sorted(js.glob(f"{name}.*.js"))[:1])
+
+
+def warm_scripts():
+    """On a session's first run: the browser loads the scripts of the components later pages draw while the reader
+    is on the first one (WARM_JS), from the sidebar, where the element takes no room."""
+    if st.session_state.get("_warm_sent") or not warm_files():
+        return
+    st.session_state["_warm_sent"] = True
+    st.sidebar.html(WARM_JS % json.dumps(list(warm_files())), unsafe_allow_javascript=True)
 
 
 def next_page(current: str):

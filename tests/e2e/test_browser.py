@@ -160,3 +160,28 @@ def test_root_opens_the_overview(server, browser):
     failures = open_and_check(page, f"{server}/", "overview", "zh")
     page.close()
     assert not failures, "\n".join(failures)
+
+
+def test_first_page_loads_later_pages_component_scripts(server, browser):
+    """A fresh session's overview (no chart, no table) has the browser fetch the component scripts later pages use
+    (ui.page.WARM_CHUNKS: Plotly's, the table's, ...) once it is drawn and idle, so the first chart page does not wait
+    for them; and the overview itself still draws no Plotly chart."""
+    sys.path.insert(0, str(ROOT))
+    from ui.page import warm_files
+
+    files = warm_files()
+    assert any(f.startswith("PlotlyChart.") for f in files), files      # the installed Streamlit has the chunk
+    ctx = browser.new_context(viewport=VIEWPORT)
+    page = ctx.new_page()
+    page.goto(f"{server}/overview?lang=en")
+    wait_rendered(page)
+    fetched = []
+    for _ in range(60):                                    # the imports start once the page is idle: up to 30 s
+        fetched = page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name.split('/').pop())")
+        if all(f in fetched for f in files):
+            break
+        time.sleep(0.5)
+    assert [f for f in files if f not in fetched] == [], "not fetched by the first page"
+    assert page.locator('[data-testid="stPlotlyChart"]').count() == 0
+    assert page.locator('[data-testid="stException"]').count() == 0
+    ctx.close()

@@ -50,3 +50,22 @@ def test_overview_tiny_one_token(tiny_app_dense):
 
 def test_overview_tiny_moe(tiny_app_moe):
     page_ok(PAGE, source=tiny_app_moe, prompt=BATCH, **EXPECT)
+
+
+def test_first_run_sends_the_script_warm_up_once(tiny_app_dense):
+    """The session's first run puts one script element in the sidebar (ui.page.warm_scripts) naming the installed
+    Streamlit's chunk files; the next run does not send it again."""
+    from apptest_utils import new_app
+    from ui.page import warm_files
+
+    def sent(at):
+        return [e.proto for e in at.sidebar.get("html") if "__olWarm" in e.proto.body]
+
+    at = new_app(lang="en")
+    at.session_state["source"] = tiny_app_dense
+    at.run()
+    first = sent(at)
+    assert len(first) == 1 and first[0].unsafe_allow_javascript, [e.type for e in at.sidebar.get("html")]
+    assert all(f in first[0].body for f in warm_files())
+    at.run()
+    assert not sent(at) and not at.exception
