@@ -271,7 +271,7 @@ def main():
                 fresh = fresh_sessions(browser, f"{base}/overview{q}", "fresh session, first page, server settled")
                 ctx, page = open_session(browser, f"{base}/overview{q}")
                 time.sleep(args.dwell)
-                order = [k for k in pages if k != "overview"] + ["overview"]
+                order = [k for k in pages if k != "overview"] + [k for k in pages if k == "overview"]   # it opened there
                 for lap in range(args.laps):
                     for name in order:
                         switch[name].append(click_link(page, name, titles[name]))
