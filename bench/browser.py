@@ -12,8 +12,9 @@ makes the whole app inert to clicks), so the floor is opened at / and its link t
    weight sets, the pages' shared first-visit work) still run, and again once the server has settled (under 5%
    of a core for 2 s; the target is read there); floor: a new context opens the floor app.
 2. page switch: click every page's sidebar link in turn, `--laps` laps; floor: click between its two pages
-   (at least 8 times). `--dwell` seconds on the first page before the first click (default 0): a reader's pause,
-   in which the first page has the browser load later pages' component scripts (ui.page.warm_scripts). A switch counts once the old page's title has gone and the new page is done.
+   (at least 8 times). A switch counts once the old page's title has gone and the new page is done. `--dwell`:
+   seconds on the first page before the first click (default 0), a reader's pause, in which the first page has
+   the browser load later pages' component scripts (ui.page.warm_scripts).
 3. picker change: the layer slider (st.slider, ui.state.picker) on the attention and MLP pages moved one
    step with the keyboard (focus, ArrowRight); floor: its st.slider moved the same way.
 "Done" = the action was seen to take effect (a page switch: the old page's h1 is gone; a picker change: a
@@ -271,7 +272,8 @@ def main():
                 fresh = fresh_sessions(browser, f"{base}/overview{q}", "fresh session, first page, server settled")
                 ctx, page = open_session(browser, f"{base}/overview{q}")
                 time.sleep(args.dwell)
-                order = [k for k in pages if k != "overview"] + [k for k in pages if k == "overview"]   # it opened there
+                order = [k for k in pages if k != "overview"]       # the session opened on the overview:
+                order += ["overview"] if "overview" in pages else []   # it comes last, when it is timed at all
                 for lap in range(args.laps):
                     for name in order:
                         switch[name].append(click_link(page, name, titles[name]))

@@ -281,8 +281,9 @@ def style():
 
 
 # Streamlit loads a component's script the first time a page of the session draws one: Plotly's is 4.7 MB, and the
-# session's first chart page waited 1.2 s more for it (bench/browser.py, embedding in lap 1). These are the chunks
-# our pages use beyond the overview's, in the order a first lap meets them (tokenize, embedding, rmsnorm, ...).
+# session's first chart page waited for it (bench/browser.py --dwell 5, embedding's first visit: 2.16 s, 0.82 s with
+# these loaded ahead). These are the chunks our pages use beyond the overview's, in the order a first lap meets them
+# (tokenize, embedding, rmsnorm, ...).
 WARM_CHUNKS = ("DataFrame", "TextInput", "DownloadButton", "PlotlyChart", "Slider", "NumberInput", "Button",
                "Spinner", "Progress", "Selectbox")
 
