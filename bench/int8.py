@@ -10,7 +10,8 @@
    The "decode step" row weighs each shape by how often one step runs it (24 layers + 1 LM head).
 2. Speed: greedy 64 tokens after a chat prompt (stop_at_eos=False), alternating round by round: transformers'
    Qwen2ForCausalLM.generate in float32 (the reference), ours float32 (the traced path), fast="bf16",
-   fast="int8". The bound of each path = GEMV bandwidth measured in this run / bytes one decode step reads
+   fast="int8" (int8 GEMVs, and RMSNorm, RoPE and one-token attention in C: ops/native/decode.c, kernels="native";
+   OPERATOR_LAB_NATIVE=0 measures it without any C). The bound of each path = GEMV bandwidth measured in this run / bytes one decode step reads
    (ops.quant.decode_bytes of the weight set the path ran: int8 rows + scales + the rest in bf16).
 3. Numerics on 5 prompts (English, Chinese, code, digits, chat): first-step logits max|diff| and KL of the
    first next-token distribution against float32, how many of 64 greedy tokens equal float32's (same
@@ -116,25 +117,26 @@ def int8_gemv_bandwidth(n=7, gib=0.5):
     return (N * K + 2 * N) / C.median(ts) / 1e9
 
 
-def first_step(model, ids, weights, attention):
+def first_step(model, ids, weights, attention, kernels="torch"):
     """Logits (V,) float32 of the prompt's last position on a weight set (one prefill, no cache)."""
     S = ids.shape[1]
     with torch.inference_mode():
         return model.forward(ids, torch.arange(S)[None], torch.ones(1, S, dtype=torch.bool), last_only=True,
-                             weights=weights, attention=attention)[0, -1].float()
+                             weights=weights, attention=attention, kernels=kernels)[0, -1].float()
 
 
 def numerics(model):
     """Section 3."""
-    paths = {"bf16": ("bf16", "sdpa"), "int8": ("int8", "sdpa")}
+    from ops.decode import PATHS
+    paths = {p: PATHS[p] for p in ("bf16", "int8")}                 # (weights, attention, kernels) as generate runs them
     rows = []
     for name, (prompt, chat) in PROMPTS.items():
         ids = torch.tensor([model.encode_prompts(prompt, chat=chat)[2][0]])
         l32 = first_step(model, ids, "model", "eager")
         p32 = torch.log_softmax(l32, -1)
         g32 = model.generate(prompt, chat=chat, max_new_tokens=NEW, stop_at_eos=False)
-        for path, (ws, att) in paths.items():
-            lp = first_step(model, ids, ws, att)
+        for path in paths:
+            lp = first_step(model, ids, *paths[path])
             kl = float((p32.exp() * (p32 - torch.log_softmax(lp, -1))).sum())
             g = model.generate(prompt, chat=chat, max_new_tokens=NEW, stop_at_eos=False, fast=path)
             same = sum(a == b for a, b in zip(g.token_ids, g32.token_ids))

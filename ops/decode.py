@@ -3,7 +3,8 @@
 Model.generate is a loop over Decoder.step(); the Generate page calls step() once per click. A decoding
 path is a forward-pass configuration by name (ops/model.py runs it): "eager" is the trace's own (the
 model's weights, eager attention), "bf16" the fused 16-bit copy with SDPA, "int8" int8 rows with one scale
-each (ops/quant.py) with SDPA. This module never imports
+each (ops/quant.py) with SDPA, and its RMSNorm, RoPE and one-token attention in C (kernels="native", where
+ops/native builds; PyTorch's otherwise). This module never imports
 ops/model.py: the Decoder is handed the model that makes it.
 """
 from __future__ import annotations
@@ -18,8 +19,8 @@ from .costs import kv_cache_bytes
 from .errors import InputError
 from .sampling import SamplingParams, make_generator, sample_stages
 
-PATHS = {"eager": ("model", "eager"), "bf16": ("bf16", "sdpa"),     # decoding path -> (weights, attention)
-         "int8": ("int8", "sdpa")}
+PATHS = {"eager": ("model", "eager", "torch"), "bf16": ("bf16", "sdpa", "torch"),   # path -> (weights,
+         "int8": ("int8", "sdpa", "native")}                                           # attention, kernels)
 
 
 def decode_path(fast) -> str:
@@ -101,7 +102,7 @@ class Decoder:
     def __init__(self, model, prompt: str, prompt_ids: list[int], max_new_tokens: int,
                  params: SamplingParams, path: str = "eager", stop_at_eos: bool = True):
         self.model, self.prompt, self.prompt_ids, self.params, self.path = model, prompt, prompt_ids, params, path
-        self.weights, self.attention = PATHS[path]
+        self.weights, self.attention, self.kernels = PATHS[path]
         W = model.weight_set(self.weights)                      # builds the fast copy now, not in the first step
         dtype = W.dtype
         self.compute_dtype = str(dtype).replace("torch.", "")
@@ -140,7 +141,7 @@ class Decoder:
         past, S = self.cache.length, ids.shape[1]
         logits = self.model.forward(ids, torch.arange(past, past + S)[None], torch.ones(1, past + S, dtype=torch.bool),
                                     cache=self.cache, last_only=True, weights=self.weights,
-                                    attention=self.attention)[0, -1]                       # (V,)
+                                    attention=self.attention, kernels=self.kernels)[0, -1]                       # (V,)
         st = sample_stages(logits, self.prompt_ids + self.token_ids, self.params, self.generator)
         token = st["chosen"]
         cand = torch.topk(st["logits"], 20).indices

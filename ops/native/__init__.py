@@ -1,10 +1,15 @@
 """Native CPU kernels: C compiled on first use with the machine's compiler, loaded with ctypes.
 
-One kernel today: int8_linear.c, the int8 weight-only product of ops/quant.py ("native"), for x86-64 CPUs with
-AVX2 and FMA, and the layout it reads: int8 rows in blocks of 8 (pack / unpack; the file's header says why). It is built once per machine into <cache>/native/ (the file name carries a hash of the source, the
-flags and the CPU) with -O3 -mavx2 -mfma -fopenmp, then checked on small products with known answers. Another
-CPU, no compiler, a failed build or a wrong answer: load() returns None, why_not() says why, and ops/quant.py
-keeps ATen's _weight_int8pack_mm. OPERATOR_LAB_NATIVE=0 turns it off.
+Two C files, one library, for x86-64 CPUs with AVX2 and FMA:
+- int8_linear.c, the int8 weight-only product of ops/quant.py ("native"), and the layout it reads: int8 rows in
+  blocks of 8 (pack / unpack; the file's header says why);
+- decode.c, the small operators of a decode step in float32 (rms_norm, apply_rope, attention1), which
+  ops/model.py runs with kernels="native": same signatures as ops/functional.py's, and each falls back to it
+  (or returns None, attention1) for an input it does not take.
+It is built once per machine into <cache>/native/ (the file name carries a hash of the sources, the flags and the
+CPU) with -O3 -mavx2 -mfma -fopenmp -ffp-contract=off, then checked on small inputs with known answers. Another
+CPU, no compiler, a failed build or a wrong answer: load() returns None, why_not() says why, ops/quant.py keeps
+ATen's _weight_int8pack_mm and the decode operators stay PyTorch's. OPERATOR_LAB_NATIVE=0 turns it off.
 """
 from __future__ import annotations
 
@@ -19,9 +24,12 @@ import threading
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 
-SOURCE = Path(__file__).with_name("int8_linear.c")
-FLAGS = ["-O3", "-mavx2", "-mfma", "-fopenmp", "-shared", "-fPIC"]
+from .. import functional as fn
+
+SOURCES = [Path(__file__).with_name(n) for n in ("int8_linear.c", "decode.c")]
+FLAGS = ["-O3", "-mavx2", "-mfma", "-fopenmp", "-ffp-contract=off", "-shared", "-fPIC"]
 _lock = threading.Lock()
 _state: dict = {}
 
@@ -39,8 +47,9 @@ def _cpu() -> tuple[str, set]:
 
 def _library_path(cpu_model: str) -> Path:
     from ..loading import cache_dir
-    key = hashlib.sha256(SOURCE.read_bytes() + " ".join(FLAGS).encode() + cpu_model.encode()).hexdigest()[:16]
-    return cache_dir() / "native" / f"int8_linear-{key}.so"
+    key = hashlib.sha256(b"".join(p.read_bytes() for p in SOURCES) + " ".join(FLAGS).encode()
+                         + cpu_model.encode()).hexdigest()[:16]
+    return cache_dir() / "native" / f"kernels-{key}.so"
 
 
 def _build(target: Path) -> None:
@@ -50,7 +59,7 @@ def _build(target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:          # build aside, then rename: atomic
         out = Path(tmp) / target.name
-        r = subprocess.run([cc, *FLAGS, str(SOURCE), "-o", str(out)], capture_output=True, text=True, timeout=120)
+        r = subprocess.run([cc, *FLAGS, *map(str, SOURCES), "-o", str(out), "-lm"], capture_output=True, text=True, timeout=120)
         if r.returncode:
             raise RuntimeError(f"{cc} failed: {r.stderr.strip()[-400:]}")
         os.replace(out, target)
@@ -73,10 +82,28 @@ def _check(lib) -> None:
             raise RuntimeError(f"int8_unpack(int8_pack(q)) != q for N={N}, K={K}")
         if not torch.allclose(y.double(), want, rtol=1e-5, atol=1e-3):
             raise RuntimeError(f"int8_linear gave a wrong product for M={M}, N={N}, K={K}")
+    # decode.c against ops/functional.py in float64: an RMSNorm row of H = 37 (a tail past the 8 lanes), RoPE,
+    # and one query per row, 6 query heads on 2 KV heads, T = 13 keys (a tail past 8) read through cache-like strides
+    x, w = torch.randn(3, 37, generator=g), torch.rand(37, generator=g) + 0.5
+    y = torch.empty(3, 37)
+    lib.rms_norm(x.data_ptr(), w.data_ptr(), y.data_ptr(), 3, 37, ctypes.c_float(1e-6))
+    if not torch.allclose(y.double(), fn.rms_norm(x.double(), w.double(), 1e-6), rtol=1e-5, atol=1e-6):
+        raise RuntimeError("rms_norm gave a wrong answer")
+    x, cos, sin = torch.randn(2, 3, 4, 16, generator=g), torch.randn(2, 4, 16, generator=g), torch.randn(2, 4, 16, generator=g)
+    y = torch.empty_like(x)
+    lib.rope(x.data_ptr(), cos.data_ptr(), sin.data_ptr(), y.data_ptr(), 2, 3, 4, 16)
+    if not torch.allclose(y.double(), fn.apply_rope(x.double(), cos.double(), sin.double()), rtol=1e-5, atol=1e-6):
+        raise RuntimeError("rope gave a wrong answer")
+    q, kc, vc = torch.randn(2, 6, 16, generator=g), torch.randn(2, 2, 20, 16, generator=g), torch.randn(2, 2, 20, 16, generator=g)
+    k, v, out = kc[:, :, :13], vc[:, :, :13], torch.empty(2, 6, 16)
+    lib.attend1(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), 2, 6, 2, 13, 16, *k.stride()[:2], *v.stride()[:2])
+    want = F.scaled_dot_product_attention(q.double()[:, :, None], k.double(), v.double(), enable_gqa=True)[:, :, 0]
+    if not torch.allclose(out.double(), want, rtol=1e-5, atol=1e-6):
+        raise RuntimeError("attend1 gave a wrong answer")
 
 
 def load():
-    """The compiled library (ctypes: int8_linear, int8_pack, int8_unpack), or None where it cannot be built, or is
+    """The compiled library (ctypes: int8_linear, int8_pack, int8_unpack, rms_norm, rope, attend1), or None where it cannot be built, or is
     wrong."""
     with _lock:
         if "lib" not in _state:
@@ -93,7 +120,10 @@ def load():
                 lib = ctypes.CDLL(str(path))
                 lib.int8_linear.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 3
                 lib.int8_pack.argtypes = lib.int8_unpack.argtypes = [ctypes.c_void_p] * 2 + [ctypes.c_long] * 2
-                for f in (lib.int8_linear, lib.int8_pack, lib.int8_unpack):
+                lib.rms_norm.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_long] * 2 + [ctypes.c_float]
+                lib.rope.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 4
+                lib.attend1.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 9
+                for f in (lib.int8_linear, lib.int8_pack, lib.int8_unpack, lib.rms_norm, lib.rope, lib.attend1):
                     f.restype = None
                 _check(lib)
                 _state["lib"] = lib
@@ -147,3 +177,54 @@ def int8_linear(x: torch.Tensor, p: torch.Tensor, s: torch.Tensor) -> torch.Tens
     y = torch.empty(*x.shape[:-1], N)
     lib.int8_linear(x2.data_ptr(), p.data_ptr(), s.data_ptr(), y.data_ptr(), x2.numel() // K, N, K)
     return y if x.dtype == torch.float32 else y.to(x.dtype)
+
+
+# ---- decode.c: the small operators of a decode step (ops/model.py, kernels="native") ---------------------------
+# Each takes what its ops/functional.py twin takes and gives the same result (RoPE the same bits; RMSNorm and
+# attention up to the order of their sums). An input it does not take (not float32, not contiguous, not on the
+# CPU, or no library here) goes to the twin. Kept lean, like int8_linear: a decode step calls them ~100 times.
+def _f32(*ts) -> bool:
+    return all(t.dtype == torch.float32 and t.is_contiguous() and t.device.type == "cpu" for t in ts)
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """fn.rms_norm by decode.c: one call for every row of x (.., H)."""
+    lib = _state.get("lib") or load()
+    H = x.shape[-1]
+    if lib is None or not _f32(x, weight) or weight.numel() != H:
+        return fn.rms_norm(x, weight, eps)
+    y = torch.empty_like(x)
+    lib.rms_norm(x.data_ptr(), weight.data_ptr(), y.data_ptr(), x.numel() // H, H, eps)
+    return y
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """fn.apply_rope by decode.c: x (B, n, S, hd), cos and sin (B, S, hd)."""
+    lib = _state.get("lib") or load()
+    B, n, S, hd = x.shape
+    if lib is None or not _f32(x, cos, sin) or cos.shape != (B, S, hd) or sin.shape != cos.shape or hd % 2:
+        return fn.apply_rope(x, cos, sin)
+    y = torch.empty_like(x)
+    lib.rope(x.data_ptr(), cos.data_ptr(), sin.data_ptr(), y.data_ptr(), B, n, S, hd)
+    return y
+
+
+def _rows(t: torch.Tensor) -> bool:
+    """(B, nkv, T, hd) with each key's hd numbers next to each other and keys hd apart (the KV cache's views)."""
+    return t.stride(3) == 1 and (t.shape[2] == 1 or t.stride(2) == t.shape[3])
+
+
+def attention1(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor | None:
+    """softmax(q k^T / sqrt(hd)) v for ONE query per row with no mask, by decode.c: q (B, nh, 1, hd), k and v
+    (B, nkv, T, hd) -> (B, 1, nh*hd), as ops/model.py's sdpa_attention returns it. None where it does not apply
+    (more than one query, not float32, hd not a multiple of 8 or over 256, no library): use SDPA."""
+    lib = _state.get("lib") or load()
+    B, nh, S, hd = q.shape
+    nkv, T = k.shape[1], k.shape[2]
+    if (lib is None or S != 1 or hd % 8 or hd > 256 or nh % nkv or not _f32(q) or k.dtype != torch.float32
+            or v.dtype != torch.float32 or k.device.type != "cpu" or not (_rows(k) and _rows(v))):
+        return None
+    out = torch.empty(B, 1, nh * hd)
+    lib.attend1(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), B, nh, nkv, T, hd,
+                k.stride(0), k.stride(1), v.stride(0), v.stride(1))
+    return out
