@@ -5,7 +5,7 @@ Two C files, one library, for x86-64 CPUs with AVX2 and FMA:
   blocks of 8 (pack / unpack; the file's header says why);
 - decode.c, the small operators of a decode step in float32 (rms_norm, apply_rope, attention1), which
   ops/model.py runs with kernels="native": same signatures as ops/functional.py's, and each falls back to it
-  (or returns None, attention1) for an input it does not take.
+  (or returns None, attention1) for an input it does not take; and topk, the decoder's candidate list.
 It is built once per machine into <cache>/native/ (the file name carries a hash of the sources, the flags and the
 CPU) with -O3 -mavx2 -mfma -fopenmp -ffp-contract=off, then checked on small inputs with known answers. Another
 CPU, no compiler, a failed build or a wrong answer: load() returns None, why_not() says why, ops/quant.py keeps
@@ -100,10 +100,16 @@ def _check(lib) -> None:
     want = F.scaled_dot_product_attention(q.double()[:, :, None], k.double(), v.double(), enable_gqa=True)[:, :, 0]
     if not torch.allclose(out.double(), want, rtol=1e-5, atol=1e-6):
         raise RuntimeError("attend1 gave a wrong answer")
+    x = torch.randn(1000, generator=g).round(decimals=1)         # ties: the lower index first, as a stable sort
+    vals, idx = torch.empty(20), torch.empty(20, dtype=torch.long)
+    lib.topk(x.data_ptr(), 1000, 20, vals.data_ptr(), idx.data_ptr())
+    want = torch.sort(x, descending=True, stable=True)
+    if not (torch.equal(vals, want.values[:20]) and torch.equal(idx, want.indices[:20])):
+        raise RuntimeError("topk gave a wrong answer")
 
 
 def load():
-    """The compiled library (ctypes: int8_linear, int8_pack, int8_unpack, rms_norm, rope, attend1), or None where it cannot be built, or is
+    """The compiled library (ctypes: int8_linear, int8_pack, int8_unpack, rms_norm, rope, attend1, topk), or None where it cannot be built, or is
     wrong."""
     with _lock:
         if "lib" not in _state:
@@ -123,7 +129,8 @@ def load():
                 lib.rms_norm.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_long] * 2 + [ctypes.c_float]
                 lib.rope.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 4
                 lib.attend1.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 9
-                for f in (lib.int8_linear, lib.int8_pack, lib.int8_unpack, lib.rms_norm, lib.rope, lib.attend1):
+                lib.topk.argtypes = [ctypes.c_void_p, ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+                for f in (lib.int8_linear, lib.int8_pack, lib.int8_unpack, lib.rms_norm, lib.rope, lib.attend1, lib.topk):
                     f.restype = None
                 _check(lib)
                 _state["lib"] = lib
@@ -228,3 +235,14 @@ def attention1(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tenso
     lib.attend1(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), B, nh, nkv, T, hd,
                 k.stride(0), k.stride(1), v.stride(0), v.stride(1))
     return out
+
+
+def topk(x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """torch.topk(x, k) of a vector, (values, indices), by decode.c for float32 on the CPU and k <= 64: the same
+    values, and among equal values the lower index first. torch.topk otherwise."""
+    lib = _state.get("lib") or load()
+    if lib is None or x.dim() != 1 or not _f32(x) or not 0 < k <= min(64, x.numel()):
+        return tuple(torch.topk(x, k))
+    vals, idx = torch.empty(k), torch.empty(k, dtype=torch.long)
+    lib.topk(x.data_ptr(), x.numel(), k, vals.data_ptr(), idx.data_ptr())
+    return vals, idx
