@@ -53,9 +53,9 @@ class KVCache:
     def update(self, i: int, k: torch.Tensor, v: torch.Tensor):
         """Write this call's (B, nkv, S, hd) keys/values after the cached ones; return all (B, nkv, T, hd)."""
         end = self.length + k.shape[2]
-        self.k[i][:, :, self.length:end] = k
-        self.v[i][:, :, self.length:end] = v
-        return self.k[i][:, :, :end], self.v[i][:, :, :end]
+        self.k[i].narrow(2, self.length, k.shape[2]).copy_(k)       # [:, :, length:end] = k
+        self.v[i].narrow(2, self.length, v.shape[2]).copy_(v)
+        return self.k[i].narrow(2, 0, end), self.v[i].narrow(2, 0, end)
 
     def advance(self, n: int):
         self.length += n

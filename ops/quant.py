@@ -89,7 +89,7 @@ def dequant_mv(x: torch.Tensor, q: torch.Tensor, s: torch.Tensor) -> torch.Tenso
 def native_mm(x: torch.Tensor, q: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
     """ops/native/int8_linear.c: one row (decoding) or many (a prefill, two rows per converted weight), in float32.
     q in the kernel's layout: native.pack(rows)."""
-    return native.int8_linear(x, q, s.float())
+    return native.int8_linear(x, q, s if s.dtype is torch.float32 else s.float())
 
 
 KERNELS = {"native": native_mm, "int8pack_mm": int8pack_mm, "dequant+mv": dequant_mv, "dequant+F.linear": dequant_linear}

@@ -190,15 +190,15 @@ def int8_linear(x: torch.Tensor, p: torch.Tensor, s: torch.Tensor) -> torch.Tens
 # Each takes what its ops/functional.py twin takes and gives the same result (RoPE the same bits; RMSNorm and
 # attention up to the order of their sums). An input it does not take (not float32, not contiguous, not on the
 # CPU, or no library here) goes to the twin. Kept lean, like int8_linear: a decode step calls them ~100 times.
-def _f32(*ts) -> bool:
-    return all(t.dtype == torch.float32 and t.is_contiguous() and t.device.type == "cpu" for t in ts)
+def _f32(t: torch.Tensor) -> bool:
+    return t.dtype is torch.float32 and t.is_cpu and t.is_contiguous()
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
     """fn.rms_norm by decode.c: one call for every row of x (.., H)."""
     lib = _state.get("lib") or load()
     H = x.shape[-1]
-    if lib is None or not _f32(x, weight) or weight.numel() != H:
+    if lib is None or not (_f32(x) and _f32(weight)) or weight.numel() != H:
         return fn.rms_norm(x, weight, eps)
     y = torch.empty_like(x)
     lib.rms_norm(x.data_ptr(), weight.data_ptr(), y.data_ptr(), x.numel() // H, H, eps)
@@ -209,7 +209,7 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
     """fn.apply_rope by decode.c: x (B, n, S, hd), cos and sin (B, S, hd)."""
     lib = _state.get("lib") or load()
     B, n, S, hd = x.shape
-    if lib is None or not _f32(x, cos, sin) or cos.shape != (B, S, hd) or sin.shape != cos.shape or hd % 2:
+    if lib is None or not (_f32(x) and _f32(cos) and _f32(sin)) or cos.shape != (B, S, hd) or sin.shape != cos.shape or hd % 2:
         return fn.apply_rope(x, cos, sin)
     y = torch.empty_like(x)
     lib.rope(x.data_ptr(), cos.data_ptr(), sin.data_ptr(), y.data_ptr(), B, n, S, hd)
@@ -228,8 +228,8 @@ def attention1(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tenso
     lib = _state.get("lib") or load()
     B, nh, S, hd = q.shape
     nkv, T = k.shape[1], k.shape[2]
-    if (lib is None or S != 1 or hd % 8 or hd > 256 or nh % nkv or not _f32(q) or k.dtype != torch.float32
-            or v.dtype != torch.float32 or k.device.type != "cpu" or not (_rows(k) and _rows(v))):
+    if (lib is None or S != 1 or hd % 8 or hd > 256 or nh % nkv or not _f32(q) or k.dtype is not torch.float32
+            or v.dtype is not torch.float32 or not k.is_cpu or not (_rows(k) and _rows(v))):
         return None
     out = torch.empty(B, 1, nh * hd)
     lib.attend1(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), B, nh, nkv, T, hd,

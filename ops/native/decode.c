@@ -53,6 +53,13 @@ void rope(const float *x, const float *cs, const float *sn, float *y, long B, lo
             }
 }
 
+static inline __m256 hsum8(const __m256 a[8]) {           /* lane u = the 8 lanes of a[u] added up */
+    __m256 s01 = _mm256_hadd_ps(a[0], a[1]), s23 = _mm256_hadd_ps(a[2], a[3]);
+    __m256 s45 = _mm256_hadd_ps(a[4], a[5]), s67 = _mm256_hadd_ps(a[6], a[7]);
+    __m256 s0123 = _mm256_hadd_ps(s01, s23), s4567 = _mm256_hadd_ps(s45, s67);     /* halves of each sum */
+    return _mm256_add_ps(_mm256_permute2f128_ps(s0123, s4567, 0x20), _mm256_permute2f128_ps(s0123, s4567, 0x31));
+}
+
 static inline __m256 exp8(__m256 x) {                      /* e^x of 8 lanes, x <= 0: Cephes' expf, ~1 ulp */
     x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));          /* e^-87 ~ 1.6e-38: the rest rounds to it */
     __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
@@ -73,8 +80,8 @@ static inline __m256 exp8(__m256 x) {                      /* e^x of 8 lanes, x 
 /* Attention of one query per row, no mask (every cached key is visible to the newest token):
  * q (B, nh, hd) contiguous; k and v (B, nkv, T, hd) with row strides kb, kh (vb, vh) and rows of hd contiguous,
  * as the KV cache's views are; out (B, nh, hd) = softmax(q k^T / sqrt(hd)) v, query head h reading KV head
- * h / (nh / nkv). The nh / nkv queries of a KV head are done together, so each key and value row is read once
- * for all of them. hd % 8 == 0 and hd <= 256 (the wrapper checks). */
+ * h / (nh / nkv). The nh / nkv queries of a KV head are done one after another while its keys and values are
+ * still in cache; scores 8 keys at a time (8 independent sums). hd % 8 == 0 and hd <= 256 (the wrapper checks). */
 void attend1(const float *q, const float *k, const float *v, float *out, long B, long nh, long nkv, long T, long hd,
              long kb, long kh, long vb, long vh) {
     long rep = nh / nkv, hv = hd / 8;
@@ -86,14 +93,26 @@ void attend1(const float *q, const float *k, const float *v, float *out, long B,
         float *og = out + (b * nh + g * rep) * hd;
         float small[8192];
         float *sc = rep * T <= 8192 ? small : malloc(sizeof(float) * rep * T);   /* scores, rep rows of T */
-        for (long t = 0; t < T; t++) {
-            const float *kt = kg + t * hd;
-            for (long r = 0; r < rep; r++) {
-                const float *qr = qg + r * hd;
+        for (long r = 0; r < rep; r++) {                   /* scores of query r: 8 keys at a time */
+            const float *qr = qg + r * hd;
+            float *s = sc + r * T;
+            long t = 0;
+            for (; t + 8 <= T; t += 8) {
+                __m256 a[8];
+                for (int u = 0; u < 8; u++)
+                    a[u] = _mm256_setzero_ps();
+                for (long j = 0; j < hv; j++) {
+                    __m256 qv = _mm256_loadu_ps(qr + 8 * j);
+                    for (int u = 0; u < 8; u++)
+                        a[u] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(kg + (t + u) * hd + 8 * j), a[u]);
+                }
+                _mm256_storeu_ps(s + t, _mm256_mul_ps(hsum8(a), _mm256_set1_ps(scale)));
+            }
+            for (; t < T; t++) {
                 __m256 a = _mm256_setzero_ps();
                 for (long j = 0; j < hv; j++)
-                    a = _mm256_fmadd_ps(_mm256_loadu_ps(qr + 8 * j), _mm256_loadu_ps(kt + 8 * j), a);
-                sc[r * T + t] = hsum(a) * scale;
+                    a = _mm256_fmadd_ps(_mm256_loadu_ps(qr + 8 * j), _mm256_loadu_ps(kg + t * hd + 8 * j), a);
+                s[t] = hsum(a) * scale;
             }
         }
         for (long r = 0; r < rep; r++) {
