@@ -142,7 +142,7 @@ class Decoder:
         past, S = self.cache.length, ids.shape[1]
         logits = self.model.forward(ids, torch.arange(past, past + S)[None], torch.ones(1, past + S, dtype=torch.bool),
                                     cache=self.cache, last_only=True, weights=self.weights,
-                                    attention=self.attention, kernels=self.kernels)[0, -1]                       # (V,)
+                                    attention=self.attention, kernels=self.kernels)[0, -1]   # (V,)
         st = sample_stages(logits, self.prompt_ids + self.token_ids, self.params, self.generator)
         token = st["chosen"]
         cand = native.topk(st["logits"], 20)[1]                    # torch.topk's, in C: ~25 µs, not ~260

@@ -59,7 +59,8 @@ def _build(target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:          # build aside, then rename: atomic
         out = Path(tmp) / target.name
-        r = subprocess.run([cc, *FLAGS, *map(str, SOURCES), "-o", str(out), "-lm"], capture_output=True, text=True, timeout=120)
+        r = subprocess.run([cc, *FLAGS, *map(str, SOURCES), "-o", str(out), "-lm"], capture_output=True, text=True,
+                           timeout=120)
         if r.returncode:
             raise RuntimeError(f"{cc} failed: {r.stderr.strip()[-400:]}")
         os.replace(out, target)
@@ -89,14 +90,17 @@ def _check(lib) -> None:
     lib.rms_norm(x.data_ptr(), w.data_ptr(), y.data_ptr(), 3, 37, ctypes.c_float(1e-6))
     if not torch.allclose(y.double(), fn.rms_norm(x.double(), w.double(), 1e-6), rtol=1e-5, atol=1e-6):
         raise RuntimeError("rms_norm gave a wrong answer")
-    x, cos, sin = torch.randn(2, 3, 4, 16, generator=g), torch.randn(2, 4, 16, generator=g), torch.randn(2, 4, 16, generator=g)
+    x = torch.randn(2, 3, 4, 16, generator=g)
+    cos, sin = torch.randn(2, 4, 16, generator=g), torch.randn(2, 4, 16, generator=g)
     y = torch.empty_like(x)
     lib.rope(x.data_ptr(), cos.data_ptr(), sin.data_ptr(), y.data_ptr(), 2, 3, 4, 16)
     if not torch.allclose(y.double(), fn.apply_rope(x.double(), cos.double(), sin.double()), rtol=1e-5, atol=1e-6):
         raise RuntimeError("rope gave a wrong answer")
-    q, kc, vc = torch.randn(2, 6, 16, generator=g), torch.randn(2, 2, 20, 16, generator=g), torch.randn(2, 2, 20, 16, generator=g)
+    q = torch.randn(2, 6, 16, generator=g)
+    kc, vc = torch.randn(2, 2, 20, 16, generator=g), torch.randn(2, 2, 20, 16, generator=g)
     k, v, out = kc[:, :, :13], vc[:, :, :13], torch.empty(2, 6, 16)
-    lib.attend1(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), 2, 6, 2, 13, 16, *k.stride()[:2], *v.stride()[:2])
+    lib.attend1(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), 2, 6, 2, 13, 16,
+                *k.stride()[:2], *v.stride()[:2])
     want = F.scaled_dot_product_attention(q.double()[:, :, None], k.double(), v.double(), enable_gqa=True)[:, :, 0]
     if not torch.allclose(out.double(), want, rtol=1e-5, atol=1e-6):
         raise RuntimeError("attend1 gave a wrong answer")
@@ -109,8 +113,8 @@ def _check(lib) -> None:
 
 
 def load():
-    """The compiled library (ctypes: int8_linear, int8_pack, int8_unpack, rms_norm, rope, attend1, topk), or None where it cannot be built, or is
-    wrong."""
+    """The compiled library (ctypes: int8_linear, int8_pack, int8_unpack, rms_norm, rope, attend1, topk), or None
+    where it cannot be built, or is wrong."""
     with _lock:
         if "lib" not in _state:
             _state["lib"], _state["why"] = None, ""
@@ -130,7 +134,8 @@ def load():
                 lib.rope.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 4
                 lib.attend1.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 9
                 lib.topk.argtypes = [ctypes.c_void_p, ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
-                for f in (lib.int8_linear, lib.int8_pack, lib.int8_unpack, lib.rms_norm, lib.rope, lib.attend1, lib.topk):
+                for f in (lib.int8_linear, lib.int8_pack, lib.int8_unpack, lib.rms_norm, lib.rope, lib.attend1,
+                          lib.topk):
                     f.restype = None
                 _check(lib)
                 _state["lib"] = lib
@@ -209,7 +214,8 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
     """fn.apply_rope by decode.c: x (B, n, S, hd), cos and sin (B, S, hd)."""
     lib = _state.get("lib") or load()
     B, n, S, hd = x.shape
-    if lib is None or not (_f32(x) and _f32(cos) and _f32(sin)) or cos.shape != (B, S, hd) or sin.shape != cos.shape or hd % 2:
+    if (lib is None or not (_f32(x) and _f32(cos) and _f32(sin)) or cos.shape != (B, S, hd) or sin.shape != cos.shape
+            or hd % 2):
         return fn.apply_rope(x, cos, sin)
     y = torch.empty_like(x)
     lib.rope(x.data_ptr(), cos.data_ptr(), sin.data_ptr(), y.data_ptr(), B, n, S, hd)

@@ -5,8 +5,8 @@ Tolerances are from a measured spread (this AMD EPYC VM, 200 random cases each):
 sum of squares in 8 lanes, not ATen's order) -> rtol 2e-6; attention 4.6e-6 absolute against float64 for
 T up to 700 and scores of a few units (Cephes' exp polynomial, ~1 ulp, and a different order of sums) -> 4e-5;
 the bundled model's logits over 12 cached decode steps, native against torch kernels, 1.5e-5 (of |logits| up
-to 26), SmolLM2-135M's 3.8e-5 (of up to 34) -> 2e-4. RoPE does the same multiplications and adds in the same order, unfused (-ffp-contract=off):
-the same bits.
+to 26), SmolLM2-135M's 3.8e-5 (of up to 34) -> 2e-4. RoPE does the same multiplications and adds in the same
+order, unfused (-ffp-contract=off): the same bits.
 """
 from __future__ import annotations
 
