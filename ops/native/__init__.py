@@ -1,6 +1,6 @@
 """Native CPU kernels: C compiled on first use with the machine's compiler, loaded with ctypes.
 
-Two C files, one library, for x86-64 CPUs with AVX2 and FMA:
+Two C files (and simd.h, the helpers both include), one library, for x86-64 CPUs with AVX2 and FMA:
 - int8_linear.c, the int8 weight-only product of ops/quant.py ("native"), and the layout it reads: int8 rows in
   blocks of 8 (pack / unpack; the file's header says why);
 - decode.c, the small operators of a decode step in float32 (rms_norm, apply_rope, attention1), which
@@ -29,6 +29,7 @@ import torch.nn.functional as F
 from .. import functional as fn
 
 SOURCES = [Path(__file__).with_name(n) for n in ("int8_linear.c", "decode.c")]
+HEADERS = [Path(__file__).with_name("simd.h")]                       # included by both: part of the build's hash
 FLAGS = ["-O3", "-mavx2", "-mfma", "-fopenmp", "-ffp-contract=off", "-shared", "-fPIC"]
 _lock = threading.Lock()
 _state: dict = {}
@@ -47,7 +48,7 @@ def _cpu() -> tuple[str, set]:
 
 def _library_path(cpu_model: str) -> Path:
     from ..loading import cache_dir
-    key = hashlib.sha256(b"".join(p.read_bytes() for p in SOURCES) + " ".join(FLAGS).encode()
+    key = hashlib.sha256(b"".join(p.read_bytes() for p in SOURCES + HEADERS) + " ".join(FLAGS).encode()
                          + cpu_model.encode()).hexdigest()[:16]
     return cache_dir() / "native" / f"kernels-{key}.so"
 

@@ -1,5 +1,5 @@
-/* The small operators of a decode step for x86-64 CPUs with AVX2 and FMA, in float32: RMSNorm, RoPE, and the
- * attention of one new query per row against its KV cache (grouped-query).
+/* The small operators of a decode step for x86-64 CPUs with AVX2 and FMA, in float32: RMSNorm, RoPE, the
+ * attention of one new query per row against its KV cache (grouped-query), and the top-k of the logits.
  *
  * Decoding one token, each of these works on a few hundred numbers, and PyTorch spends most of their time on
  * dispatch: RMSNorm is six ATen operators (~15-20 µs on the 2-core test VM), RoPE seven, and SDPA for a single
@@ -7,16 +7,10 @@
  * the same bits (built with -ffp-contract=off, so no multiply and add are fused into one rounding), RMSNorm and
  * attention differ from PyTorch's only in the order the sums are taken. ops/model.py runs them through the same
  * layer code, by name (kernels="native"); ops/native/__init__.py builds, checks and wraps them. */
-#include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
 
-static inline float hsum(__m256 v) {                       /* the 8 lanes of v added up */
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
+#include "simd.h"
 
 /* y = x / sqrt(mean(x^2) + eps) * w for each of `rows` rows of H: fn.rms_norm */
 void rms_norm(const float *x, const float *w, float *y, long rows, long H, float eps) {

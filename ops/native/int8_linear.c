@@ -11,18 +11,12 @@
  * 8-wide partial sums, one per row. A prefill (M > 1) takes two rows of x per converted weight, four weight rows
  * at a time, as converting is then what costs. Blocks are split over OpenMP threads (the libgomp that PyTorch
  * has already loaded). Built and loaded by ops/native/__init__.py; bench/int8.py measures it. */
-#include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
 
-#define R 8                                                /* rows per block */
+#include "simd.h"
 
-static inline float hsum(__m256 v) {                       /* the 8 lanes of v added up */
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
+#define R 8                                                /* rows per block */
 
 static inline __m256 load8(const int8_t *p) {             /* 8 int8 -> 8 float32 */
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));
