@@ -10,9 +10,10 @@
    The "decode step" row weighs each shape by how often one step runs it (24 layers + 1 LM head).
 2. Speed: greedy 64 tokens after a chat prompt (stop_at_eos=False), alternating round by round: transformers'
    Qwen2ForCausalLM.generate in float32 (the reference), ours float32 (the traced path), fast="bf16",
-   fast="int8" (int8 GEMVs, and RMSNorm, RoPE and one-token attention in C: ops/native/decode.c, kernels="native";
-   OPERATOR_LAB_NATIVE=0 measures it without any C). The bound of each path = GEMV bandwidth measured in this run / bytes one decode step reads
-   (ops.quant.decode_bytes of the weight set the path ran: int8 rows + scales + the rest in bf16).
+   fast="int8" (int8 GEMVs, and RMSNorm, RoPE and one-token attention in C: ops/native/decode.c,
+   kernels="native"; OPERATOR_LAB_NATIVE=0 measures it without any C). The bound of each path = GEMV bandwidth
+   measured in this run / bytes one decode step reads (ops.quant.decode_bytes of the weight set the path ran:
+   int8 rows + scales + the rest in bf16).
 3. Numerics on 5 prompts (English, Chinese, code, digits, chat): first-step logits max|diff| and KL of the
    first next-token distribution against float32, how many of 64 greedy tokens equal float32's (same
    position), and the token where each path first parts from float32's text.
@@ -128,7 +129,7 @@ def first_step(model, ids, weights, attention, kernels="torch"):
 def numerics(model):
     """Section 3."""
     from ops.decode import PATHS
-    paths = {p: PATHS[p] for p in ("bf16", "int8")}                 # (weights, attention, kernels) as generate runs them
+    paths = {p: PATHS[p] for p in ("bf16", "int8")}          # (weights, attention, kernels), as generate runs them
     rows = []
     for name, (prompt, chat) in PROMPTS.items():
         ids = torch.tensor([model.encode_prompts(prompt, chat=chat)[2][0]])
