@@ -22,6 +22,7 @@ Counting conventions (what the "At scale" sections show):
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -52,8 +53,13 @@ def load_config(path) -> ModelConfig:
 
 def reference_configs() -> dict[str, ModelConfig]:
     """Every bundled reference config, keyed by its label (e.g. "Qwen2.5-32B-Instruct")."""
-    cfgs = [load_config(p) for p in sorted(CONFIG_DIR.glob("*.json"))]
-    return {c.name: c for c in cfgs}
+    return {c.name: c for c in _reference_configs(CONFIG_DIR)}
+
+
+@functools.cache
+def _reference_configs(folder: Path) -> tuple[ModelConfig, ...]:
+    """The files are read once per process: pages ask on every run (configs are frozen, so sharing them is safe)."""
+    return tuple(load_config(p) for p in sorted(folder.glob("*.json")))
 
 
 def reference_config(label: str = REF_LABEL) -> ModelConfig:

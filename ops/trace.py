@@ -106,6 +106,8 @@ RECOMPUTED = {"attn.scores": ("attn.q_rope", "attn.k_rope"),      # q k^T / sqrt
               "mlp.up": ("mlp_norm.out",),                          # h W_up^T
               "mlp.act": ("mlp.gate", "mlp.up")}                    # silu(gate) * up
 RECENT = 4                                                          # recomputed tensors kept for reuse
+MEMOS = 64      # page results kept per trace (Trace.memo), least recently used dropped first; a figure of a
+                # 512 x 512 heatmap is 1.8 MB, a lap of every page on its defaults keeps about 31 per language
 
 
 def recipe_inputs(name: str) -> tuple[str, ...]:
@@ -151,6 +153,7 @@ class Trace:
     recent: OrderedDict = field(default_factory=OrderedDict, repr=False)   # the last RECENT recomputed tensors
     cache: dict = field(default_factory=dict, repr=False)   # analyses of this trace (logit lens, ...), by name
     edits: tuple = ()                  # the names this run was edited at (ops/edits.py), in pipeline order
+    memos: OrderedDict = field(default_factory=OrderedDict, init=False, repr=False, compare=False)   # Trace.memo
 
     # ---- the dict-like surface ------------------------------------------
     def __getitem__(self, name: str) -> torch.Tensor:
@@ -177,6 +180,25 @@ class Trace:
             except KeyError:
                 pass
         return t
+
+    def memo(self, key, compute: Callable):
+        """compute() once per key for this trace, the last MEMOS kept: what a page draws from a trace (its checks,
+        views and figures) is a pure function of the trace and the page's settings (the key), and sessions share
+        a trace (ui.state.shared_trace), so a page visited again, by anyone, is not computed again. Two sessions
+        asking at once may both compute; each dict step is atomic, and a value is never changed once stored."""
+        try:
+            value = self.memos[key]
+            self.memos.move_to_end(key)
+            return value
+        except KeyError:
+            pass
+        value = self.memos[key] = compute()
+        while len(self.memos) > MEMOS:
+            try:
+                self.memos.popitem(last=False)
+            except KeyError:
+                break
+        return value
 
     def is_recomputed(self, name: str) -> bool:
         """True when the trace holds a recipe for `name` rather than the tensor itself."""

@@ -174,3 +174,11 @@ def test_total_params_equals_transformers(kind, extra):
     model = getattr(transformers, cls[1])(hf_cfg)
     ours = ModelConfig.from_dict(dict(TINY, model_type=kind, **extra))
     assert costs.total_params(ours) == _hf_count(model), (kind, extra)
+
+
+def test_reference_configs_are_read_once_and_handed_out_fresh():
+    first = costs.reference_configs()
+    first.pop(costs.REF_LABEL)                                  # a caller changing its dict changes nobody else's
+    again = costs.reference_configs()
+    assert costs.REF_LABEL in again and again is not first
+    assert all(again[k] is v for k, v in first.items())          # the same frozen configs: the files were read once

@@ -115,3 +115,37 @@ def test_real_trace_contract(real_model):
     trace = real_model.trace(["I like shanghai", "你好，世界！今天天气很好"])
     check_trace(trace, real_model.config)
     assert trace.token_ids[0, :4].tolist() == [40, 1075, 557, 30070]
+
+
+# ---- Trace.memo: what pages keep with a trace ------------------------------------------------------------
+def _small_trace():
+    from ops.trace import Trace
+    from ops.config import ModelConfig
+    c = ModelConfig(model_type="qwen2", vocab_size=32, hidden_size=8, intermediate_size=16, num_hidden_layers=1,
+                    num_attention_heads=2, num_key_value_heads=1)
+    return Trace(c, ["a"], ["a"], torch.zeros(1, 1, dtype=torch.long), [1])
+
+
+def test_memo_computes_once_per_key():
+    tr, calls = _small_trace(), []
+    make = lambda k: (lambda: calls.append(k) or [k])            # noqa: E731
+    first = tr.memo(("x", 1), make(1))
+    assert tr.memo(("x", 1), make(1)) is first and calls == [1]  # the same object, not computed again
+    assert tr.memo(("x", 2), make(2)) == [2] and calls == [1, 2]
+
+
+def test_memo_keeps_the_most_recently_used():
+    from ops import trace as trace_mod
+    tr = _small_trace()
+    for k in range(trace_mod.MEMOS):
+        tr.memo(k, lambda k=k: k)
+    tr.memo(0, lambda: "recomputed")                            # used again: now the newest
+    tr.memo("new", lambda: "new")                               # one over the bound: the oldest (1) goes
+    assert len(tr.memos) == trace_mod.MEMOS and 1 not in tr.memos and tr.memos[0] == 0
+
+
+def test_memo_is_not_copied_by_replace():
+    import dataclasses
+    tr = _small_trace()
+    tr.memo("k", lambda: 1)
+    assert dataclasses.replace(tr).memos == {}                  # a changed trace starts with nothing kept
