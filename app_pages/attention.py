@@ -31,26 +31,28 @@ if missing:
     st.info(t("这次运行没有记录：", "This run did not record: ") + ", ".join(missing))
     st.stop()
 probs, ctx, out = trace.attention_probs(i), trace.layer(i, "attn.context"), trace.layer(i, "attn.out")
-one = analysis.attention_head(trace, i, b, h)           # this head's raw scores, mask and probabilities
+one = page.memo(("head", i, b, h), lambda: analysis.attention_head(trace, i, b, h))   # its raw scores, mask, probabilities
 fmt = ".2f" if S <= 16 else None
 key_j, query_i = t("键 j（被看的位置）", "key j (looked at)"), t("查询 i（正在看的位置）", "query i (looking)")
 
 # ---- the main picture: where this head looks, beside every head of the layer ------------------------
 c1, c2 = st.columns([11, 9])
 with c1:
-    page.view(f"layers.{i}.attn.probs", probs,
-              heatmap(one["probs"], x=labels_all, y=labels_all, colorscale="Viridis", zmin=0, zmax=1,
-                      title=t(f"层 {i}，头 {h}（KV 头 {g}），第 {b} 行", f"Layer {i}, head {h} (KV head {g}), row {b}"),
-                      subtitle=t("每行和为 1，空白 = 被屏蔽", "rows sum to 1, blank = masked"),
-                      xlabel=key_j, ylabel=query_i, text_fmt=fmt, height=500, width_px=620), key="probs",
+    head_map = page.memo(("probs", i, b, h), lambda: heatmap(
+        one["probs"], x=labels_all, y=labels_all, colorscale="Viridis", zmin=0, zmax=1,
+        title=t(f"层 {i}，头 {h}（KV 头 {g}），第 {b} 行", f"Layer {i}, head {h} (KV head {g}), row {b}"),
+        subtitle=t("每行和为 1，空白 = 被屏蔽", "rows sum to 1, blank = masked"),
+        xlabel=key_j, ylabel=query_i, text_fmt=fmt, height=500, width_px=620))
+    page.view(f"layers.{i}.attn.probs", probs, head_map, key="probs",
               caption=t("右侧填充：填充位置的列被屏蔽；填充位置自己的行照样计算但结果被丢弃。",
                         "Right padding: padding columns are masked; the padding rows are computed too, and ignored.") if S > n else "")
 with c2:
-    page.view(f"layers.{i}.attn.probs[{b}, :, :{n}, :{n}]", probs[b, :, :n, :n],
-              heads_grid(probs[b, :, :n, :n], one["allowed"][:n, :n], cols=5, subtitle=lambda hh: f"h{hh} · kv{hh // n_rep}",
-                         height_per_row=140, highlight=h,
-                         title=t(f"第 {i} 层全部 {nh} 个头（同一色标 0..1，红框 = 头 {h}）",
-                                 f"All {nh} heads of layer {i} (one scale 0..1, red = head {h})")), key="grid")
+    grid = page.memo(("grid", i, b, h), lambda: heads_grid(
+        probs[b, :, :n, :n], one["allowed"][:n, :n], cols=5, subtitle=lambda hh: f"h{hh} · kv{hh // n_rep}",
+        height_per_row=140, highlight=h,
+        title=t(f"第 {i} 层全部 {nh} 个头（同一色标 0..1，红框 = 头 {h}）",
+                f"All {nh} heads of layer {i} (one scale 0..1, red = head {h})")))
+    page.view(f"layers.{i}.attn.probs[{b}, :, :{n}, :{n}]", probs[b, :, :n, :n], grid, key="grid")
 
 page.explain([r"q = xW_q^\top + b_q,\ k = xW_k^\top + b_k,\ v = xW_v^\top + b_v"
               r"\quad q\!:\![B, %d, S, %d],\ k, v\!:\![B, %d, S, %d]" % (nh, hd, nkv, hd),
@@ -146,5 +148,5 @@ if box := page.more("合并各头，再经 o_proj 投影回 H", "Heads concatena
                       heatmap(out[b, :n, :128], y=labels, title=t("o_proj 输出（前 128 维）", "o_proj output (first 128 dims)"),
                               xlabel=t("隐藏维度", "hidden dimension"), ylabel="token", height=330, width_px=560), key="out")
 
-page.checks(checks.attention(model, trace, i, b, h))
+page.checks(page.memo(("checks", i, b, h), lambda: checks.attention(model, trace, i, b, h)))
 page.at_scale()

@@ -16,10 +16,11 @@ n = trace.lengths[b]
 labels = page.labels(b)
 emb = trace.embeddings[b, :n]                                                   # (n, H)
 ids = trace.token_ids[b, :n].tolist()
-page.view("embed.out", trace.embeddings,
-          gather_figure(ids, labels, emb, V, V_tok, pad_text=t("填充行", "padding rows"),
-                        title=t(f"查表：从 W_E 的 {V:,} 行中按 id 取出 {n} 行（左：整张表，行 0 在上）",
-                                f"The gather: {n} rows taken by id out of W_E's {V:,} (left: the whole table, row 0 on top)")),
+gather = page.memo(("gather", b), lambda: gather_figure(
+    ids, labels, emb, V, V_tok, pad_text=t("填充行", "padding rows"),
+    title=t(f"查表：从 W_E 的 {V:,} 行中按 id 取出 {n} 行（左：整张表，行 0 在上）",
+            f"The gather: {n} rows taken by id out of W_E's {V:,} (left: the whole table, row 0 on top)")))
+page.view("embed.out", trace.embeddings, gather,
           key="emb", caption=t(f"表 W_E 有 {V:,} 行 × {H} 列。", f"The table W_E has {V:,} rows × {H} columns. ")
           + page.sentence("pad_sentence") + t("BPE 按学到的先后给片段编号，常见片段的 id 往往较小（靠近表的上部）。",
                                               " BPE numbers pieces in the order it learned them, so frequent pieces tend to "
@@ -44,5 +45,5 @@ if box := page.more("token 之间的余弦相似度", "Cosine similarity between
 
 st.info(page.sentence("tie_sentence") + t("Qwen2.5-32B 不共享。", " Qwen2.5-32B does not tie them."))
 
-page.checks(checks.embedding(model, trace))
+page.checks(page.memo(("checks",), lambda: checks.embedding(model, trace)))
 page.at_scale()

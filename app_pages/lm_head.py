@@ -77,5 +77,5 @@ if box := page.more("Logit lens：每一层“已经想到”了什么", "Logit 
                                height=max(500, 26 * (L + 1) + 160)), key="lens")
         lens_checks = checks.logit_lens(model, trace, b)
 
-page.checks(checks.lm_head(model, trace, b, s) + lens_checks)
+page.checks(page.memo(("checks", b, s), lambda: checks.lm_head(model, trace, b, s)) + lens_checks)
 page.at_scale()

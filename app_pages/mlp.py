@@ -24,12 +24,14 @@ tok = short(page.labels(b, None)[s], 12)
 dense = f"layers.{i}.mlp.gate" in trace
 if dense:
     thr = st.session_state.get("mlp_thr", 0.01)
-    m = analysis.mlp_token(trace, i, b, s, thr)
-    page.view(f"layers.{i}.mlp.act", trace.layer(i, "mlp.act"),
-              swiglu_diagram(m["x"], m["gate"], m["up"], m["act"], m["out"],
-                             names=dict(widen=t("变宽", "widen"), narrow=t("变窄", "narrow"), off=t("gate < 0（silu 几乎关掉）", "gate < 0 (silu nearly off)")),
-                             title=t(f"token “{tok}”（位置 {s}）穿过第 {i} 层的 MLP：{H} → {I} → {H}（红线 = |act| 最大的 3 个神经元）",
-                                     f"Token “{tok}” (position {s}) through layer {i}'s MLP: {H} → {I} → {H} (red = the 3 largest |act|)")),
+    m = page.memo(("token", i, b, s, thr), lambda: analysis.mlp_token(trace, i, b, s, thr))
+    strips = page.memo(("strips", i, b, s, thr), lambda: swiglu_diagram(
+        m["x"], m["gate"], m["up"], m["act"], m["out"],
+        names=dict(widen=t("变宽", "widen"), narrow=t("变窄", "narrow"),
+                   off=t("gate < 0（silu 几乎关掉）", "gate < 0 (silu nearly off)")),
+        title=t(f"token “{tok}”（位置 {s}）穿过第 {i} 层的 MLP：{H} → {I} → {H}（红线 = |act| 最大的 3 个神经元）",
+                f"Token “{tok}” (position {s}) through layer {i}'s MLP: {H} → {I} → {H} (red = the 3 largest |act|)")))
+    page.view(f"layers.{i}.mlp.act", trace.layer(i, "mlp.act"), strips,
               key="mlp-strips", caption=t("每条竖条是一个向量，高度按长度成比例，颜色是这个 token 的实时数值（橙 > 0 > 蓝，各条按自身范围）。",
                                           "Each strip is one vector, as tall as it is long, coloured by this token's live values "
                                           "(orange > 0 > blue, each strip on its own range)."))
@@ -140,5 +142,5 @@ if box := page.more("路由：每个 token 选了哪些专家", "Routing: the ex
                      f"Each token runs only {k} experts: about {k}/{E} of the experts' compute; but every expert's weights must sit in memory."))
 
 if dense:
-    page.checks(checks.mlp(model, trace, i, b, s))
+    page.checks(page.memo(("checks", i, b, s), lambda: checks.mlp(model, trace, i, b, s)))
 page.at_scale()

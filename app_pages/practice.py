@@ -14,7 +14,9 @@ model = get_model()
 trace = get_trace(model) if model else None
 config = model.config if model is not None else costs.reference_configs()["Qwen2.5-0.5B-Instruct"]
 B, S = (trace.B, trace.S) if trace is not None else (1, 8)
-numbers = texts.numbers(config, B=B, S=S, **(facts.loaded(model) if model is not None else {}))
+page.attach(model, trace)
+numbers = (page.numbers if trace is not None     # kept with the trace, as on the stage pages
+           else texts.numbers(config, B=B, S=S, **(facts.loaded(model) if model is not None else {})))
 
 
 def stage_name(key: str) -> str:
@@ -39,7 +41,8 @@ if browse:
         query = cols[1].text_input(t("搜索关键词", "Search"), key="practice_search",
                                    placeholder=t("如 KV cache、RoPE、GQA", "e.g. KV cache, RoPE, GQA"))
         try:
-            items = practice.questions(numbers, LANG, None if stage == "all" else stage)
+            items = page.memo(("questions", stage),
+                              lambda: practice.questions(numbers, LANG, None if stage == "all" else stage))
         except Exception as e:                    # a broken question must not take the page down
             st.error(t("题库读取失败：", "Could not read the question bank: ") + str(e))
             items = []

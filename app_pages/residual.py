@@ -21,7 +21,7 @@ n = trace.lengths[b]
 labels = page.labels(b)
 
 # ---- the main picture: the stream's norm through the layers, per token ---------------------------
-norms = analysis.stream_norms(trace, b)                                    # (L + 1, n)
+norms = page.memo(("norms", b), lambda: analysis.stream_norms(trace, b))        # (L + 1, n)
 first = f"0:{labels[0]}"
 if n <= MAX_LINES:
     series = {f"{k}:{lab}": norms[:, k] for k, lab in enumerate(labels)}
@@ -32,12 +32,12 @@ else:
               t(f"{n} 个 token 的中位数", f"median of the {n} tokens"): median, t("90% 分位", "90th percentile"): q90}
     colors = [token_color(0), token_color(s), "#555555", "#999999"]
 lead = first_token_lead(norms)
-page.view(t("残差流的 L2 范数", "residual stream L2 norm"), norms,
-          stream_norms(series, [t("嵌入", "embed")] + [f"{t('层', 'L')}{k}" for k in range(norms.shape[0] - 1)],
-                       colors=colors, first=first,
-                       title=t("每个 token 的 ‖x‖ 随层增长（0 = 嵌入输出，对数轴；粗线 = 第 0 个 token）",
-                               "Each token's ‖x‖ through the layers (0 = embedding, log axis; thick = token 0)"),
-                       xlabel=t("经过的层", "after layer"), ylabel="‖x‖₂", height=460), key="stream",
+stream = page.memo(("stream", b, s), lambda: stream_norms(
+    series, [t("嵌入", "embed")] + [f"{t('层', 'L')}{k}" for k in range(norms.shape[0] - 1)], colors=colors, first=first,
+    title=t("每个 token 的 ‖x‖ 随层增长（0 = 嵌入输出，对数轴；粗线 = 第 0 个 token）",
+            "Each token's ‖x‖ through the layers (0 = embedding, log axis; thick = token 0)"),
+    xlabel=t("经过的层", "after layer"), ylabel="‖x‖₂", height=460))
+page.view(t("残差流的 L2 范数", "residual stream L2 norm"), norms, stream, key="stream",
           caption=t("第 0 个 token 的 ‖x‖ 常常远大于其他 token"
                     + (f"（这里最多是其余 token 中位数的 {lead[1]:,.0f} 倍，在{'嵌入' if lead[0] == 0 else f'第 {lead[0] - 1} 层之后'}）" if lead else "")
                     + "：这叫**巨量激活**（massive activations），少数几个维度上的数值极大。它和**注意力汇聚**（attention sink）"
@@ -54,17 +54,19 @@ page.explain([r"h = x + \mathrm{Attn}(\mathrm{RMSNorm}_1(x)) \qquad (\texttt{res
 # ---- how much each sub-layer adds ----------------------------------------------------------------
 page.section(f"每层的注意力与 MLP 各加了多少（token {s}：“{labels[s]}”）",
              f"How much attention and the MLP add at each layer (token {s}: “{labels[s]}”)")
-layers_ok, ratios = analysis.update_ratios(trace, b)                       # (2, L, n): attention, MLP
+layers_ok, ratios = page.memo(("ratios", b), lambda: analysis.update_ratios(trace, b))   # (2, L, n): attention, MLP
 mlp_rel = ratios[1]
 if layers_ok:
-    rel = lines({"‖attn.out‖ / ‖x‖": ratios[0, :, s], "‖mlp.out‖ / ‖resid_mid‖": ratios[1, :, s]}, x=layers_ok,
-                title=t("加上去的量相对主干的大小", "Size of what is added, relative to the stream"),
-                xlabel=t("层", "layer"), ylabel=t("比值（对数轴）", "ratio (log axis)"), height=440)
-    page.view(t("相对增量", "relative update"), ratios[:, :, s], roomy(rel).update_yaxes(type="log"), key="rel")
-    page.view(t("MLP 相对增量（层 × token）", "MLP relative update (layer × token)"), mlp_rel,
-              log_ratio_map(mlp_rel, labels, title=t("log₁₀(‖mlp.out‖ / ‖resid_mid‖)：每个 token、每一层",
-                                                     "log₁₀(‖mlp.out‖ / ‖resid_mid‖) per token and layer"),
-                            xlabel=t("层", "layer"), ylabel="token"), key="relmap")
+    rel = page.memo(("rel", b, s), lambda: roomy(lines(
+        {"‖attn.out‖ / ‖x‖": ratios[0, :, s], "‖mlp.out‖ / ‖resid_mid‖": ratios[1, :, s]}, x=layers_ok,
+        title=t("加上去的量相对主干的大小", "Size of what is added, relative to the stream"),
+        xlabel=t("层", "layer"), ylabel=t("比值（对数轴）", "ratio (log axis)"), height=440)).update_yaxes(type="log"))
+    page.view(t("相对增量", "relative update"), ratios[:, :, s], rel, key="rel")
+    relmap = page.memo(("relmap", b), lambda: log_ratio_map(
+        mlp_rel, labels, title=t("log₁₀(‖mlp.out‖ / ‖resid_mid‖)：每个 token、每一层",
+                                 "log₁₀(‖mlp.out‖ / ‖resid_mid‖) per token and layer"),
+        xlabel=t("层", "layer"), ylabel="token"))
+    page.view(t("MLP 相对增量（层 × token）", "MLP relative update (layer × token)"), mlp_rel, relmap, key="relmap")
 else:
     st.info(t("这次运行没有记录 attn.out / mlp.out。", "This run did not record attn.out / mlp.out."))
 
@@ -80,7 +82,8 @@ page.view(f"layers.{i}.resid_out", trace.layer(i, "resid_out"),
                   title=t("逐元素相加：每一列 = 同一维", "Element-wise: each column is one dimension"),
                   xlabel=t("隐藏维度", "hidden dimension"), height=360), key="adds")
 
-page.checks(checks.residual(trace, i), zh="对照：逐元素完全相等", en="Check: exactly equal, element by element")
+page.checks(page.memo(("checks", i), lambda: checks.residual(trace, i)),
+            zh="对照：逐元素完全相等", en="Check: exactly equal, element by element")
 st.caption(t(f"全部 {len(layers_ok)} 层 resid_out − resid_mid − mlp.out 的最大 |差| = {analysis.residual_worst(trace, layers_ok):g}。"
              "残差相加是纯加法：没有参数。",
              f"Across all {len(layers_ok)} layers max |resid_out − resid_mid − mlp.out| = "

@@ -39,12 +39,13 @@ labels = page.labels(b)
 one = analysis.rmsnorm_steps(x[b, s], gamma, eps)
 
 # ---- the main picture: one token before and after, each on its own axis ------------------------------
-page.view(yname, y, before_after(one["x"], y[b, s], xlabel=t("隐藏维度", "hidden dimension"), color=token_color(s),
-                                 title=t(f"第 {b} 行、位置 {s}（“{labels[s]}”）：RMSNorm 前后，每一维的值",
-                                         f"Row {b}, position {s} (“{labels[s]}”): every dimension before and after"),
-                                 x_name=t(f"归一化前 x（RMS = {one['rms']:.3f}）", f"x before (RMS = {one['rms']:.3f})"),
-                                 y_name=t("之后 y = γ · x / RMS", "y after = γ · x / RMS")),
-          key="y", caption=f"`{xname}` → RMSNorm(`{wname}`) → `{yname}`")
+both = page.memo(("y", which, i, b, s), lambda: before_after(
+    one["x"], y[b, s], xlabel=t("隐藏维度", "hidden dimension"), color=token_color(s),
+    title=t(f"第 {b} 行、位置 {s}（“{labels[s]}”）：RMSNorm 前后，每一维的值",
+            f"Row {b}, position {s} (“{labels[s]}”): every dimension before and after"),
+    x_name=t(f"归一化前 x（RMS = {one['rms']:.3f}）", f"x before (RMS = {one['rms']:.3f})"),
+    y_name=t("之后 y = γ · x / RMS", "y after = γ · x / RMS")))
+page.view(yname, y, both, key="y", caption=f"`{xname}` → RMSNorm(`{wname}`) → `{yname}`")
 
 page.explain([r"y = \frac{x}{\sqrt{\frac{1}{H}\sum_{i=1}^{H} x_i^2 + \varepsilon}} \odot \gamma, "
               r"\qquad H = %d,\ \varepsilon = %g" % (H, eps),
@@ -99,5 +100,5 @@ if box := page.more("对比 LayerNorm：不减均值，没有 β", "Contrast wit
         st.caption(t("当均值 μ 接近 0 时两者几乎相同；RMSNorm 省掉求均值和 β，更快，效果相当。",
                      "When the mean μ is near 0 they nearly agree; RMSNorm skips the mean and β: cheaper, and works as well."))
 
-page.checks(checks.rmsnorm(model, trace, which, i))
+page.checks(page.memo(("checks", which, i), lambda: checks.rmsnorm(model, trace, which, i)))
 page.at_scale()

@@ -25,7 +25,7 @@ with knobs:
     b = page.row()
 params = smp.SamplingParams(float(temp), int(top_k), float(top_p), float(rp), int(seed))
 n = trace.lengths[b]
-sv = analysis.sampling_view(trace, b, params, N)
+sv = page.memo(("view", b, params, N), lambda: analysis.sampling_view(trace, b, params, N))
 stages, cand, chosen = sv["stages"], sv["cand"].tolist(), sv["stages"]["chosen"]
 names = [short(p, 10) for p in pieces(model.tokenizer, cand)]
 names = [f"{nm}·{i}" if names.count(nm) > 1 else nm for nm, i in zip(names, cand)]
@@ -33,13 +33,13 @@ last = page.labels(b, None)[-1]
 ch = pieces(model.tokenizer, [chosen])[0]
 setting = f"T = {params.temperature:g}, k = {params.top_k:g}, p = {params.top_p:g}, ρ = {params.repetition_penalty:g}"
 with main:
-    page.view("sampling.probs", stages["probs"],
-              candidates_chart(stages, cand, names, words=dict(raw=t("原始 softmax（T = 1，不截断）", "raw softmax (T = 1, no cut)"),
-                                                                now=t(f"当前设置（{setting}）", f"current settings ({setting})"),
-                                                                cut_k=t("被 top-k 截掉", "cut by top-k"), cut_p=t("被 top-p 截掉", "cut by top-p")),
-                               title=t(f"下一个 token 的概率：浅色 = 原始，实色 = 当前设置，红色 = 选中的 “{short(ch, 12)}”",
-                                       f"Next-token probabilities: faint = raw, solid = current settings, red = the chosen “{short(ch, 12)}”")),
-              key="smp-probs",
+    chart = page.memo(("chart", b, params, N), lambda: candidates_chart(
+        stages, cand, names, words=dict(raw=t("原始 softmax（T = 1，不截断）", "raw softmax (T = 1, no cut)"),
+                                        now=t(f"当前设置（{setting}）", f"current settings ({setting})"),
+                                        cut_k=t("被 top-k 截掉", "cut by top-k"), cut_p=t("被 top-p 截掉", "cut by top-p")),
+        title=t(f"下一个 token 的概率：浅色 = 原始，实色 = 当前设置，红色 = 选中的 “{short(ch, 12)}”",
+                f"Next-token probabilities: faint = raw, solid = current settings, red = the chosen “{short(ch, 12)}”")))
+    page.view("sampling.probs", stages["probs"], chart, key="smp-probs",
               caption=t(f"第 {b} 行最后一个 token 是 “{short(last, 12)}”（位置 {n - 1}）。候选 = 原始 logit 最高的 {N} 个 token；灰底 = 被截掉（概率为 0）。",
                         f"Row {b}'s last token is “{short(last, 12)}” (position {n - 1}). Candidates = the {N} tokens with the highest "
                         "raw logit; grey rows = cut (probability 0)."))

@@ -18,6 +18,7 @@ PRECISIONS = [("bf16", 16), ("int8", 8), ("int4", 4)]
 page = StagePage("scale", trace=False)
 model = get_model()
 trace = get_trace(model) if model else None
+page.attach(model, trace)          # figures below are kept with the trace (page.memo)
 refs = costs.reference_configs()
 loaded_name = (model.config.name or model.config.model_type) if model is not None else ""
 label = lambda v: (f"{loaded_name} " + t("（已加载）", "(loaded)")) if v == LOADED else v
@@ -35,10 +36,11 @@ gpu = cols[3].selectbox("GPU", GPU_ORDER, index=GPU_ORDER.index("H200 141GB"), k
 c, name, T, g = model.config if choice == LOADED else refs[choice], label(choice), B * S, costs.GPUS[gpu]
 names = {"prefill": t("预填充", "prefill"), "decode": t("解码一步", "decode step")}
 bound_word = {"compute": t("算力受限（compute-bound）", "compute-bound"), "memory": t("带宽受限（memory-bound）", "memory-bound")}
-rl = {ph: costs.roofline(c, B, S, ph, gpu=gpu) for ph in ("prefill", "decode")}
+rl = page.memo(("roofline", choice, B, S, gpu),
+               lambda: {ph: costs.roofline(c, B, S, ph, gpu=gpu) for ph in ("prefill", "decode")})
 p, d, ridge = rl["prefill"], rl["decode"], rl["prefill"]["ridge"]
-page.chart(vs.roofline(rl, g, names, t(f"{name} 在 {gpu} 上（B = {B}, S = {S:,}）", f"{name} on {gpu} (B = {B}, S = {S:,})"),
-                       lang()), "roofline")
+page.chart(page.memo(("roofline-fig", choice, B, S, gpu), lambda: vs.roofline(
+    rl, g, names, t(f"{name} 在 {gpu} 上（B = {B}, S = {S:,}）", f"{name} on {gpu} (B = {B}, S = {S:,})"), lang())), "roofline")
 st.markdown(t(
     f"#### 预填充的强度是 {p['intensity']:,.1f} FLOP/字节，{'高于' if p['intensity'] >= ridge else '低于'}拐点 {ridge:,.0f}，是 **{bound_word[p['bound']]}**："
     f"约 {p['time_s'] * 1e3:,.2f} ms。解码一步只有 {d['intensity']:,.1f} FLOP/字节，是 **{bound_word[d['bound']]}**："
@@ -69,7 +71,7 @@ if choice == LOADED:
         f"weight tensors) = {real:,} {'✓' if real == total else '✗'}"))
     if not c.tie_word_embeddings:
         st.caption(texts.model_sentence(model, "tie_sentence", lang()))
-ptable = costs.param_table(c)
+ptable = page.memo(("params", choice), lambda: costs.param_table(c))
 table([{t("算子", "operator"): costs_text.operator(r["operator"], lang()),
         t("权重张量", "tensors"): ", ".join(n.replace("model.layers.{i}.", "") for n in r["tensors"]),
                t("形状", "shapes"): " · ".join(str(s) for s in r["shapes"]),
@@ -77,8 +79,9 @@ table([{t("算子", "operator"): costs_text.operator(r["operator"], lang()),
                t("参数", "params"): f"{r['params']:,}", t("占比", "share"): f"{100 * r['params'] / total:.1f}%"}
               for r in ptable])
 st.markdown(t(f"### 合计 {total:,} 个参数（{human(total)}）", f"### Total: {total:,} parameters ({human(total)})"))
-page.chart(vs.param_bars(ptable, t(f"{name}：各算子参数量（百万）", f"{name}: parameters per operator (millions)"),
-                         t("参数量（百万）", "parameters (millions)"), t("算子", "operator")), "params-bars")
+page.chart(page.memo(("params-fig", choice), lambda: vs.param_bars(
+    ptable, t(f"{name}：各算子参数量（百万）", f"{name}: parameters per operator (millions)"),
+    t("参数量（百万）", "parameters (millions)"), t("算子", "operator"))), "params-bars")
 st.caption(say("bars", lang()))
 
 st.subheader(t("稠密 vs MoE：总参数与激活参数", "Dense vs MoE: total and active parameters"))

@@ -43,11 +43,11 @@ with cols[4]:
 view = sv.online_softmax_view(trace, i, b, h, s, block)
 left, right = st.columns([5, 4])
 with left:
-    page.view(f"layers.{i}.attn.scores", trace.attention_scores(i),
-              fig.online_softmax(view, page.labels(b, with_pad=True),
-                                 title=t(f"在线 softmax：每次并入 {block} 个键", f"Online softmax, {block} key(s) at a time"),
-                                 score_label=t("分数", "score"), max_label=t("累计最大 m", "running max m"),
-                                 sum_label=t("累计和 l", "running sum l")), key="online")
+    online = page.memo(("online", i, h, b, s, block), lambda: fig.online_softmax(
+        view, page.labels(b, with_pad=True),
+        title=t(f"在线 softmax：每次并入 {block} 个键", f"Online softmax, {block} key(s) at a time"),
+        score_label=t("分数", "score"), max_label=t("累计最大 m", "running max m"), sum_label=t("累计和 l", "running sum l")))
+    page.view(f"layers.{i}.attn.scores", trace.attention_scores(i), online, key="online")
 with right:
     table(words.online_table(view, L))
     note("online", i=i, h=h, s=s, max_diff=f"{view['max_diff']:.2g}")
@@ -143,5 +143,6 @@ if tabs[7]:
         if measured:
             table(words.measured_table(measured, L), "measured", **words.measured_live(measured))
 
-page.checks(sv.online_softmax_checks(trace, i, block) + (sv.gguf_checks(report) if report else []), "检查", "Checks")
+online_checks = page.memo(("checks", i, block), lambda: sv.online_softmax_checks(trace, i, block))
+page.checks(online_checks + (sv.gguf_checks(report) if report else []), "检查", "Checks")
 page.at_scale()

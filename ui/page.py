@@ -364,6 +364,12 @@ class StagePage:
             io_text = " → ".join(live_shape(n, self.config, self.trace.B, self.trace.S) for n in self.stage.io)
         pipeline_strip(self.stage.key, io_text or "")
 
+    def attach(self, model, trace):
+        """A page made with trace=False that has a trace after all (Practice, Scale: they also work without one)
+        hands it over here, so its numbers and memos are kept with the trace."""
+        self.model, self.trace = model, trace
+        self.config = model.config if model is not None else None
+
     # ---- pickers (values kept in the URL, shared by every page) -----------------------------------
     def layer(self) -> int:
         return layer_picker(self.config.num_hidden_layers)
@@ -391,12 +397,27 @@ class StagePage:
 
     @property
     def numbers(self) -> dict:
+        """The texts' placeholders for the loaded model and this run (content/texts.py), made once per trace."""
         tr = self.trace
-        return texts.numbers(self.config, B=tr.B if tr else 1, S=tr.S if tr else 1, **facts.loaded(self.model))
+        make = lambda: texts.numbers(self.config, B=tr.B if tr else 1, S=tr.S if tr else 1, **facts.loaded(self.model))
+        return tr.memo(("numbers",), make) if tr is not None else make()
 
     def sentence(self, name: str) -> str:
         """One sentence about the loaded model (content/facts.py: tie_sentence, vocab_sentence, ...) in the reader's language."""
-        return texts.in_lang(self.numbers, lang())[name]
+        make = lambda: texts.in_lang(self.numbers, lang())
+        return (self.trace.memo(("numbers", lang()), make) if self.trace is not None else make())[name]
+
+    def memo(self, key: tuple, compute):
+        """compute() once per (page, language, key) for this trace, for every session (Trace.memo): checks, views
+        and figures that are pure functions of the trace and the page's settings. The key holds every setting the
+        result depends on (layer, head, row, ...). A figure kept here is shared, so nothing may change it later: its
+        Chinese axis titles are set upright before it is stored, and chart() then finds nothing left to move."""
+        def make():
+            value = compute()
+            return upright_titles(value) if isinstance(value, go.Figure) else value
+        if self.trace is None:
+            return make()
+        return self.trace.memo((self.stage.key, lang()) + tuple(key), make)
 
     # ---- the parts -------------------------------------------------------------------------------
     def view(self, name: str, tensor, fig=None, key: str | None = None, caption: str = ""):
