@@ -6,6 +6,7 @@ once per (model, prompts, chat) for every session (shared_trace) and read-only t
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -247,9 +248,12 @@ def get_model():
     try:
         if classroom.classroom_mode() and not classroom.is_allowed(s.source):
             raise InputError(t(f"课堂模式下不允许这个模型来源：{s.source}", f"this model source is not allowed in classroom mode: {s.source}"))
-        if s.source == "default":            # first start: assemble + dequantize once, with a progress bar
+        # a model this session has loaded before is in load_model's cache: no check of the files, no spinner (a
+        # spinner starts a timer thread, which waits for the GIL on a busy server: milliseconds on every run)
+        known = good == (s.source, s.device, s.dtype)
+        if s.source == "default" and not known:   # first start: assemble + dequantize once, with a progress bar
             prepare_bundled(progress=progress)
-        with st.spinner(t("正在加载模型……", "Loading the model...")):
+        with contextlib.nullcontext() if known else st.spinner(t("正在加载模型……", "Loading the model...")):
             model = load_model(s.source, s.device, s.dtype)
     except Exception as e:                     # a broken model file must never become a traceback
         st.error(t("模型加载失败：", "Could not load the model: ") + str(e))
