@@ -38,10 +38,9 @@ key_j, query_i = t("键 j（被看的位置）", "key j (looked at)"), t("查询
 # ---- the main picture: where this head looks, beside every head of the layer ------------------------
 c1, c2 = st.columns([11, 9])
 with c1:
-    head_map = page.memo(("probs", i, b, h), lambda: heatmap(
-        one["probs"], x=labels_all, y=labels_all, colorscale="Viridis", zmin=0, zmax=1,
+    head_map = page.memo(("probs", i, b, h), lambda: heatmap(one["probs"], x=labels_all, y=labels_all,
         title=t(f"层 {i}，头 {h}（KV 头 {g}），第 {b} 行", f"Layer {i}, head {h} (KV head {g}), row {b}"),
-        subtitle=t("每行和为 1，空白 = 被屏蔽", "rows sum to 1, blank = masked"),
+        subtitle=t("每行和为 1，空白 = 被屏蔽", "rows sum to 1, blank = masked"), colorscale="Viridis", zmin=0, zmax=1,
         xlabel=key_j, ylabel=query_i, text_fmt=fmt, height=500, width_px=620))
     page.view(f"layers.{i}.attn.probs", probs, head_map, key="probs",
               caption=t("右侧填充：填充位置的列被屏蔽；填充位置自己的行照样计算但结果被丢弃。",
@@ -49,9 +48,8 @@ with c1:
 with c2:
     grid = page.memo(("grid", i, b, h), lambda: heads_grid(
         probs[b, :, :n, :n], one["allowed"][:n, :n], cols=5, subtitle=lambda hh: f"h{hh} · kv{hh // n_rep}",
-        height_per_row=140, highlight=h,
-        title=t(f"第 {i} 层全部 {nh} 个头（同一色标 0..1，红框 = 头 {h}）",
-                f"All {nh} heads of layer {i} (one scale 0..1, red = head {h})")))
+        height_per_row=140, highlight=h, title=t(f"第 {i} 层全部 {nh} 个头（同一色标 0..1，红框 = 头 {h}）",
+                                                 f"All {nh} heads of layer {i} (one scale 0..1, red = head {h})")))
     page.view(f"layers.{i}.attn.probs[{b}, :, :{n}, :{n}]", probs[b, :, :n, :n], grid, key="grid")
 
 page.explain([r"q = xW_q^\top + b_q,\ k = xW_k^\top + b_k,\ v = xW_v^\top + b_v"

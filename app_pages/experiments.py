@@ -117,8 +117,7 @@ page.section(f"直接 logit 归因：{tgt} 的 logit 由哪些部分组成", f"D
 which = url_choice(t("归因哪一次运行", "attribute which run"), "x_attr", ["before", "after"] if edited is not None else ["before"],
                    format_func=lambda w: t(*{"before": ("编辑前", "before the edit"), "after": ("编辑后", "after the edit")}[w]))
 run = base if which == "before" else edited
-attr = run.memo(("attribution", s, target),            # kept with the run (Trace.memo), for every session
-                lambda: attribution.logit_attribution(model, run, 0, s, target))
+attr = run.memo(("attribution", s, target), lambda: attribution.logit_attribution(model, run, 0, s, target))
 logit = analysis.token_prob(run, 0, s, target)["logit"]
 if box := page.more("瀑布图与每个头的贡献", "The waterfall, and each head's part", "attribution"):
     with box:

@@ -15,8 +15,7 @@ trace = get_trace(model) if model else None
 config = model.config if model is not None else costs.reference_configs()["Qwen2.5-0.5B-Instruct"]
 B, S = (trace.B, trace.S) if trace is not None else (1, 8)
 page.attach(model, trace)
-numbers = (page.numbers if trace is not None     # kept with the trace, as on the stage pages
-           else texts.numbers(config, B=B, S=S, **(facts.loaded(model) if model is not None else {})))
+numbers = page.numbers if trace else texts.numbers(config, B=B, S=S, **(facts.loaded(model) if model else {}))
 
 
 def stage_name(key: str) -> str:
