@@ -233,11 +233,8 @@ def trace_extra_items(model, trace, b: int = 0) -> list[dict]:
 def experiment_items(model, trace, b: int = 0) -> list[dict]:
     """Questions answered by running the experiments engine on row b of the live trace: an MLP zeroed at one
     position (ops.analysis.ablation_reach: two reruns of the row) and the direct logit attribution of the top
-    next token (ops/attribution.py). Kept in trace.cache: the reruns happen once per trace."""
-    key = ("quiz_experiments", b)
-    if key not in trace.cache:
-        trace.cache[key] = _experiment_items(model, trace, b)
-    return trace.cache[key]
+    next token (ops/attribution.py). Kept with the trace (Trace.memo): the reruns happen once per trace."""
+    return trace.memo(("quiz_experiments", b), lambda: _experiment_items(model, trace, b))
 
 
 def _experiment_items(model, trace, b: int) -> list[dict]:

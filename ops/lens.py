@@ -1,8 +1,8 @@
 """The most likely next token at every position, and the logit lens: the same question asked of every
 residual-stream state (embedding, then each layer's output) through the final norm and the LM head.
 
-Results are kept on the trace itself, in trace.cache under (analysis name, row): computed once per trace
-and row, dropped with the trace.
+Results are kept on the trace itself (Trace.memo) under (analysis name, row): computed once per trace and
+row, dropped with the trace.
 """
 from __future__ import annotations
 
@@ -40,11 +40,8 @@ def top_in_blocks(x: torch.Tensor, block: int, V: int, logits_into):
 
 
 def cached(trace, name: str, b: int, compute):
-    """compute() once per (trace, analysis, row), kept in trace.cache[(name, b)]."""
-    key = (name, b)
-    if key not in trace.cache:
-        trace.cache[key] = compute()
-    return trace.cache[key]
+    """compute() once per (trace, analysis, row), kept with the trace (Trace.memo) under (name, b)."""
+    return trace.memo((name, b), compute)
 
 
 def top_next(trace, b: int):

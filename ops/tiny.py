@@ -35,15 +35,14 @@ def tiny_moe_model(seed: int = 0) -> Model:
 
 
 def tiny_moe_trace(trace):
-    """A trace of the tiny MoE model on the same token ids (folded into its vocabulary), kept in
-    trace.cache[("tiny_moe", None)] so it is made once per trace."""
-    key = ("tiny_moe", None)
-    if key not in trace.cache:
+    """A trace of the tiny MoE model on the same token ids (folded into its vocabulary), kept
+    with the trace (Trace.memo) so it is made once per trace."""
+    def make():
         tiny = tiny_moe_model()
         rows = [[int(v) % tiny.config.vocab_size for v in trace.token_ids[b, :trace.lengths[b]].tolist()]
                 for b in range(trace.B)]
-        trace.cache[key] = tiny.trace_ids(rows)
-    return trace.cache[key]
+        return tiny.trace_ids(rows)
+    return trace.memo(("tiny_moe", None), make)
 
 
 def moe_trace(trace, model):

@@ -106,7 +106,7 @@ RECOMPUTED = {"attn.scores": ("attn.q_rope", "attn.k_rope"),      # q k^T / sqrt
               "mlp.up": ("mlp_norm.out",),                          # h W_up^T
               "mlp.act": ("mlp.gate", "mlp.up")}                    # silu(gate) * up
 RECENT = 4                                                          # recomputed tensors kept for reuse
-MEMOS = 64      # page results kept per trace (Trace.memo), least recently used dropped first; a figure of a
+MEMOS = 64      # results kept per trace (Trace.memo), least recently used dropped first; a figure of a
                 # 512 x 512 heatmap is 1.8 MB, a lap of every page on its defaults keeps about 31 per language
 
 
@@ -151,9 +151,9 @@ class Trace:
     lengths: list[int]                 # real tokens per row
     tensors: dict = field(default_factory=dict)   # name -> tensor or Derived, insertion order = pipeline order
     recent: OrderedDict = field(default_factory=OrderedDict, repr=False)   # the last RECENT recomputed tensors
-    cache: dict = field(default_factory=dict, repr=False)   # analyses of this trace (logit lens, ...), by name
     edits: tuple = ()                  # the names this run was edited at (ops/edits.py), in pipeline order
-    memos: OrderedDict = field(default_factory=OrderedDict, init=False, repr=False, compare=False)   # Trace.memo
+    # what was computed from this trace (Trace.memo): the logit lens, the pages' checks, views and figures
+    cache: OrderedDict = field(default_factory=OrderedDict, init=False, repr=False, compare=False)
 
     # ---- the dict-like surface ------------------------------------------
     def __getitem__(self, name: str) -> torch.Tensor:
@@ -181,21 +181,23 @@ class Trace:
                 pass
         return t
 
-    def memo(self, key, compute: Callable):
-        """compute() once per key for this trace, the last MEMOS kept: what a page draws from a trace (its checks,
-        views and figures) is a pure function of the trace and the page's settings (the key), and sessions share
-        a trace (ui.state.shared_trace), so a page visited again, by anyone, is not computed again. Two sessions
-        asking at once may both compute; each dict step is atomic, and a value is never changed once stored."""
+    def memo(self, key: tuple, compute: Callable):
+        """compute() once per key for this trace, the last MEMOS kept in trace.cache. The key is a tuple that
+        starts with the analysis' name (("logit_lens", b), a page's (page, language, ...)) and holds everything
+        else the result depends on: an analysis of a trace (the lens, a page's checks, views and figures) is a
+        pure function of it and the key, and sessions share a trace (ui.state.shared_trace), so a page visited
+        again, by anyone, is not computed again. Two sessions asking at once may both compute; each dict step is
+        atomic, and a value is never changed once stored."""
         try:
-            value = self.memos[key]
-            self.memos.move_to_end(key)
+            value = self.cache[key]
+            self.cache.move_to_end(key)
             return value
         except KeyError:
             pass
-        value = self.memos[key] = compute()
-        while len(self.memos) > MEMOS:
+        value = self.cache[key] = compute()
+        while len(self.cache) > MEMOS:
             try:
-                self.memos.popitem(last=False)
+                self.cache.popitem(last=False)
             except KeyError:
                 break
         return value

@@ -366,7 +366,7 @@ class StagePage:
 
     def attach(self, model, trace):
         """A page made with trace=False that has a trace after all (Practice, Scale: they also work without one)
-        hands it over here, so its numbers and memos are kept with the trace."""
+        hands it over here, so its numbers and memos are kept with the trace (Trace.memo)."""
         self.model, self.trace = model, trace
         self.config = model.config if model is not None else None
 

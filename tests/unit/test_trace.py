@@ -141,11 +141,11 @@ def test_memo_keeps_the_most_recently_used():
         tr.memo(k, lambda k=k: k)
     tr.memo(0, lambda: "recomputed")                            # used again: now the newest
     tr.memo("new", lambda: "new")                               # one over the bound: the oldest (1) goes
-    assert len(tr.memos) == trace_mod.MEMOS and 1 not in tr.memos and tr.memos[0] == 0
+    assert len(tr.cache) == trace_mod.MEMOS and 1 not in tr.cache and tr.cache[0] == 0
 
 
 def test_memo_is_not_copied_by_replace():
     import dataclasses
     tr = _small_trace()
     tr.memo("k", lambda: 1)
-    assert dataclasses.replace(tr).memos == {}                  # a changed trace starts with nothing kept
+    assert dataclasses.replace(tr).cache == {}                  # a changed trace starts with nothing kept
