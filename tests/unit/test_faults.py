@@ -10,10 +10,8 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 def _app():
-    import ui.state
     from streamlit.testing.v1 import AppTest
 
-    ui.state.lang = lambda: "en"
     at = AppTest.from_file(APP, default_timeout=180)
     at.query_params["lang"] = "en"
     at.run()
@@ -21,7 +19,7 @@ def _app():
 
 
 @pytest.mark.real
-def test_model_file_truncated_while_running(tiny_hf_folder, tmp_path):
+def test_model_file_truncated_while_running(tiny_hf_folder, tmp_path, english):
     import ui.state
 
     folder = tmp_path / "copy"
