@@ -8,7 +8,7 @@ from content import stages
 from content import tour as script
 from ops import analysis
 from ui.page import chart, picture, pipeline_strip, shape_str, tensor_view
-from ui.state import lang, query_int, require_trace, t
+from ui.state import lang, query_int, require_trace, set_query, t
 from viz import labels as lbl
 from viz import tour as vt
 from viz.overview import pipeline_picture
@@ -29,7 +29,7 @@ def go_to(delta):
 
 
 k = st.session_state.tour_step
-st.query_params["step"] = str(k)
+set_query("step", str(k))
 step = script.STEPS[k]
 
 # ---- row 0 of the batch: its labels and the top next tokens (the last steps' words need them) ------------

@@ -17,7 +17,7 @@ import streamlit as st
 from ops.errors import InputError
 from ops.runqueue import RunQueue
 from . import state as _state
-from .state import RUN_SLOTS, load_model, settings, t
+from .state import RUN_SLOTS, load_model, set_query, settings, t
 
 # sweeps, the heaviest runs, queue for their own turn: one at a time by default, so page runs always keep a
 # slot of RUN_SLOTS and one student's sweep cannot stall the class (OPERATOR_LAB_SWEEPS, _SWEEP_QUEUE)
@@ -182,7 +182,7 @@ def url_text(label: str, key: str, default: str, height: int | None = None) -> s
     if key not in st.session_state:
         st.session_state[key] = st.query_params.get(key, default)
     value = (st.text_area(label, key=key, height=height) if height else st.text_input(label, key=key))
-    st.query_params[key] = value
+    set_query(key, value)
     return value
 
 

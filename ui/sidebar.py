@@ -8,7 +8,7 @@ from ops import inputs
 from ops.model import token_limit
 from . import classroom
 from .page import drawn, lazy
-from .state import get_model, keep_settings, settings, t
+from .state import get_model, keep_settings, set_query, settings, t
 
 
 def navigation(pages: dict):
@@ -24,12 +24,12 @@ def render():
     sb.title(t("算子实验室", "Operator Lab"))
     bound(sb.radio, t("语言", "Language"), "lang", ["zh", "en"], horizontal=True,
           format_func={"zh": "中文", "en": "English"}.get)     # each language named in itself
-    st.query_params["lang"] = st.session_state.lang
+    set_query("lang", st.session_state.lang)
     bound(sb.toggle, t("投影模式", "Projector mode"), "projector",
           help=t("大字号、收起侧栏、隐藏下载按钮和张量名行；链接里写作 `?projector=1`。",
                      "Larger text, the sidebar folded away, no download buttons or tensor-name lines; `?projector=1` in a link."))
     if st.session_state.projector:
-        st.query_params["projector"] = "1"
+        set_query("projector", "1")
     elif "projector" in st.query_params:
         del st.query_params["projector"]
 
@@ -56,8 +56,8 @@ def render():
     keep_settings()
     s = settings()
     if s.prompts:
-        st.query_params["prompt"] = "\n".join(s.prompts)
-    st.query_params["chat"] = "1" if s.chat else "0"
+        set_query("prompt", "\n".join(s.prompts))
+    set_query("chat", "1" if s.chat else "0")
     model = get_model()
     line = f"B = {min(len(s.prompts), batch)}" + (t(" · 课堂模式", " · classroom mode") if room else "")
     if model is not None:

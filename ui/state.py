@@ -386,6 +386,13 @@ def _fallback(s: Settings):
     return last
 
 
+def set_query(key: str, value: str) -> None:
+    """Put a value in the URL only when it changes: every st.query_params write sends the browser a message that
+    rewrites its history entry (a pushState), and the pages wrote the same language, prompt and pickers on every run."""
+    if st.query_params.get(key) != value:
+        st.query_params[key] = value
+
+
 def query_int(name: str, default: int, lo: int, hi: int) -> int:
     """An integer picker value from the URL, clamped to its range; a value that is not an integer or lies
     outside lo..hi gets a warning that names it (the page goes on with the nearest valid value)."""
@@ -414,7 +421,7 @@ def picker(label: str, key: str, lo: int, hi: int, default: int = 0) -> int:
         st.session_state[key] = query_int(key, default, lo, hi)
     st.session_state[key] = max(lo, min(hi, st.session_state[key]))   # a smaller model may shrink the range
     value = st.slider(label, lo, hi, key=key)
-    st.query_params[key] = str(value)
+    set_query(key, str(value))
     return value
 
 

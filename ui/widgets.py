@@ -7,7 +7,7 @@ import re
 
 import streamlit as st
 
-from ui.state import t
+from ui.state import set_query, t
 from viz.labels import token_color, visible
 
 SPECIAL_STYLE = "background:#6a1b9a;color:white"
@@ -69,5 +69,5 @@ def url_choice(label: str, key: str, options: list[str], format_func=str, horizo
                          f"The link's {key}={v!r} is not one of {', '.join(options)}; using {options[0]}."))
         st.session_state[key] = v if v in options else options[0]
     value = st.radio(label, options, key=key, format_func=format_func, horizontal=horizontal)
-    st.query_params[key] = value
+    set_query(key, value)
     return value
