@@ -389,7 +389,7 @@ def _fallback(s: Settings):
 def set_query(key: str, value: str) -> None:
     """Put a value in the URL only when it changes: every st.query_params write sends the browser a message that
     rewrites its history entry (a pushState), and the pages wrote the same language, prompt and pickers on every run."""
-    if st.query_params.get(key) != value:
+    if st.query_params.get_all(key) != [value]:   # the whole list: a repeated ?k=a&k=b is still written as one
         st.query_params[key] = value
 
 
