@@ -62,25 +62,28 @@ if layers_ok:
         title=t("加上去的量相对主干的大小", "Size of what is added, relative to the stream"),
         xlabel=t("层", "layer"), ylabel=t("比值（对数轴）", "ratio (log axis)"), height=440)).update_yaxes(type="log"))
     page.view(t("相对增量", "relative update"), ratios[:, :, s], rel, key="rel")
-    relmap = page.memo(("relmap", b), lambda: log_ratio_map(
-        mlp_rel, labels, title=t("log₁₀(‖mlp.out‖ / ‖resid_mid‖)：每个 token、每一层",
-                                 "log₁₀(‖mlp.out‖ / ‖resid_mid‖) per token and layer"),
-        xlabel=t("层", "layer"), ylabel="token"))
-    page.view(t("MLP 相对增量（层 × token）", "MLP relative update (layer × token)"), mlp_rel, relmap, key="relmap")
+    if box := page.more("MLP 的相对增量：每个 token、每一层", "The MLP's relative update for every token and layer", "relmap"):
+        with box:
+            relmap = page.memo(("relmap", b), lambda: log_ratio_map(
+                mlp_rel, labels, title=t("log₁₀(‖mlp.out‖ / ‖resid_mid‖)：每个 token、每一层",
+                                         "log₁₀(‖mlp.out‖ / ‖resid_mid‖) per token and layer"),
+                xlabel=t("层", "layer"), ylabel="token"))
+            page.view(t("MLP 相对增量（层 × token）", "MLP relative update (layer × token)"), mlp_rel, relmap, key="relmap")
 else:
     st.info(t("这次运行没有记录 attn.out / mlp.out。", "This run did not record attn.out / mlp.out."))
 
-# ---- the add itself, on one token ----------------------------------------------------------------
-page.section(f"第 {i} 层的两次相加（token {s}，前 64 维）", f"Layer {i}'s two adds (token {s}, first 64 dims)")
+# ---- the add itself, on one token (below the fold: drawn when unfolded) ---------------------------
 try:
     rows = analysis.layer_adds(trace, i, b, s, min(64, H))
 except KeyError as e:
     st.info(t("这次运行没有记录：", "This run did not record: ") + str(e))
     st.stop()
-page.view(f"layers.{i}.resid_out", trace.layer(i, "resid_out"),
-          heatmap(rows, y=["x (layer input)", "+ attn.out", "= resid_mid", "+ mlp.out", "= resid_out"],
-                  title=t("逐元素相加：每一列 = 同一维", "Element-wise: each column is one dimension"),
-                  xlabel=t("隐藏维度", "hidden dimension"), height=360), key="adds")
+if box := page.more(f"第 {i} 层的两次相加（token {s}，前 64 维）", f"Layer {i}'s two adds (token {s}, first 64 dims)", "adds"):
+    with box:
+        page.view(f"layers.{i}.resid_out", trace.layer(i, "resid_out"),
+                  heatmap(rows, y=["x (layer input)", "+ attn.out", "= resid_mid", "+ mlp.out", "= resid_out"],
+                          title=t("逐元素相加：每一列 = 同一维", "Element-wise: each column is one dimension"),
+                          xlabel=t("隐藏维度", "hidden dimension"), height=360), key="adds")
 
 page.checks(page.memo(("checks", i), lambda: checks.residual(trace, i)),
             zh="对照：逐元素完全相等", en="Check: exactly equal, element by element")

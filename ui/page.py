@@ -287,10 +287,13 @@ def style():
 WARM_CHUNKS = ("DataFrame", "TextInput", "DownloadButton", "PlotlyChart", "Slider", "NumberInput", "Button",
                "Spinner", "Progress", "Selectbox")
 
-# Once the first page is drawn (the script has ended and no element waits for its chunk) and the browser is idle,
-# import those chunks one at a time, by the same URLs Streamlit's own lazy imports use (resolved against its index
-# script), so a later page finds them evaluated. Best effort: a chunk that fails is skipped, and the page works as
-# before. window.__olWarm: once per browser tab.
+# As soon as the first run's sidebar reaches the browser, import those chunks, all at once, by the same URLs
+# Streamlit's own lazy imports use (resolved against its index script), so a later page finds them evaluated (a
+# page that needs one still in flight waits on the same import). Importing them only once the first page had drawn
+# and the browser was idle left a reader who clicks at once waiting for all of them on the next page: 2026-12-04,
+# bench/browser.py, Intel machine, embedding's first visit 0.99 -> 0.34 s, tokenize's 0.45 -> 0.32 s, while the
+# first page, now drawn alongside them, takes 1.37 -> 2.24 s (the floor app, which loads Plotly there, 1.82 s).
+# Best effort: a chunk that fails is skipped, and the page works as before. window.__olWarm: once per browser tab.
 WARM_JS = """<script>
 (() => {
   if (window.__olWarm) return;
@@ -298,18 +301,7 @@ WARM_JS = """<script>
   const index = document.querySelector('script[type="module"][src*="/static/js/index."]');
   if (!index) return;
   const files = %s;
-  const idle = window.requestIdleCallback || (f => setTimeout(f, 100));
-  const next = i => {
-    if (i >= files.length) return;
-    idle(() => import(new URL(files[i], index.src).href).catch(() => null).then(() => next(i + 1)), {timeout: 2000});
-  };
-  const ready = () => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    return app && app.getAttribute('data-test-script-state') === 'notRunning' &&
-      !document.querySelector('[data-testid="stSkeleton"]');
-  };
-  const start = () => (ready() ? next(0) : setTimeout(start, 250));
-  setTimeout(start, 500);
+  for (const f of files) import(new URL(f, index.src).href).catch(() => null);
 })();
 </script>"""
 

@@ -164,8 +164,8 @@ def test_root_opens_the_overview(server, browser):
 
 def test_first_page_loads_later_pages_component_scripts(server, browser):
     """A fresh session's overview (no chart, no table) has the browser fetch the component scripts later pages use
-    (ui.page.WARM_CHUNKS: Plotly's, the table's, ...) once it is drawn and idle, so the first chart page does not wait
-    for them; and the overview itself still draws no Plotly chart."""
+    (ui.page.WARM_CHUNKS: Plotly's, the table's, ...) while it is drawn, so the first chart page does not wait for
+    them; and the overview itself still draws no Plotly chart."""
     from ui.page import warm_files            # the repo root is on the path (tests/conftest.py)
 
     files = warm_files()
@@ -175,7 +175,7 @@ def test_first_page_loads_later_pages_component_scripts(server, browser):
     page.goto(f"{server}/overview?lang=en")
     wait_rendered(page)
     fetched = []
-    for _ in range(60):                                    # the imports start once the page is idle: up to 30 s
+    for _ in range(60):                                    # the imports start with the first run: allow 30 s
         fetched = page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name.split('/').pop())")
         if all(f in fetched for f in files):
             break
