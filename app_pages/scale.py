@@ -105,13 +105,13 @@ metrics([(t("预填充 FLOPs", "prefill FLOPs"), human(tot["prefill"], "FLOP")),
          (t("解码一步 FLOPs", "decode-step FLOPs"), human(tot["decode"], "FLOP")),
          (t("≈ 2 × 激活参数 × 预填充 token", "≈ 2 × active params × prefill tokens"), human(2 * active * T, "FLOP")),
          (t("≈ 2 × 激活参数 × B", "≈ 2 × active params × B"), human(2 * active * B, "FLOP"))])
-for tab, ph in zip(st.tabs([t("预填充（逐算子）", "Prefill (per operator)"), t("解码一步（逐算子）", "One decode step (per operator)")]), fl):
+tabs = page.tabs([t("预填充（逐算子）", "Prefill (per operator)"), t("解码一步（逐算子）", "One decode step (per operator)")], "flops")
+for tab, ph in ((tab, ph) for tab, ph in zip(tabs, fl) if tab):     # only the open tab is drawn
     with tab:
         table([{t("算子", "operator"): costs_text.operator(r["operator"], lang()),
                 t("公式", "formula"): costs_text.formula(r["formula"], lang()),
-                       t("每层", "per layer"): human(r["per_layer"], "FLOP"), t("层数", "layers"): r["layers"],
-                       "FLOPs": f"{r['flops']:,}", t("占比", "share"): f"{100 * r['flops'] / tot[ph]:.1f}%"}
-                      for r in fl[ph]])
+                t("每层", "per layer"): human(r["per_layer"], "FLOP"), t("层数", "layers"): r["layers"],
+                "FLOPs": f"{r['flops']:,}", t("占比", "share"): f"{100 * r['flops'] / tot[ph]:.1f}%"} for r in fl[ph]])
         st.markdown(t(f"**合计：{tot[ph]:,} FLOPs（{human(tot[ph], 'FLOP')}）**", f"**Total: {tot[ph]:,} FLOPs ({human(tot[ph], 'FLOP')})**"))
 st.caption(say("flops", lang()))
 

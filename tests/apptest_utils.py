@@ -9,6 +9,8 @@ or both at once: `at = page_ok("attention", lang="en", charts=1, checks=1)`.
 """
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,7 +104,7 @@ def texts(at) -> str:
     parts = []
     for kind in ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success",
                  "latex", "code"):
-        parts += [str(x.value) for x in at.get(kind)]
+        parts += [html_text(str(x.value)) for x in at.get(kind)]
     parts += [f"{m.label} {m.value}" for m in at.metric]
     parts += [e.label for e in at.expander]
     parts += tensor_lines(at)
@@ -112,6 +114,14 @@ def texts(at) -> str:
         except Exception:                     # a table the element tree cannot rebuild: skip its cells
             pass
     return "\n".join(parts)
+
+
+def html_text(value: str) -> str:
+    """ui.page.table's HTML <table> as its cells' text, " | " between cells and a line per row; other text as is."""
+    if not value.startswith('<table class="ol-table">'):
+        return value
+    rows = re.findall(r"<tr>(.*?)</tr>", value)
+    return "\n".join(" | ".join(html.unescape(c) for c in re.findall(r"<t[hd]>(.*?)</t[hd]>", r)) for r in rows)
 
 
 def tensor_lines(at) -> list[str]:

@@ -211,11 +211,20 @@ def show_checks(results):
         (st.success if c.ok else st.error)(c.text(lang()))
 
 
-def table(rows: list[dict], **kw):
+def table(rows: list[dict]):
     """A small table that shows every row and wraps long cells (a projector cannot scroll a grid).
-    st.table reads its cells as Markdown: ~ and * are escaped so formulas show as written."""
-    esc = lambda v: v.replace("~", "\\~").replace("*", "\\*") if isinstance(v, str) else v
-    st.table([{k: esc(v) for k, v in r.items()} for r in rows], hide_index=True, **kw)
+
+    One HTML <table> in one Markdown element, its cells escaped text (formulas show as written, * and ~ included).
+    st.table draws every cell as its own Markdown element: the scale page's five tables made a switch to it cost
+    0.19 s against 0.12 s for the same cells in one element (bench floor variants, 2026-12-04, floor 0.11 s)."""
+    if not rows:
+        return
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    cell = lambda tag, v: f"<{tag}>{html.escape(str(v), quote=False)}</{tag}>"
+    head = "".join(cell("th", c) for c in cols)
+    body = "".join("<tr>" + "".join(cell("td", r.get(c, "")) for c in cols) + "</tr>" for r in rows)
+    st.markdown(f'<table class="ol-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>',
+                unsafe_allow_html=True)           # one line: a blank line would end Markdown's HTML block
 
 
 def at_scale(stage: str, B: int, S: int):
@@ -262,7 +271,10 @@ h5, h6 {font-size: 1rem !important;}
 .ol-metric {min-width: 8rem;}
 .ol-metric-label {font-size: 0.875rem; opacity: 0.75;}
 .ol-metric-value {font-size: 1.7rem; line-height: 1.3; overflow-wrap: anywhere;}
-[data-testid="stTable"] td, [data-testid="stTable"] th {white-space: normal !important; overflow-wrap: anywhere;}
+.ol-table {width: 100%; border-collapse: collapse; margin-bottom: 1rem; font-size: 0.875rem;}
+.ol-table th, .ol-table td {border: 1px solid rgba(49, 51, 63, 0.1); padding: 0.25rem 0.375rem; text-align: left;
+                            vertical-align: top; white-space: normal; overflow-wrap: break-word;}
+.ol-table th {font-weight: 600; background: rgba(49, 51, 63, 0.03);}
 .st-key-next_stage a {background: #d62728; border-radius: 0.5rem; padding: 0.55rem 1.5rem;}
 .st-key-next_stage a:hover {background: #b71c1c;}
 .st-key-next_stage a p, .st-key-next_stage a span {color: white !important; font-size: 1.25rem; font-weight: 600;}

@@ -77,3 +77,18 @@ def test_sidebar_model_settings_draw_only_when_unfolded(tiny_app_dense, english,
     at.run()                                                        # a run after the one that did not draw it
     assert not at.exception and not at.sidebar.selectbox
     assert at.session_state["dtype"] == "bfloat16" and "bfloat16" in at.sidebar.markdown[-1].value
+
+
+def test_scale_flop_tabs_draw_only_the_open_one(tiny_app_dense, english, monkeypatch):
+    """The scale page's prefill / decode FLOP tables: the open tab's table and total only; the other on a click."""
+    monkeypatch.setattr(ui.page, "LAZY", True)
+    at = open_page("scale", source=tiny_app_dense, lang="en")
+    assert not at.exception
+    totals = lambda: [m.value for m in at.markdown if m.value.startswith("**Total:")]
+    prefill = totals()
+    assert len(prefill) == 1 and "FLOPs" in prefill[0]
+    at.session_state["tabs-scale-flops"] = "One decode step (per operator)"
+    at.run()
+    assert not at.exception
+    decode = totals()
+    assert len(decode) == 1 and decode != prefill                   # the decode step's own table and total
