@@ -8,7 +8,7 @@ from content import serving as words
 from ops import costs, serving as sv
 from ops.errors import InputError, LoadError
 from ui import lab
-from ui.page import StagePage, metrics
+from ui.page import StagePage, metrics, table as html_table
 from ui.state import lang, picker, t
 from viz import bars, serving as fig
 
@@ -18,8 +18,8 @@ ref, L, nums = costs.reference_config(), lang(), page.numbers
 
 
 def table(rows, key=None, height=None, **live):
-    """A table, then (with key) its caption from content/serving.py with the live numbers."""
-    st.dataframe(rows, hide_index=True, width="stretch", **({"height": height} if height else {}))
+    """A table (every row shown; a scrolling grid with a height), then (with key) its caption with the live numbers."""
+    html_table(rows, height)
     if key:
         note(key, **live)
 

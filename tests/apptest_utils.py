@@ -152,7 +152,7 @@ def check_page(at, page: str, lang: str = "zh", *, charts: int = 0, checks: int 
                text=(), allow_errors=(), pictures: int = 0):
     """The page rendered cleanly and shows its own content:
     no exception, no st.error box (except ones containing an allow_errors fragment), its title in `lang`,
-    at least `charts` Plotly charts, `pictures` SVG pictures, `tables` dataframes and `checks` passing checks (green boxes, none with
+    at least `charts` Plotly charts, `pictures` SVG pictures, `tables` tables (dataframes or ui.page.table) and `checks` passing checks (green boxes, none with
     ✗), every check named in `passing` green, and every fragment of `text` somewhere on the page."""
     page = page_name(page)
     no_exception(at)
@@ -165,7 +165,7 @@ def check_page(at, page: str, lang: str = "zh", *, charts: int = 0, checks: int 
     assert n_charts >= charts, f"{page}: {n_charts} Plotly charts, want >= {charts}"
     n_pictures = len(svg_pictures(at))
     assert n_pictures >= pictures, f"{page}: {n_pictures} SVG pictures, want >= {pictures}"
-    n_tables = len(at.dataframe)
+    n_tables = len(at.dataframe) + sum(m.value.startswith('<table class="ol-table">') for m in at.markdown)
     assert n_tables >= tables, f"{page}: {n_tables} tables, want >= {tables}"
     green = [s.value for s in at.success]
     assert len(green) >= checks, f"{page}: {len(green)} passing checks, want >= {checks}: {green}"

@@ -211,12 +211,16 @@ def show_checks(results):
         (st.success if c.ok else st.error)(c.text(lang()))
 
 
-def table(rows: list[dict]):
-    """A small table that shows every row and wraps long cells (a projector cannot scroll a grid).
+def table(rows: list[dict], height: int | None = None):
+    """A small table that shows every row and wraps long cells (a projector cannot scroll a grid); with a height
+    in pixels, a long one as a scrolling grid (st.dataframe) of that height.
 
     One HTML <table> in one Markdown element, its cells escaped text (formulas show as written, * and ~ included).
     st.table draws every cell as its own Markdown element: the scale page's five tables made a switch to it cost
     0.19 s against 0.12 s for the same cells in one element (bench floor variants, 2026-12-04, floor 0.11 s)."""
+    if height:
+        st.dataframe(rows, hide_index=True, width="stretch", height=height)
+        return
     if not rows:
         return
     cols = list(dict.fromkeys(k for r in rows for k in r))
