@@ -302,6 +302,7 @@ def style():
 # (tokenize, embedding, rmsnorm, ...).
 WARM_CHUNKS = ("DataFrame", "TextInput", "DownloadButton", "PlotlyChart", "Slider", "NumberInput", "Button",
                "Spinner", "Progress", "Selectbox")
+WARM_FIRST = ("DataFrame", "TextInput", "DownloadButton")
 
 # As soon as the first run's sidebar reaches the browser, import those chunks, all at once, by the same URLs
 # Streamlit's own lazy imports use (resolved against its index script), so a later page finds them evaluated (a
@@ -309,6 +310,9 @@ WARM_CHUNKS = ("DataFrame", "TextInput", "DownloadButton", "PlotlyChart", "Slide
 # and the browser was idle left a reader who clicks at once waiting for all of them on the next page: 2026-12-04,
 # bench/browser.py, Intel machine, embedding's first visit 0.99 -> 0.34 s, tokenize's 0.45 -> 0.32 s, while the
 # first page, now drawn alongside them, takes 1.37 -> 2.24 s (the floor app, which loads Plotly there, 1.82 s).
+# The first page's next one (tokenize: DataFrame, TextInput, DownloadButton) goes first: the browser evaluates one
+# script at a time, and a click at once found its table behind Plotly's 0.7 s evaluation (tokenize's first visit
+# 1.41 s in one bench run, 0.39-0.46 s in two others).
 # Best effort: a chunk that fails is skipped, and the page works as before. window.__olWarm: once per browser tab.
 WARM_JS = """<script>
 (() => {
@@ -316,8 +320,9 @@ WARM_JS = """<script>
   window.__olWarm = true;
   const index = document.querySelector('script[type="module"][src*="/static/js/index."]');
   if (!index) return;
-  const files = %s;
-  for (const f of files) import(new URL(f, index.src).href).catch(() => null);
+  const load = (fs) => Promise.all(fs.map((f) => import(new URL(f, index.src).href).catch(() => null)));
+  const [first, rest] = %s;
+  load(first).then(() => load(rest));
 })();
 </script>"""
 
@@ -336,7 +341,8 @@ def warm_scripts():
     if st.session_state.get("_warm_sent") or not warm_files():
         return
     st.session_state["_warm_sent"] = True
-    st.sidebar.html(WARM_JS % json.dumps(list(warm_files())), unsafe_allow_javascript=True)
+    first = [f for f in warm_files() if f.split(".")[0] in WARM_FIRST]
+    st.sidebar.html(WARM_JS % json.dumps([first, [f for f in warm_files() if f not in first]]), unsafe_allow_javascript=True)
 
 
 def next_page(current: str):
