@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+HTML_TABLE = '<table class="ol-table">'       # how ui.page.table's one Markdown element starts
 APP = str(ROOT / "app.py")
 
 # Stable words of each page's title (st.title), (中文, English). The full titles change with the wording
@@ -118,7 +119,7 @@ def texts(at) -> str:
 
 def html_text(value: str) -> str:
     """ui.page.table's HTML <table> as its cells' text, " | " between cells and a line per row; other text as is."""
-    if not value.startswith('<table class="ol-table">'):
+    if not value.startswith(HTML_TABLE):
         return value
     rows = re.findall(r"<tr>(.*?)</tr>", value)
     return "\n".join(" | ".join(html.unescape(c) for c in re.findall(r"<t[hd]>(.*?)</t[hd]>", r)) for r in rows)
@@ -165,7 +166,7 @@ def check_page(at, page: str, lang: str = "zh", *, charts: int = 0, checks: int 
     assert n_charts >= charts, f"{page}: {n_charts} Plotly charts, want >= {charts}"
     n_pictures = len(svg_pictures(at))
     assert n_pictures >= pictures, f"{page}: {n_pictures} SVG pictures, want >= {pictures}"
-    n_tables = len(at.dataframe) + sum(m.value.startswith('<table class="ol-table">') for m in at.markdown)
+    n_tables = len(at.dataframe) + sum(m.value.startswith(HTML_TABLE) for m in at.markdown)
     assert n_tables >= tables, f"{page}: {n_tables} tables, want >= {tables}"
     green = [s.value for s in at.success]
     assert len(green) >= checks, f"{page}: {len(green)} passing checks, want >= {checks}: {green}"

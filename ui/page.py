@@ -275,6 +275,7 @@ h5, h6 {font-size: 1rem !important;}
 .ol-metric {min-width: 8rem;}
 .ol-metric-label {font-size: 0.875rem; opacity: 0.75;}
 .ol-metric-value {font-size: 1.7rem; line-height: 1.3; overflow-wrap: anywhere;}
+[data-testid="stTable"] td, [data-testid="stTable"] th {white-space: normal !important; overflow-wrap: anywhere;}
 .ol-table {width: 100%; border-collapse: collapse; margin-bottom: 1rem; font-size: 0.875rem;}
 .ol-table th, .ol-table td {border: 1px solid rgba(49, 51, 63, 0.1); padding: 0.25rem 0.375rem; text-align: left;
                             vertical-align: top; white-space: normal; overflow-wrap: break-word;}
@@ -302,7 +303,7 @@ def style():
 # (tokenize, embedding, rmsnorm, ...).
 WARM_CHUNKS = ("DataFrame", "TextInput", "DownloadButton", "PlotlyChart", "Slider", "NumberInput", "Button",
                "Spinner", "Progress", "Selectbox")
-WARM_FIRST = ("DataFrame", "TextInput", "DownloadButton")
+WARM_FIRST = WARM_CHUNKS[:3]             # the page after the overview (tokenize) needs these
 
 # As soon as the first run's sidebar reaches the browser, import those chunks, all at once, by the same URLs
 # Streamlit's own lazy imports use (resolved against its index script), so a later page finds them evaluated (a
