@@ -4,8 +4,8 @@
 
 1. Kernels, M = 1 (one decoding token), on the model's own shapes (q|k|v, o, gate|up, down, the LM head
    151,936 x 896), weights cycled over enough copies to come from memory, not cache: int8 weight-only
-   candidates (ours, ops/native/int8_linear.c; torch.ops.aten._weight_int8pack_mm; int8 -> bf16 then torch.mv;
-   int8 -> bf16 then F.linear)
+   candidates (ours, ops/native/int8_linear.c, 16 lanes wide where the CPU has AVX-512F and then also 8 wide
+   ("native AVX2"); torch.ops.aten._weight_int8pack_mm; int8 -> bf16 then torch.mv; int8 -> bf16 then F.linear)
    beside the bf16 fast path's kernel (torch.mv on bf16) and float32 F.linear, interleaved round by round.
    The "decode step" row weighs each shape by how often one step runs it (24 layers + 1 LM head).
 2. Speed: greedy 64 tokens after a chat prompt (stop_at_eos=False), alternating round by round: transformers'
@@ -56,8 +56,14 @@ def int8_kernels(q, s, x):
 def kernel_table(n: int):
     """Section 1: microseconds per product and GB/s of the bytes each kernel must read."""
     from ops import quant
+    from ops import native
     names = ["native", "int8pack_mm", "int8->bf16 + mv", "int8->bf16 + F.linear", "bf16 mv (fast path)", "fp32 F.linear"]
     picked = "native" if quant.pick_kernel("cpu", torch.bfloat16) == "native" else "int8pack_mm"
+    widest = native.isa(512) if picked == "native" else 0       # native's default: AVX-512F where the CPU has it
+    width = {"native": widest}
+    if widest == 512:                                            # the same kernel 8 lanes wide, beside it
+        names.insert(1, "native AVX2")
+        width["native AVX2"] = 256
     rows, step = [], {k: 0.0 for k in names}
     for label, (N, K, count) in SHAPES.items():
         copies = max(1, int(2.5e8 // (N * K)) + 1)             # > 200 MB of int8 per kernel: past the L3
@@ -69,15 +75,18 @@ def kernel_table(n: int):
             q, s = quant.quantize(W)
             W16 = W.bfloat16()
             ks = int8_kernels(q, s, x16)
+            ks["native AVX2"] = ks["native"]                        # the width is set before each timed run
             ks["bf16 mv (fast path)"] = (lambda W16=W16: torch.mv(W16, x16[0]))
             ks["fp32 F.linear"] = (lambda W=W: F.linear(x32, W))
             for k in names:
                 per[k].append(ks[k])
-        nbytes = {k: N * K * (4 if "fp32" in k else 2 if "bf16 mv" in k else 1) + (2 * N if "int8" in k or k == "native" else 0)
+        nbytes = {k: N * K * (4 if "fp32" in k else 2 if "bf16 mv" in k else 1) + (2 * N if "int8" in k or "native" in k else 0)
                   for k in names}
         times = {k: [] for k in names}
         for r in range(n + 1):
             for k in (names if r % 2 == 0 else names[::-1]):
+                if widest:
+                    native.isa(width.get(k, widest))
                 t0 = time.perf_counter()
                 for f in per[k]:
                     f()
@@ -95,7 +104,9 @@ def kernel_table(n: int):
     print(f"Kernels, M = 1, median of {n} interleaved rounds, {torch.get_num_threads()} threads "
           "(GB/s of the bytes each kernel must read: int8 + bf16 scales, bf16, or float32)")
     print(C.table(["shape", *names, f"{picked} vs bf16 mv"], rows))
-    best = min(names[:4], key=lambda k: step[k])
+    if widest:
+        native.isa(widest)
+    best = min((k for k in names if "bf16 mv" not in k and "fp32" not in k), key=lambda k: step[k])
     print(f"fastest int8 kernel per decode step: {best} (ops/quant.py picks {quant.pick_kernel('cpu', torch.bfloat16)})")
 
 

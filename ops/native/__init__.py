@@ -2,7 +2,8 @@
 
 Two C files (and simd.h, the helpers both include), one library, for x86-64 CPUs with AVX2 and FMA:
 - int8_linear.c, the int8 weight-only product of ops/quant.py ("native"), and the layout it reads: int8 rows in
-  blocks of 8 (pack / unpack; the file's header says why);
+  blocks of 8 (pack / unpack; the file's header says why); 16 lanes wide where the CPU has AVX-512F (isa(); the
+  same bits as the 8-wide loops);
 - decode.c, the small operators of a decode step in float32 (rms_norm, apply_rope, attention1), which
   ops/model.py runs with kernels="native": same signatures as ops/functional.py's, and each falls back to it
   (or returns None, attention1) for an input it does not take; and topk, the decoder's candidate list.
@@ -78,10 +79,16 @@ def _check(lib) -> None:
         p, back, y = torch.empty_like(q), torch.empty_like(q), torch.empty(M, N)
         lib.int8_pack(q.data_ptr(), p.data_ptr(), N, K)
         lib.int8_unpack(p.data_ptr(), back.data_ptr(), N, K)
-        lib.int8_linear(x.data_ptr(), p.data_ptr(), s.data_ptr(), y.data_ptr(), M, N, K)
         want = (x.double() @ q.double().T) * s.double()
         if not torch.equal(back, q):
             raise RuntimeError(f"int8_unpack(int8_pack(q)) != q for N={N}, K={K}")
+        for m in range(M):                                # each row alone: the decode step's path, both widths
+            for width in sorted({256, lib.int8_isa(512)}):
+                lib.int8_isa(width)
+                lib.int8_linear(x[m].data_ptr(), p.data_ptr(), s.data_ptr(), y[m].data_ptr(), 1, N, K)
+                if not torch.allclose(y[m].double(), want[m], rtol=1e-5, atol=1e-3):
+                    raise RuntimeError(f"int8_linear ({width}-bit) gave a wrong product for N={N}, K={K}")
+        lib.int8_linear(x.data_ptr(), p.data_ptr(), s.data_ptr(), y.data_ptr(), M, N, K)
         if not torch.allclose(y.double(), want, rtol=1e-5, atol=1e-3):
             raise RuntimeError(f"int8_linear gave a wrong product for M={M}, N={N}, K={K}")
     # decode.c against ops/functional.py in float64: an RMSNorm row of H = 37 (a tail past the 8 lanes), RoPE,
@@ -130,6 +137,7 @@ def load():
                     _build(path)
                 lib = ctypes.CDLL(str(path))
                 lib.int8_linear.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 3
+                lib.int8_isa.argtypes, lib.int8_isa.restype = [ctypes.c_int], ctypes.c_int
                 lib.int8_pack.argtypes = lib.int8_unpack.argtypes = [ctypes.c_void_p] * 2 + [ctypes.c_long] * 2
                 lib.rms_norm.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_long] * 2 + [ctypes.c_float]
                 lib.rope.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 4
@@ -155,6 +163,13 @@ def _lib():
     if lib is None:
         raise RuntimeError(f"the native int8 kernel is not available: {why_not()}")
     return lib
+
+
+def isa(want: int = 0) -> int:
+    """The vector width of the native int8 product: 512 (AVX-512F, where the CPU has it) or 256 (AVX2).
+    isa(256) or isa(512) asks for one (bench/int8.py measures both; both give the same bits); isa(0) only says.
+    The default is the widest the CPU has, so isa(512) puts it back."""
+    return _lib().int8_isa(want)
 
 
 def _int8_rows(q: torch.Tensor) -> None:

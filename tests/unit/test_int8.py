@@ -115,6 +115,37 @@ def test_native_kernel_builds_on_an_avx2_machine_with_a_compiler(monkeypatch):
         native.int8_linear(torch.ones(1, 8), torch.ones(4, 8, dtype=torch.int8), torch.ones(4))
 
 
+
+def test_native_product_same_bits_at_both_widths():
+    """Where the CPU has AVX-512F, the product runs 16 lanes wide (two rows of a block per register), for one row
+    of x (a decode step, two blocks at a time) and for several (a prefill, two rows of x per converted weight);
+    each lane does the multiply-adds of the 8-wide AVX2 loops in the same order, so y is bitwise the same, on the
+    model's shapes (the LM head's 151,936 rows included), on tails (N % 8 rows, K % 8 columns, an odd block
+    count) and on M = 5 (two 2-row tiles and one row). isa(256)
+    always gives the 8-wide loop; isa(512) gives 256 where the CPU lacks AVX-512F."""
+    if native.load() is None:
+        pytest.skip(f"the native kernel cannot be built here: {native.why_not()}")
+    model, flags = native._cpu()
+    assert native.isa(0) == (512 if "avx512f" in flags else 256)          # the default: the widest there is
+    assert native.isa(256) == 256
+    assert native.isa(512) == (512 if "avx512f" in flags else 256)
+    if native.isa(0) != 512:
+        pytest.skip("no AVX-512F on this CPU: only the 8-wide loop runs")
+    g = torch.Generator().manual_seed(5)
+    try:
+        for N, K, M in ((1152, 896, 1), (896, 4864, 1), (151936, 896, 1), (899, 4867, 1), (13, 21, 1), (1152, 896, 5),
+                        (899, 4867, 5), (13, 21, 4)):
+            q = torch.randint(-128, 128, (N, K), generator=g, dtype=torch.int8)
+            p, s, x = native.pack(q), torch.rand(N, generator=g) + 0.5, torch.randn(M, K, generator=g)
+            native.isa(256)
+            narrow = native.int8_linear(x, p, s)
+            native.isa(512)
+            wide = native.int8_linear(x, p, s)
+            assert torch.equal(narrow, wide), (N, K, M)
+            assert torch.allclose(wide.double(), (x.double() @ q.double().T) * s.double(), rtol=1e-4, atol=1e-2)
+    finally:
+        native.isa(512)                                   # the default: the widest the CPU has
+
 @pytest.mark.parametrize("make", [tiny_dense, tiny_moe_model], ids=["dense", "moe"])
 def test_int8_forward_close_to_float32(make):
     model = make()
