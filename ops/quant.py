@@ -16,7 +16,7 @@ the activations, stay in 16 bits (rest_dtype).
 
 Kernels, CPU: "native" (ops/native/int8_linear.c, AVX2 + FMA, compiled on first use: int8 rows stored in blocks
 of 8 so that a thread reads one sequential stream, converted in registers, two rows of x per converted weight in a
-prefill); where it cannot be built,
+prefill; 16 lanes wide, with the same bits, where the CPU has AVX-512F); where it cannot be built,
 torch.ops.aten._weight_int8pack_mm (x (M, K) bf16, q (N, K) int8, s (N,) bf16 -> (M, N)); bench/int8.py
 measures both against int8 -> bf16 dequantization + torch.mv / F.linear on the model's own shapes (the LM head
 included). Other devices, or where neither runs: dequantize, then F.linear.
