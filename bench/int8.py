@@ -55,8 +55,7 @@ def int8_kernels(q, s, x):
 
 def kernel_table(n: int):
     """Section 1: microseconds per product and GB/s of the bytes each kernel must read."""
-    from ops import quant
-    from ops import native
+    from ops import native, quant
     names = ["native", "int8pack_mm", "int8->bf16 + mv", "int8->bf16 + F.linear", "bf16 mv (fast path)", "fp32 F.linear"]
     picked = "native" if quant.pick_kernel("cpu", torch.bfloat16) == "native" else "int8pack_mm"
     widest = native.isa(512) if picked == "native" else 0       # native's default: AVX-512F where the CPU has it

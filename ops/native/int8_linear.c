@@ -13,8 +13,8 @@
  * has already loaded). Built and loaded by ops/native/__init__.py; bench/int8.py measures it.
  * Where the CPU has AVX-512 (checked when the library runs, not when it is built), a decode step and a prefill
  * convert 16 int8 at a time: the 16 bytes of rows r and r + 1 at columns k..k+7, against x[k..k+7] twice. Every lane does
- * the same multiply-adds in the same order as the 8-wide loop, so both give the same bits; on a CPU that converts
- * 8 at a time at ~15 GB/s (a 2-core Xeon, bench/int8.py), converting is what bounded the read. */
+ * the same multiply-adds in the same order as the 8-wide loop, so both give the same bits; on a CPU where 8 at a
+ * time converted 10-14 GB/s (a 2-core Xeon, bench/int8.py), converting is what bounded the read. */
 #include <stdint.h>
 #include <string.h>
 
@@ -72,24 +72,34 @@ static void block1(const float *x, const int8_t *c, long K, float out[R]) {
     }
 }
 
+/* AVX-512: 16 int8 -> 16 float32; a register's two 8-lane halves summed as hsum sums 8 lanes (the rows 2p, 2p + 1) */
+#define CVT16(p) _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(p))))
+
+__attribute__((target("avx512f")))
+static inline __m512 twice8(const float *x) {              /* x[0..7] in both halves */
+    __m512 v = _mm512_castps256_ps512(_mm256_loadu_ps(x));
+    return _mm512_shuffle_f32x4(v, v, 0x44);
+}
+
+__attribute__((target("avx512f")))
+static inline void hsum_halves(__m512 v, float *lo, float *hi) {
+    *lo = hsum(_mm512_castps512_ps256(v));
+    *hi = hsum(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+}
+
 /* block1 with AVX-512: zmm p holds rows 2p (low 8 lanes) and 2p + 1 (high 8 lanes), both against x[k..k+7] */
 __attribute__((target("avx512f")))
 static void block1_512(const float *x, const int8_t *c, long K, float out[R]) {
     long K8 = K - K % 8, T = K % 8;
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     for (long k = 0; k < K8; k += 8, c += 64) {
-        __m512 xv = _mm512_castps256_ps512(_mm256_loadu_ps(x + k));
-        xv = _mm512_shuffle_f32x4(xv, xv, 0x44);                      /* x[k..k+7] in both halves */
-        a0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)c))), xv, a0);
-        a1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(c + 16)))), xv, a1);
-        a2 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(c + 32)))), xv, a2);
-        a3 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(c + 48)))), xv, a3);
+        __m512 xv = twice8(x + k);
+        a0 = _mm512_fmadd_ps(CVT16(c), xv, a0); a1 = _mm512_fmadd_ps(CVT16(c + 16), xv, a1);
+        a2 = _mm512_fmadd_ps(CVT16(c + 32), xv, a2); a3 = _mm512_fmadd_ps(CVT16(c + 48), xv, a3);
     }
     __m512 a[4] = {a0, a1, a2, a3};
-    for (int p = 0; p < 4; p++) {
-        out[2 * p] = hsum(_mm512_castps512_ps256(a[p]));
-        out[2 * p + 1] = hsum(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a[p]), 1)));
-    }
+    for (int p = 0; p < 4; p++)
+        hsum_halves(a[p], &out[2 * p], &out[2 * p + 1]);
     for (int r = 0; r < R; r++)
         for (long t = 0; t < T; t++)                           /* K not a multiple of 8 */
             out[r] += c[r * T + t] * x[K8 + t];
@@ -101,7 +111,6 @@ static void block1_512(const float *x, const int8_t *c, long K, float out[R]) {
  * 15.1 GB/s at K = 16384 and 13.7 at K = 896, against 14.0 GB/s for a loop that only loads the bytes (2-core
  * Xeon, 480 MB L3). */
 #define PF 3072
-#define CVT16(p) _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(p))))
 
 __attribute__((target("avx512f")))
 static void block2_512(const float *x, const int8_t *c, long K, float out[2 * R]) {
@@ -111,18 +120,15 @@ static void block2_512(const float *x, const int8_t *c, long K, float out[2 * R]
     for (long k = 0; k < K8; k += 8, c += 64, d += 64) {
         _mm_prefetch((const char *)c + (8 * k + PF < R * K8 ? PF : PF + 2 * R * K), _MM_HINT_T0);
         _mm_prefetch((const char *)d + PF, _MM_HINT_T0);
-        __m512 xv = _mm512_castps256_ps512(_mm256_loadu_ps(x + k));
-        xv = _mm512_shuffle_f32x4(xv, xv, 0x44);
+        __m512 xv = twice8(x + k);
         a0 = _mm512_fmadd_ps(CVT16(c), xv, a0); a1 = _mm512_fmadd_ps(CVT16(c + 16), xv, a1);
         a2 = _mm512_fmadd_ps(CVT16(c + 32), xv, a2); a3 = _mm512_fmadd_ps(CVT16(c + 48), xv, a3);
         b0 = _mm512_fmadd_ps(CVT16(d), xv, b0); b1 = _mm512_fmadd_ps(CVT16(d + 16), xv, b1);
         b2 = _mm512_fmadd_ps(CVT16(d + 32), xv, b2); b3 = _mm512_fmadd_ps(CVT16(d + 48), xv, b3);
     }
     __m512 a[8] = {a0, a1, a2, a3, b0, b1, b2, b3};
-    for (int p = 0; p < 8; p++) {
-        out[2 * p] = hsum(_mm512_castps512_ps256(a[p]));
-        out[2 * p + 1] = hsum(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a[p]), 1)));
-    }
+    for (int p = 0; p < 8; p++)
+        hsum_halves(a[p], &out[2 * p], &out[2 * p + 1]);
     for (int r = 0; r < 2 * R; r++) {
         const int8_t *tail = (r < R ? c : d) + (r % R) * T;
         for (long t = 0; t < T; t++)                               /* K not a multiple of 8 */
@@ -139,9 +145,7 @@ static void pair_512(const float *x, const float *x1, const int8_t *c, long K, f
     for (int p = 0; p < 4; p++)
         a[p] = b[p] = _mm512_setzero_ps();
     for (long k = 0; k < K8; k += 8, c += 64) {
-        __m512 xv = _mm512_castps256_ps512(_mm256_loadu_ps(x + k)), yv = _mm512_castps256_ps512(_mm256_loadu_ps(x1 + k));
-        xv = _mm512_shuffle_f32x4(xv, xv, 0x44);
-        yv = _mm512_shuffle_f32x4(yv, yv, 0x44);
+        __m512 xv = twice8(x + k), yv = twice8(x1 + k);
         for (int p = 0; p < 4; p++) {
             __m512 w = CVT16(c + 16 * p);
             a[p] = _mm512_fmadd_ps(w, xv, a[p]);
@@ -149,10 +153,8 @@ static void pair_512(const float *x, const float *x1, const int8_t *c, long K, f
         }
     }
     for (int p = 0; p < 4; p++) {
-        out[2 * p] = hsum(_mm512_castps512_ps256(a[p]));
-        out[2 * p + 1] = hsum(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a[p]), 1)));
-        out1[2 * p] = hsum(_mm512_castps512_ps256(b[p]));
-        out1[2 * p + 1] = hsum(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(b[p]), 1)));
+        hsum_halves(a[p], &out[2 * p], &out[2 * p + 1]);
+        hsum_halves(b[p], &out1[2 * p], &out1[2 * p + 1]);
     }
     for (int r = 0; r < R; r++)
         for (long t = 0; t < T; t++) {                             /* K not a multiple of 8 */
@@ -162,7 +164,8 @@ static void pair_512(const float *x, const float *x1, const int8_t *c, long K, f
         }
 }
 
-/* 512: a decode step through block1_512; 256: block1; the default is the widest the CPU has. int8_isa(0) says
+/* 512: the 16-lane functions above (a decode step block2_512 / block1_512, a prefill pair_512); 256: block1 and
+ * half2; the default is the widest the CPU has. int8_isa(0) says
  * which runs; int8_isa(256 or 512) asks for one (512 only where the CPU has AVX-512F) and says which runs now. */
 static int isa = 0;
 
