@@ -3,7 +3,8 @@
     python bench/int8.py [--quick] [--skip-kernels] [--skip-speed] [--skip-numerics]
 
 1. Kernels, M = 1 (one decoding token), on the model's own shapes (q|k|v, o, gate|up, down, the LM head
-   151,936 x 896), weights cycled over enough copies to come from memory, not cache: int8 weight-only
+   151,936 x 896), weights cycled over enough copies to come from memory, not cache, in 2 MiB pages as the model's
+   fast weight sets are (ops/hugepages.py): int8 weight-only
    candidates (ours, ops/native/int8_linear.c, 16 lanes wide where the CPU has AVX-512F and then also 8 wide
    ("native AVX2"); torch.ops.aten._weight_int8pack_mm; int8 -> bf16 then torch.mv; int8 -> bf16 then F.linear)
    beside the bf16 fast path's kernel (torch.mv on bf16) and float32 F.linear, interleaved round by round.
@@ -45,9 +46,10 @@ PROMPTS = {  # name -> (prompt, chat template?)
 }
 
 
-def int8_kernels(q, s, x):
+def int8_kernels(q, s, x, arena=None):
     from ops import quant
     p = quant.pack("native", q)                                 # the native kernel reads rows in blocks of 8
+    p = arena.copy(p) if arena is not None else p
     return {"native": lambda: quant.native_mm(x, p, s), "int8pack_mm": lambda: quant.int8pack_mm(x, q, s),
             "int8->bf16 + mv": lambda: quant.dequant_mv(x, q, s),
             "int8->bf16 + F.linear": lambda: quant.dequant_linear(x, q, s)}
@@ -55,7 +57,7 @@ def int8_kernels(q, s, x):
 
 def kernel_table(n: int):
     """Section 1: microseconds per product and GB/s of the bytes each kernel must read."""
-    from ops import native, quant
+    from ops import hugepages, native, quant
     names = ["native", "int8pack_mm", "int8->bf16 + mv", "int8->bf16 + F.linear", "bf16 mv (fast path)", "fp32 F.linear"]
     picked = "native" if quant.pick_kernel("cpu", torch.bfloat16) == "native" else "int8pack_mm"
     widest = native.isa(512) if picked == "native" else 0       # native's default: AVX-512F where the CPU has it
@@ -66,14 +68,15 @@ def kernel_table(n: int):
     rows, step = [], {k: 0.0 for k in names}
     for label, (N, K, count) in SHAPES.items():
         copies = max(1, int(2.5e8 // (N * K)) + 1)             # > 200 MB of int8 per kernel: past the L3
-        Ws = [torch.randn(N, K) / K ** 0.5 for _ in range(copies)]
+        arena = hugepages.Arena()                              # every kernel's weights in 2 MiB pages, as the model's
+        Ws = [arena.copy(torch.randn(N, K) / K ** 0.5) for _ in range(copies)]
         x32 = torch.randn(1, K)
         x16 = x32.bfloat16()
         per = {k: [] for k in names}
         for W in Ws:
             q, s = quant.quantize(W)
-            W16 = W.bfloat16()
-            ks = int8_kernels(q, s, x16)
+            q, W16 = arena.copy(q), arena.copy(W, torch.bfloat16)
+            ks = int8_kernels(q, s, x16, arena)
             ks["native AVX2"] = ks["native"]                        # the width is set before each timed run
             ks["bf16 mv (fast path)"] = (lambda W16=W16: torch.mv(W16, x16[0]))
             ks["fp32 F.linear"] = (lambda W=W: F.linear(x32, W))
@@ -96,7 +99,7 @@ def kernel_table(n: int):
             step[k] += count * med[k]
         rows.append([label, *(f"{1e6 * med[k]:.0f} µs · {nbytes[k] / med[k] / 1e9:.1f} GB/s" for k in names),
                      f"{med['bf16 mv (fast path)'] / med[picked]:.2f}x"])
-        del Ws, per
+        del Ws, per, arena
     rows.append(["decode step (all of the above)", *(f"{1e3 * step[k]:.1f} ms" for k in names),
                  f"{step['bf16 mv (fast path)'] / step[picked]:.2f}x"])
     print()
@@ -110,13 +113,14 @@ def kernel_table(n: int):
 
 
 def int8_gemv_bandwidth(n=7, gib=0.5):
-    """GB/s of the int8 kernel the model picks on one (N, 16384) int8 matrix of about `gib` GiB (+ bf16 scales)."""
-    from ops import quant
+    """GB/s of the int8 kernel the model picks on one (N, 16384) int8 matrix of about `gib` GiB (+ bf16 scales), in
+    2 MiB pages where the kernel gives them, as the int8 set's (ops/hugepages.py)."""
+    from ops import hugepages, quant
     kernel = quant.pick_kernel("cpu", torch.bfloat16)
     mm = quant.KERNELS[kernel]
     K = 16384
     N = int(gib * 2**30 / K)
-    q = quant.pack(kernel, torch.randint(-128, 128, (N, K), dtype=torch.int8))
+    q = hugepages.Arena().copy(quant.pack(kernel, torch.randint(-128, 128, (N, K), dtype=torch.int8)))
     s = torch.rand(N, dtype=torch.bfloat16)
     x = torch.randn(1, K, dtype=torch.bfloat16)
     mm(x, q, s)

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from . import functional as fn
-from . import inputs, native
+from . import hugepages, inputs, native
 from .config import ModelConfig
 from .decode import Decoder, Generation, GenerationStep, KVCache, decode_path  # noqa: F401  (GenerationStep re-exported)
 from .errors import InputError, PromptTooLong, TraceTooBig  # noqa: F401  (re-exported: old imports)
@@ -334,7 +334,7 @@ class Model:
                 splits[fused] = [W[n + ".weight"].shape[0] for n in names]
                 for suffix in ("weight", "bias") if biases else ("weight",):
                     W[f"{fused}.{suffix}"] = torch.cat([W.pop(f"{n}.{suffix}") for n in names])
-        return Weights(W, splits)
+        return Weights(hugepages.settle(W, keep={t.data_ptr() for t in self.weights.values()}), splits)
 
     # ---- decoding ----------------------------------------------------------------
     def decoder(self, prompt: str, chat: bool = True, max_new_tokens: int = 32, params: SamplingParams | None = None,

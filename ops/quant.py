@@ -28,7 +28,7 @@ import re
 import torch
 import torch.nn.functional as F
 
-from . import native
+from . import hugepages, native
 from .weights import FUSED, Weights
 
 QUANTIZED = re.compile(r"model\.layers\.\d+\.(self_attn\.[qkvo]_proj|mlp\.(gate|up|down)_proj)\.weight|lm_head\.weight")
@@ -185,7 +185,7 @@ def int8_copy(model, kernel: str | None = None) -> Int8Weights:
         if QUANTIZED.fullmatch(name) and name not in done:
             q, W[name[:-len(".weight")] + ".scales"] = quantize(t, dtype)
             W[name] = pack(kernel, q)
-    return Int8Weights(W, splits, kernel)
+    return Int8Weights(hugepages.settle(W, keep={t.data_ptr() for t in src.values()}), splits, kernel)
 
 
 # ---- bytes ------------------------------------------------------------------------------------------------
