@@ -27,12 +27,10 @@ NEW = 64
 
 def gemv_bandwidth(dtype, n=7, gib=1.0):
     """GB/s of the faster of F.linear(x, W) and torch.mv(W, x) (the fast path decodes with torch.mv) with
-    W (N, 16384) of about `gib` GiB in `dtype`, median of n each. Returns (GB/s, {kernel: GB/s}).
-    W lies in 2 MiB pages where the kernel gives them, as the fast weight sets do (ops/hugepages.py)."""
-    from ops import hugepages
+    W (N, 16384) of about `gib` GiB in `dtype`, median of n each. Returns (GB/s, {kernel: GB/s})."""
     K = 16384
     N = int(gib * 2**30 / (K * dtype.itemsize))
-    W = hugepages.Arena().empty((N, K), dtype).normal_()
+    W = torch.empty(N, K, dtype=dtype).normal_()
     x = torch.randn(1, K, dtype=dtype)
     kernels = {"F.linear": lambda: F.linear(x, W), "torch.mv": lambda: torch.mv(W, x[0])}
     out = {}

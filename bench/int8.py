@@ -3,8 +3,8 @@
     python bench/int8.py [--quick] [--skip-kernels] [--skip-speed] [--skip-numerics]
 
 1. Kernels, M = 1 (one decoding token), on the model's own shapes (q|k|v, o, gate|up, down, the LM head
-   151,936 x 896), weights cycled over enough copies to come from memory, not cache, in 2 MiB pages as the model's
-   fast weight sets are (ops/hugepages.py): int8 weight-only
+   151,936 x 896), weights cycled over enough copies to come from memory, not cache (int8 ones in 2 MiB pages, as the
+   model's int8 set is: ops/hugepages.py): int8 weight-only
    candidates (ours, ops/native/int8_linear.c, 16 lanes wide where the CPU has AVX-512F and then also 8 wide
    ("native AVX2"); torch.ops.aten._weight_int8pack_mm; int8 -> bf16 then torch.mv; int8 -> bf16 then F.linear)
    beside the bf16 fast path's kernel (torch.mv on bf16) and float32 F.linear, interleaved round by round.
@@ -68,14 +68,14 @@ def kernel_table(n: int):
     rows, step = [], {k: 0.0 for k in names}
     for label, (N, K, count) in SHAPES.items():
         copies = max(1, int(2.5e8 // (N * K)) + 1)             # > 200 MB of int8 per kernel: past the L3
-        arena = hugepages.Arena()                              # every kernel's weights in 2 MiB pages, as the model's
-        Ws = [arena.copy(torch.randn(N, K) / K ** 0.5) for _ in range(copies)]
+        arena = hugepages.Arena()                              # int8 weights in 2 MiB pages, as the model's int8 set
+        Ws = [torch.randn(N, K) / K ** 0.5 for _ in range(copies)]
         x32 = torch.randn(1, K)
         x16 = x32.bfloat16()
         per = {k: [] for k in names}
         for W in Ws:
             q, s = quant.quantize(W)
-            q, W16 = arena.copy(q), arena.copy(W, torch.bfloat16)
+            q, W16 = arena.copy(q), W.bfloat16()
             ks = int8_kernels(q, s, x16, arena)
             ks["native AVX2"] = ks["native"]                        # the width is set before each timed run
             ks["bf16 mv (fast path)"] = (lambda W16=W16: torch.mv(W16, x16[0]))

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from . import functional as fn
-from . import hugepages, inputs, native
+from . import inputs, native
 from .config import ModelConfig
 from .decode import Decoder, Generation, GenerationStep, KVCache, decode_path  # noqa: F401  (GenerationStep re-exported)
 from .errors import InputError, PromptTooLong, TraceTooBig  # noqa: F401  (re-exported: old imports)
@@ -320,6 +320,7 @@ class Model:
             if t.data_ptr() not in by_ptr:
                 by_ptr[t.data_ptr()] = t.to(dtype).contiguous()
         W = {name: by_ptr[t.data_ptr()] for name, t in self.weights.items()}
+        del by_ptr                                              # W alone holds the copies: each freed once moved
         if all(W[n].data_ptr() == t.data_ptr() for n, t in self.weights.items()):
             return Weights(W)                                   # nothing copied: nothing to fuse either
         splits = {}                                             # a copy anyway: fewer, larger products
@@ -334,7 +335,7 @@ class Model:
                 splits[fused] = [W[n + ".weight"].shape[0] for n in names]
                 for suffix in ("weight", "bias") if biases else ("weight",):
                     W[f"{fused}.{suffix}"] = torch.cat([W.pop(f"{n}.{suffix}") for n in names])
-        return Weights(hugepages.settle(W, keep={t.data_ptr() for t in self.weights.values()}), splits)
+        return Weights(W, splits)
 
     # ---- decoding ----------------------------------------------------------------
     def decoder(self, prompt: str, chat: bool = True, max_new_tokens: int = 32, params: SamplingParams | None = None,
