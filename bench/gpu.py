@@ -1,23 +1,34 @@
-"""Figure 6 (GPU machines only): Qwen2.5-32B's shapes with random bfloat16 weights on one CUDA GPU.
+"""Figure 6 (GPU machines): the bundled model and Qwen2.5-32B's shapes (random weights) in bfloat16 on one CUDA GPU.
 
-    python bench/gpu.py [--quick] [--config Qwen2.5-32B-Instruct]
+    python bench/gpu.py [--quick] [--models bundled,32b] [--prefill 512] [--results bench/RESULTS.md]
 
-Real 32B weights cannot be fetched here (no network), so the weights are random (randn * 0.02, built on the
-GPU directly, HF names from ops.loading.expected_shapes): speed and memory depend on the shapes only.
-Measures: prefill of 512 tokens (Model.forward, nothing recorded), decode ms per token (Model.forward with
-weights="bf16", attention="sdpa" and a KV cache, the fast path; the eager configuration too) vs the bound weight bytes / HBM bandwidth (measured in this run
-with a large device-to-device copy), and a full trace's memory (GPU peak and the CPU-side trace bytes).
-Without CUDA it prints "no GPU: skipped" and exits 0. --cpu-smoke runs the same code on a tiny config on
-the CPU, to check the script itself.
+For each model: a prefill of 512 tokens (Model.forward, nothing recorded), decode ms per token on the fast path
+(weights="bf16", attention="sdpa", a KV cache) and on the eager one, each against its bound = the weight bytes one
+decode step reads (ops.quant.decode_bytes) / HBM bandwidth (a large device-to-device copy, measured in this run),
+and a trace of the 512 tokens with a capture filter (the embedding, the first and last layers, the final norm and
+the logits; every kept tensor copied to the CPU): its time, the CPU bytes it keeps and the GPU's peak above the weights.
+The bundled model is the real one (ops.load_model(device="cuda", dtype="bfloat16")); 32B weights cannot be fetched
+here (no network), so its are random (randn * 0.02, made on the GPU, HF names from ops.loading.expected_shapes):
+speed and memory depend on the shapes only. 32B in bfloat16 is 65.5 GB: it needs a GPU with 80 GB.
+A CUDA run writes its table into bench/RESULTS.md (--results; --results "" writes nothing), in the section between
+the two "bench/gpu.py" markers, with the GPU and the CPU named. Without CUDA it prints "no GPU: skipped" and exits 0.
+--cpu-smoke runs all of it on the CPU (the bundled model, a 2-layer config in 32B's place, a prefill of 32) to check
+the script itself; tests/unit/test_gpu_bench.py does, writing to a temporary file.
 """
 from __future__ import annotations
 
 import _common as C  # noqa: I001
 
+import datetime
+import gc
+import re
 import sys
 import time
+from pathlib import Path
 
 import torch
+
+BEGIN, END = "<!-- bench/gpu.py: begin -->", "<!-- bench/gpu.py: end -->"
 
 
 def sync(device):
@@ -54,55 +65,31 @@ def copy_bandwidth(device, gib, n):
     return 2 * gib * 2**30 / C.median(ts) / 1e9
 
 
-def main():
-    p = C.parser(__doc__.splitlines()[0], repeats=20, quick=5)
-    p.add_argument("--config", default="Qwen2.5-32B-Instruct")
-    p.add_argument("--cpu-smoke", action="store_true", help="tiny config on the CPU: checks the script only")
-    p.add_argument("--prefill", type=int, default=512)
-    args = p.parse_args()
-    n = C.repeats(args)
-    from ops import Model
+def build(which: str, device: str, smoke: bool):
+    """(label, Model) in bfloat16 on `device`."""
+    from ops import Model, load_model
     from ops.costs import reference_configs
-    from ops.model import KVCache
 
-    config = reference_configs()[args.config]
-    if args.cpu_smoke:
-        device = "cpu"
+    if which == "bundled":
+        model = load_model(device=device, dtype="bfloat16")
+        return f"{model.config.name or 'bundled'} (real weights)", model
+    config = reference_configs()["Qwen2.5-32B-Instruct"]
+    if smoke:
         config = config.replace(num_hidden_layers=2, hidden_size=256, intermediate_size=512, num_attention_heads=8,
                                 num_key_value_heads=2, vocab_size=1024)
-        args.prefill = min(args.prefill, 64)
-    elif not torch.cuda.is_available():
-        print("no GPU: skipped (torch.cuda.is_available() is False)")
-        return 0
-    else:
-        device = "cuda"
-    print(C.machine())
-    if device == "cuda":
-        print(f"GPU: {torch.cuda.get_device_name()}, {torch.cuda.get_device_properties(0).total_memory / 2**30:.0f} GiB")
-    print(f"config {config.name}: {config.num_hidden_layers} layers, H={config.hidden_size}, I={config.intermediate_size}, "
-          f"heads {config.num_attention_heads}/{config.num_key_value_heads}, V={config.vocab_size}; RANDOM bfloat16 "
-          "weights (real ones cannot be fetched here)")
-    dtype = torch.bfloat16
-    t0 = time.perf_counter()
-    weights = random_weights(config, device, dtype)
-    sync(device)
-    t_build = time.perf_counter() - t0
-    model = Model(config, weights, tokenizer=None, device=device, dtype="bfloat16")
-    shared = all(model.weights[k].data_ptr() == v.data_ptr() for k, v in weights.items())
-    fast_shared = all(model.fast_weights()[k].data_ptr() == v.data_ptr() for k, v in weights.items())
-    del weights
-    nbytes = sum(t.numel() * t.element_size() for t in model.weights.values()) \
-        - (config.vocab_size - 1) * config.hidden_size * 2 * (not config.tie_word_embeddings)
-    bw = copy_bandwidth(device, 0.05 if args.cpu_smoke else 4, n)
-    bound_ms = nbytes / (bw * 1e9) * 1e3
-    print(f"weights built in {t_build:.1f} s; Model kept the caller's tensors (no copy): {shared}; "
-          f"fast path shares them too: {fast_shared}; copy bandwidth {bw:.0f} GB/s")
+    model = Model(config, random_weights(config, device, torch.bfloat16), tokenizer=None, device=device, dtype="bfloat16")
+    return f"{config.name} shapes{' (smoke: 2 small layers)' if smoke else ''} (random weights)", model
 
-    S = args.prefill
+
+def measure(model, S: int, new: int, bw: float) -> dict:
+    """Prefill, decode (fast and eager) against the bound, and a capture-filtered trace of S tokens."""
+    from ops import quant
+    from ops.model import KVCache
+
+    config, device, dtype = model.config, model.device, model.dtype
     ids = torch.randint(0, config.vocab_size, (1, S), device=device)
     pos = torch.arange(S, device=device)[None]
     valid = torch.ones(1, S, dtype=torch.bool, device=device)
-    new = n
 
     def prefill():
         cache = KVCache(config, 1, S + new + 2, device, dtype)
@@ -110,12 +97,12 @@ def main():
         t0 = time.perf_counter()
         model.forward(ids, pos, valid, cache=cache, last_only=True)
         sync(device)
-        return time.perf_counter() - t0, cache
+        return time.perf_counter() - t0
 
     prefill()
-    pre = [prefill()[0] for _ in range(3)]
+    pre = C.median([prefill() for _ in range(3)])
 
-    def decode(fast):
+    def decode(fast: bool) -> float:
         how = dict(weights="bf16", attention="sdpa") if fast else {}
         cache = KVCache(config, 1, S + new + 2, device, dtype)
         model.forward(ids, pos, valid, cache=cache, last_only=True, **how)
@@ -131,24 +118,99 @@ def main():
             ts.append(time.perf_counter() - t0)
         return C.median(ts) * 1e3
 
-    d_fast, d_eager = decode(True), decode(False)
-    if device == "cuda":
+    fast, eager = decode(True), decode(False)
+    nbytes = quant.decode_bytes(model.weight_set("bf16"))
+    L = config.num_hidden_layers
+    capture = ["tokens.ids", "embed.out", "layers.0.*", f"layers.{L - 1}.*", "final_norm.out", "logits"]
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
         base = torch.cuda.memory_allocated()
     t0 = time.perf_counter()
-    tr = model.trace_ids(ids[0:1].tolist())
+    tr = model.trace_ids(ids[0:1].tolist(), capture=capture)
     t_trace = time.perf_counter() - t0
-    peak = (torch.cuda.max_memory_allocated() - base) / 1e9 if device == "cuda" else float("nan")
+    peak = f"{(torch.cuda.max_memory_allocated() - base) / 1e9:.2f} GB" if device.startswith("cuda") else "- (CPU)"
+    emb, head = model.weights["model.embed_tokens.weight"], model.weights["lm_head.weight"]
+    gathered = 0 if emb.data_ptr() == head.data_ptr() else emb.numel()   # the embedding is a gather, not a product
+    return dict(params=model.num_parameters - gathered, prefill_s=pre, fast_ms=fast, eager_ms=eager, bytes=nbytes,
+                bound_ms=nbytes / (bw * 1e9) * 1e3, trace_s=t_trace, trace_gb=tr.nbytes / 1e9, trace_names=len(tr.names()),
+                peak=peak, capture=", ".join(capture))
+
+
+def rows_of(label: str, m: dict, S: int, bw: float) -> list[list[str]]:
+    return [
+        [label, f"prefill {S} tokens (forward, nothing recorded)", f"{m['prefill_s'] * 1e3:.0f} ms",
+         f"{2 * m['params'] * S / m['prefill_s'] / 1e12:.1f} TFLOP/s (2 x {m['params'] / 1e9:.2f} B weights x {S} tokens; "
+         "attention's own products not counted)"],
+        ["", "decode ms/token, fast path (bf16 weights, SDPA, KV cache)", f"{m['fast_ms']:.2f} ms",
+         f"bound {m['bound_ms']:.2f} ms ({m['bytes'] / 1e9:.2f} GB / {bw:.0f} GB/s): "
+         f"{100 * m['bound_ms'] / m['fast_ms']:.0f}% of bound"],
+        ["", "decode ms/token, eager (the traced configuration)", f"{m['eager_ms']:.2f} ms",
+         f"{100 * m['bound_ms'] / m['eager_ms']:.0f}% of bound"],
+        ["", f"trace of {S} tokens, capture filter ({m['capture']})", f"{m['trace_s']:.2f} s",
+         f"{m['trace_names']} tensors, {m['trace_gb']:.2f} GB on the CPU; GPU peak above the weights {m['peak']}"],
+    ]
+
+
+def write_results(path: Path, text: str) -> None:
+    """Put `text` between the markers in `path` (replacing what was there), or append it with the markers."""
+    old = path.read_text() if path.exists() else ""
+    block = f"{BEGIN}\n{text.rstrip()}\n{END}"
+    if BEGIN in old and END in old:
+        new = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, old, count=1, flags=re.S)
+    else:
+        new = old.rstrip() + "\n\n" + block + "\n"
+    path.write_text(new)
+
+
+def main():
+    p = C.parser(__doc__.splitlines()[0], repeats=20, quick=5)
+    p.add_argument("--models", default="bundled,32b", help="comma-separated: bundled, 32b")
+    p.add_argument("--cpu-smoke", action="store_true", help="everything on the CPU, 32B's place taken by 2 small layers")
+    p.add_argument("--prefill", type=int, default=512)
+    p.add_argument("--results", default=None,
+                   help='file to write the table into (default: bench/RESULTS.md on a CUDA run; "" writes nothing)')
+    args = p.parse_args()
+    n = C.repeats(args)
+    if not args.cpu_smoke and not torch.cuda.is_available():
+        print("no GPU: skipped (torch.cuda.is_available() is False)")
+        return 0
+    device = "cpu" if args.cpu_smoke else "cuda"
+    S = min(args.prefill, 32) if args.cpu_smoke else args.prefill
+    new = min(n, 4) if args.cpu_smoke else n
+    machine = C.machine()
+    print(machine)
+    gpu = "CPU smoke run, no GPU"
+    if device == "cuda":
+        prop = torch.cuda.get_device_properties(0)
+        gpu = f"{torch.cuda.get_device_name()}, {prop.total_memory / 2**30:.0f} GiB, CUDA {torch.version.cuda}"
+    print(f"GPU: {gpu}")
+    bw = copy_bandwidth(device, 0.05 if args.cpu_smoke else 4, n)
+    print(f"device copy bandwidth (read + write): {bw:.0f} GB/s")
+    rows = []
+    for which in [w.strip() for w in args.models.split(",") if w.strip()]:
+        if which not in ("bundled", "32b"):
+            print(f"unknown model {which!r}: use bundled and/or 32b")
+            return 2
+        t0 = time.perf_counter()
+        label, model = build(which, device, args.cpu_smoke)
+        sync(device)
+        print(f"{label}: built / loaded in {time.perf_counter() - t0:.1f} s", flush=True)
+        rows += rows_of(label, measure(model, S, new, bw), S, bw)
+        del model
+        gc.collect()
+        if device == "cuda":
+            torch.cuda.empty_cache()
+    table = C.table(["model", "figure", "value", "bound / note"], rows)
     print()
-    print(C.table(["figure", "value", "bound / note"], [
-        [f"prefill {S} tokens (forward, no record)", f"{C.median(pre) * 1e3:.0f} ms",
-         f"{2 * model.num_parameters * S / C.median(pre) / 1e12:.0f} TFLOP/s achieved"],
-        ["decode ms/token, fast path (SDPA, no record)", f"{d_fast:.1f} ms", f"bound {bound_ms:.1f} ms "
-         f"({nbytes / 1e9:.1f} GB / {bw:.0f} GB/s) -> {100 * bound_ms / d_fast:.0f}% of bound"],
-        ["decode ms/token, eager forward", f"{d_eager:.1f} ms", f"{100 * bound_ms / d_eager:.0f}% of bound"],
-        [f"full trace of S={S} (every tensor, copied to the CPU)", f"{t_trace:.1f} s",
-         f"{tr.nbytes / 1e9:.2f} GB on the CPU; GPU peak above the weights {peak:.2f} GB"],
-    ]))
+    print(table)
+    target = args.results if args.results is not None else ("" if args.cpu_smoke else str(C.ROOT / "bench" / "RESULTS.md"))
+    if target:
+        when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+        write_results(Path(target), f"### GPU run, {when} (`python bench/gpu.py`, {new} decode steps, median)\n\n"
+                                    f"GPU: {gpu}. Host {machine.removeprefix('machine: ')}. bfloat16 everywhere; "
+                                    f"device copy bandwidth {bw:.0f} GB/s.\n\n{table}")
+        print(f"written into {target}")
     return 0
 
 
