@@ -77,3 +77,17 @@ def test_int8_set_lies_in_huge_pages_and_computes_the_same():
         assert not in_arena(plain.weight_set("int8")["model.layers.1.mlp.gate_up_proj.weight"])
     assert torch.equal(got, want)
     assert quant.decode_bytes(int8) == quant.decode_bytes(plain.weight_set("int8"))
+
+
+def test_a_mapping_refused_gives_plain_tensors(monkeypatch):
+    """mmap or madvise saying no (no room, an old kernel) costs the huge pages, never the copy."""
+    import mmap
+
+    def refuse(*a, **k):
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(mmap, "mmap", refuse)
+    t = torch.randn(300, 7)
+    arena = hugepages.Arena()
+    small, big = arena.copy(t), arena.copy(torch.randn(hugepages.CHUNK // 8))
+    assert torch.equal(small, t) and not in_arena(small) and not in_arena(big)
