@@ -10,7 +10,7 @@ from ops.inputs import max_new_tokens_limit
 from ops.model import InputError
 from ui import classroom
 from ui.page import StagePage
-from ui.state import decode_step, get_model, get_trace, settings, t
+from ui.state import decode_step, decode_to_end, get_model, get_trace, settings, t
 from viz import lines
 from viz.generate import next_token_preview, text_box
 from viz.labels import pieces
@@ -87,9 +87,7 @@ if clicked_reset or (clicked_run and d.done):
 if clicked_next and not d.done:
     decode_step(d)
 elif clicked_run:
-    while not d.done:                      # the Decoder's own step, drawn as each token comes
-        decode_step(d)
-        show_text(live=True)
+    decode_to_end(d, lambda: show_text(live=True))      # drawn as tokens come, at most 5 times a second
 show_text()
 if not d.steps and (tr := get_trace(model)).token_ids[0, :tr.lengths[0]].tolist() == list(d.prompt_ids):  # preview, from the trace
     top, greedy = analysis.next_token_top(tr, 0, tr.lengths[0] - 1, 8), params.greedy and params.repetition_penalty == 1
