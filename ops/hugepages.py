@@ -5,7 +5,9 @@ prefetcher stops at every page boundary; in 2 MiB pages (Linux transparent huge 
 THP is "madvise" (the default here and on most distributions) memory gets 2 MiB pages only when asked:
 an Arena maps anonymous memory, aligned to 2 MiB, and asks with madvise(MADV_HUGEPAGE) before any page is touched.
 The int8 GEMVs of one decode step, from memory, 2-core Xeon (bench/int8.py, 2026-12-05): 26.2 -> 21.8 ms. The int8
-set uses it (ops/quant.int8_copy); the bfloat16 copy does not: its decode measured 15.4 -> 15.6 tok/s in 2 MiB pages
+set uses it (ops/quant.int8_copy), at a price paid once per model, mostly in the background as the app loads: its
+build 0.63 -> 1.6-5.5 s (6 fresh processes and one bench run; the kernel compacts memory to find free 2 MiB pages,
+/proc/vmstat compact_stall). The bfloat16 copy does not: its decode measured 15.4 -> 15.6 tok/s in 2 MiB pages
 (torch.mv on bf16 is bound by its own arithmetic here, not by the TLB), and its build took 0.5 -> 2.4 s (this VM
 touches fresh huge pages slowly: ~1.3 s per GB the first time).
 Where it cannot be had (not Linux, THP "never", no MADV_HUGEPAGE in this Python), plain tensors: the same
