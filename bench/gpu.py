@@ -77,7 +77,8 @@ def build(which: str, device: str, smoke: bool):
     if smoke:
         config = config.replace(num_hidden_layers=2, hidden_size=256, intermediate_size=512, num_attention_heads=8,
                                 num_key_value_heads=2, vocab_size=1024)
-    model = Model(config, random_weights(config, device, torch.bfloat16), tokenizer=None, device=device, dtype="bfloat16")
+    weights = random_weights(config, device, torch.bfloat16)
+    model = Model(config, weights, tokenizer=None, device=device, dtype="bfloat16")
     return f"{config.name} shapes{' (smoke: 2 small layers)' if smoke else ''} (random weights)", model
 
 
@@ -112,8 +113,8 @@ def measure(model, S: int, new: int, bw: float) -> dict:
             sync(device)
             t0 = time.perf_counter()
             L = cache.length
-            model.forward(tok, torch.tensor([[L]], device=device), torch.ones(1, L + 1, dtype=torch.bool, device=device),
-                          cache=cache, last_only=True, **how)
+            keys = torch.ones(1, L + 1, dtype=torch.bool, device=device)
+            model.forward(tok, torch.tensor([[L]], device=device), keys, cache=cache, last_only=True, **how)
             sync(device)
             ts.append(time.perf_counter() - t0)
         return C.median(ts) * 1e3
@@ -133,15 +134,15 @@ def measure(model, S: int, new: int, bw: float) -> dict:
     emb, head = model.weights["model.embed_tokens.weight"], model.weights["lm_head.weight"]
     gathered = 0 if emb.data_ptr() == head.data_ptr() else emb.numel()   # the embedding is a gather, not a product
     return dict(params=model.num_parameters - gathered, prefill_s=pre, fast_ms=fast, eager_ms=eager, bytes=nbytes,
-                bound_ms=nbytes / (bw * 1e9) * 1e3, trace_s=t_trace, trace_gb=tr.nbytes / 1e9, trace_names=len(tr.names()),
-                peak=peak, capture=", ".join(capture))
+                bound_ms=nbytes / (bw * 1e9) * 1e3, trace_s=t_trace, trace_gb=tr.nbytes / 1e9,
+                trace_names=len(tr.names()), peak=peak, capture=", ".join(capture))
 
 
 def rows_of(label: str, m: dict, S: int, bw: float) -> list[list[str]]:
     return [
         [label, f"prefill {S} tokens (forward, nothing recorded)", f"{m['prefill_s'] * 1e3:.0f} ms",
-         f"{2 * m['params'] * S / m['prefill_s'] / 1e12:.1f} TFLOP/s (2 x {m['params'] / 1e9:.2f} B weights x {S} tokens; "
-         "attention's own products not counted)"],
+         f"{2 * m['params'] * S / m['prefill_s'] / 1e12:.1f} TFLOP/s (2 x {m['params'] / 1e9:.2f} B weights x {S} "
+         "tokens; attention's own products not counted)"],
         ["", "decode ms/token, fast path (bf16 weights, SDPA, KV cache)", f"{m['fast_ms']:.2f} ms",
          f"bound {m['bound_ms']:.2f} ms ({m['bytes'] / 1e9:.2f} GB / {bw:.0f} GB/s): "
          f"{100 * m['bound_ms'] / m['fast_ms']:.0f}% of bound"],
@@ -166,7 +167,8 @@ def write_results(path: Path, text: str) -> None:
 def main():
     p = C.parser(__doc__.splitlines()[0], repeats=20, quick=5)
     p.add_argument("--models", default="bundled,32b", help="comma-separated: bundled, 32b")
-    p.add_argument("--cpu-smoke", action="store_true", help="everything on the CPU, 32B's place taken by 2 small layers")
+    p.add_argument("--cpu-smoke", action="store_true",
+                   help="everything on the CPU, 32B's place taken by 2 small layers")
     p.add_argument("--prefill", type=int, default=512)
     p.add_argument("--results", default=None,
                    help='file to write the table into (default: bench/RESULTS.md on a CUDA run; "" writes nothing)')
@@ -204,7 +206,8 @@ def main():
     table = C.table(["model", "figure", "value", "bound / note"], rows)
     print()
     print(table)
-    target = args.results if args.results is not None else ("" if args.cpu_smoke else str(C.ROOT / "bench" / "RESULTS.md"))
+    default = "" if args.cpu_smoke else str(C.ROOT / "bench" / "RESULTS.md")
+    target = args.results if args.results is not None else default
     if target:
         when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
         write_results(Path(target), f"### GPU run, {when} (`python bench/gpu.py`, {new} decode steps, median)\n\n"

@@ -41,7 +41,8 @@ def available() -> bool:
 
 def _mapping(n: int) -> torch.Tensor | None:
     """n bytes (uint8) of anonymous memory starting on a 2 MiB boundary, asked for in huge pages before any page is
-    touched; None where the mapping cannot be made or madvise refuses. The tensor keeps the mapping alive (torch.frombuffer holds the buffer)."""
+    touched; None where the mapping cannot be made or madvise refuses. The tensor keeps the mapping alive
+    (torch.frombuffer holds the buffer)."""
     try:
         m = mmap.mmap(-1, n + HUGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     except (OSError, ValueError):                     # no room for the mapping: a plain tensor will do
