@@ -19,7 +19,8 @@ of 8 so that a thread reads one sequential stream, converted in registers, two r
 prefill; 16 lanes wide, with the same bits, where the CPU has AVX-512F); where it cannot be built,
 torch.ops.aten._weight_int8pack_mm (x (M, K) bf16, q (N, K) int8, s (N,) bf16 -> (M, N)); bench/int8.py
 measures both against int8 -> bf16 dequantization + torch.mv / F.linear on the model's own shapes (the LM head
-included). Other devices, or where neither runs: dequantize, then F.linear.
+included). Other devices, or where neither runs: dequantize, then F.linear. On the CPU the set's own tensors are
+copied into 2 MiB pages where Linux gives them (ops/hugepages.py): a step reads every one of them once.
 """
 from __future__ import annotations
 
