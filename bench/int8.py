@@ -46,10 +46,9 @@ PROMPTS = {  # name -> (prompt, chat template?)
 }
 
 
-def int8_kernels(q, s, x, arena=None):
+def int8_kernels(q, s, x, arena):
     from ops import quant
-    p = quant.pack("native", q)                                 # the native kernel reads rows in blocks of 8
-    p = arena.copy(p) if arena is not None else p
+    p = arena.copy(quant.pack("native", q))                     # the native kernel reads rows in blocks of 8
     return {"native": lambda: quant.native_mm(x, p, s), "int8pack_mm": lambda: quant.int8pack_mm(x, q, s),
             "int8->bf16 + mv": lambda: quant.dequant_mv(x, q, s),
             "int8->bf16 + F.linear": lambda: quant.dequant_linear(x, q, s)}

@@ -64,11 +64,12 @@ class Arena:
     be had (available()), plain contiguous copies."""
 
     def __init__(self):
+        self.huge = available()                       # asked once: the setting and /sys do not change mid-build
         self._chunk, self._used = None, 0
 
     def empty(self, shape, dtype: torch.dtype) -> torch.Tensor:
         n = torch.Size(shape).numel() * dtype.itemsize
-        if not available():
+        if not self.huge:
             return torch.empty(shape, dtype=dtype)
         if n > CHUNK // 4:
             raw = _mapping(n)
@@ -94,7 +95,7 @@ def settle(tensors: dict, keep: set) -> dict:
     for name in list(tensors):
         t = tensors.pop(name)
         key = t.data_ptr()
-        if t.device.type == "cpu" and key not in keep and available():
+        if t.device.type == "cpu" and key not in keep and arena.huge:
             if key not in moved:
                 moved[key] = arena.copy(t)
             t = moved[key]
