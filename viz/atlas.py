@@ -6,6 +6,11 @@ import plotly.graph_objects as go
 
 from .figures import as_numpy, base_layout
 
+# Scores written in the cells only up to this many heads: each number is an SVG text the browser lays out on every
+# page switch (the 0.5B model's 24 x 14 grid with its 336 numbers: 0.30 s a switch to a bare page drawing it, 0.21 s
+# without them, against 0.12 s for one simple chart; bench/RESULTS.md). Beyond it the shade and the hover say the score.
+TEXT_CELLS = 120
+
 # no red: red means "selected" (the picked head's frame)
 HUES = {"previous": "#1f77b4", "induction": "#9467bd", "sink": "#7f7f7f", "self": "#2ca02c", "broad": "#ff7f0e"}
 OTHER = ["#8c564b", "#e377c2", "#17becf", "#bcbd22"]
@@ -25,7 +30,7 @@ def atlas_grid(labels: list[list[str]], best, order: list[str], names: dict, tit
                height: int | None = None, xlabel: str = "head h", ylabel: str = "layer i", hover=None) -> go.Figure:
     """labels (L x nh) label names, best (L, nh) the winning score in [0, 1]; order: the label names (legend
     order), names: their display names. Each label has its own hue, pale for a weak score, full for a strong one.
-    hover: optional (L x nh) extra hover text."""
+    hover: optional (L x nh) extra hover text. Grids of at most TEXT_CELLS heads carry each score as a number too."""
     s = np.clip(as_numpy(best), 0, 1)
     L, nh = s.shape
     K = max(1, len(order))
@@ -38,8 +43,9 @@ def atlas_grid(labels: list[list[str]], best, order: list[str], names: dict, tit
     text = [[f"{s[i, h]:.2f}" for h in range(nh)] for i in range(L)]
     custom = [[f"{names.get(labels[i][h], labels[i][h])}" + (f"<br>{hover[i][h]}" if hover else "") for h in range(nh)]
               for i in range(L)]
+    written = dict(texttemplate="%{text}", textfont=dict(size=11)) if L * nh <= TEXT_CELLS else {}
     hm = go.Heatmap(z=z, x=list(range(nh)), y=list(range(L)), zmin=0, zmax=K, colorscale=scale, xgap=2, ygap=2,
-                    text=text, texttemplate="%{text}", textfont=dict(size=11), customdata=custom,
+                    text=text, customdata=custom, **written,
                     hovertemplate="layer %{y}, head %{x}<br>%{customdata}<br>score %{text}<extra></extra>",
                     colorbar=dict(tickvals=[k + 0.5 for k in range(K)], ticktext=[names.get(n, n) for n in order],
                                   tickfont=dict(size=15), len=0.9))

@@ -72,3 +72,17 @@ def test_sampling_chart_shades_what_top_k_cuts_and_keeps_the_raw_softmax():
     assert list(now.text[2:]) == ["cut k", "cut k"] and len(fig.layout.shapes) == 2
     assert list(now.marker.color).index(CHOSEN) == 1 and list(now.marker.color).count(CHOSEN) == 1
     assert np.allclose(raw.x, torch.softmax(logits, -1).numpy())          # T = 1, nothing cut
+
+
+def test_atlas_writes_scores_in_small_grids_only_and_the_hover_keeps_them():
+    from viz.atlas import TEXT_CELLS, atlas_grid
+
+    def grid(L, nh):
+        labels = [["previous" if (i + h) % 2 else "sink" for h in range(nh)] for i in range(L)]
+        best = np.linspace(0, 1, L * nh).reshape(L, nh)
+        return atlas_grid(labels, best, ["previous", "sink"], {}).data[0]
+
+    small, large = grid(4, 4), grid(24, 14)                             # 16 heads; the 0.5B model's 336
+    assert 16 <= TEXT_CELLS < 336
+    assert small.texttemplate == "%{text}" and large.texttemplate is None
+    assert large.text[23][13] == "1.00" and "%{text}" in large.hovertemplate    # the score is still there, on hover
