@@ -184,3 +184,18 @@ def test_first_page_loads_later_pages_component_scripts(server, browser):
     assert page.locator('[data-testid="stPlotlyChart"]').count() == 0
     assert page.locator('[data-testid="stException"]').count() == 0
     ctx.close()
+
+
+def test_charts_bench_draws_a_pages_charts_alone_on_a_bare_app(browser, tmp_path):
+    """bench/charts.py: a page's Plotly charts, captured by the test runner, are drawn on its bare two-page app and
+    a switch between its pages completes (click to the last chart drawn), the floor's chart too."""
+    import json
+
+    import charts                                  # bench/ is on the path (the server fixture put it there)
+
+    files = charts.capture(["atlas"], "en", tmp_path)["atlas"]        # every view: the tests draw lazy ones too
+    assert len(files) >= 2 and all(json.loads(f.read_text())["data"] for f in files)
+    charts.BARE.write_text(charts.BARE_APP)
+    for drawn in (files[:2], ["floor"]):
+        times = charts.switches(browser, drawn, 2)
+        assert len(times) == 2 and all(0 < t < 60 for t in times), times
