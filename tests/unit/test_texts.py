@@ -109,3 +109,15 @@ def test_no_run_shared_with_seeds():
             if r in runs and len(cjk.findall(r)) >= N // 2:
                 hits.setdefault(str(p.relative_to(ROOT)), r)
     assert not hits, f"text copied from the seed articles: {hits}"
+
+
+def test_decode_text_gives_this_runs_kv_cache_in_both_dtypes():
+    """The KV cache of this run's tokens is said at 2 bytes (bf16) and at 4 (float32, the cache of the CPU's float32
+    and int8 decoding), each from ops/costs.py: the float32 figure twice the bf16 one."""
+    c = costs.load_config(ROOT / "assets/configs/qwen2.5-0.5b-instruct.json")
+    nums = texts.numbers(c, B=2, S=7)                                   # 14 tokens x 12,288 B (bf16)
+    assert nums["kv_run"] == costs.human(2 * 24 * 2 * 64 * 2 * 14, "B")
+    assert nums["kv_run_fp32"] == costs.human(2 * 24 * 2 * 64 * 4 * 14, "B")
+    for lang in texts.LANGS:
+        text = texts.explain("decode", lang, "academic", nums)
+        assert nums["kv_run"] in text and nums["kv_run_fp32"] in text and "float32" in text
