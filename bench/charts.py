@@ -6,8 +6,9 @@ Each page of the app is run once by Streamlit's test runner (the bundled model, 
 figures it drew (as the browser receives them: the chart elements' JSON) are kept. Then, for each page, a bare
 Streamlit app of two pages (st.navigation, a title, one slider, like bench/browser.py's floor) draws that page's
 charts, and Chromium at 1500x900 clicks between its two pages: seconds from click to the last chart drawn (the first
-two switches left out, median of the rest). The floor, the same bare app with one simple line chart, runs in the same
-process, before and after the pages. The difference between a page's row and the floor is what its charts cost on a
+two switches left out, median of the rest). The floor, the same bare app with one line chart (the sine of
+bench/browser.py's floor, drawn as our charts are: theme=None, full width), runs in the same process, before and after
+the pages. The difference between a page's row and the floor is what its charts cost on a
 switch; what the rest of a real page costs is bench/browser.py's figure less this one.
 """
 from __future__ import annotations
@@ -37,7 +38,7 @@ BARE_APP = textwrap.dedent('''
     FILES = [f for f in os.environ["OPERATOR_LAB_CHARTS"].split(os.pathsep) if f]
 
     def figure(path):
-        if path == "floor":                                   # bench/browser.py's floor chart
+        if path == "floor":                                   # the sine line of bench/browser.py's floor
             x = np.arange(200)
             return go.Figure(go.Scatter(x=x, y=np.sin(x / 5)))
         return go.Figure(json.loads(open(path).read()))
@@ -68,10 +69,17 @@ def capture(pages: list[str], lang: str, folder: Path) -> dict[str, list[Path]]:
     return out
 
 
-def switches(browser, files: list, n: int) -> list[float]:
+def bare_app(folder: Path) -> Path:
+    """BARE_APP written into folder, the script switches() serves."""
+    script = folder / "bare.py"
+    script.write_text(BARE_APP)
+    return script
+
+
+def switches(browser, script: Path, files: list, n: int) -> list[float]:
     """Seconds of n switches between the bare app's two pages, each drawing `files` (the first two dropped)."""
     port = free_port()
-    server = start_server(port, {"OPERATOR_LAB_CHARTS": os.pathsep.join(map(str, files))}, script=BARE)
+    server = start_server(port, {"OPERATOR_LAB_CHARTS": os.pathsep.join(map(str, files))}, script=script)
     try:
         ctx, page = B.open_session(browser, f"http://127.0.0.1:{port}/")
         times = [B.click_link(page, *[("beta", "beta"), ("alpha", "alpha")][k % 2]) for k in range(n + 2)]
@@ -79,9 +87,6 @@ def switches(browser, files: list, n: int) -> list[float]:
         return times[2:]
     finally:
         stop_server(server)
-
-
-BARE = Path(tempfile.mkdtemp(prefix="operator_lab_charts_")) / "bare.py"
 
 
 def main():
@@ -96,17 +101,18 @@ def main():
     pages = [s.page for s in stages.pages() if not args.pages or s.page in args.pages.split(",")]
     print(f"machine: nproc {os.cpu_count()}, load avg at start {os.getloadavg()[0]:.2f}, "
           f"date {time.strftime('%Y-%m-%d %H:%M')}, lang {args.lang}, {args.switches} switches each", flush=True)
-    BARE.write_text(BARE_APP)
-    charts = {k: v for k, v in capture(pages, args.lang, BARE.parent).items() if v}
+    folder = Path(tempfile.mkdtemp(prefix="operator_lab_charts_"))
+    script = bare_app(folder)
+    charts = {k: v for k, v in capture(pages, args.lang, folder).items() if v}
     rows, floor = [], []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=B.CHROMIUM, args=B.ARGS)
-        floor += switches(browser, ["floor"], args.switches)
+        floor += switches(browser, script, ["floor"], args.switches)
         for name, files in charts.items():
-            ts = switches(browser, files, args.switches)
+            ts = switches(browser, script, files, args.switches)
             rows.append((name, len(files), sum(f.stat().st_size for f in files), ts))
             print(f"  {name:12s} {len(files)} chart(s): median {statistics.median(ts):.3f} s", flush=True)
-        floor += switches(browser, ["floor"], args.switches)
+        floor += switches(browser, script, ["floor"], args.switches)
         browser.close()
     f_med = statistics.median(floor)
     print(f"\nfloor (one line chart), before and after: median {f_med:.3f} s, "

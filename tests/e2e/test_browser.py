@@ -195,7 +195,7 @@ def test_charts_bench_draws_a_pages_charts_alone_on_a_bare_app(browser, tmp_path
 
     files = charts.capture(["atlas"], "en", tmp_path)["atlas"]        # every view: the tests draw lazy ones too
     assert len(files) >= 2 and all(json.loads(f.read_text())["data"] for f in files)
-    charts.BARE.write_text(charts.BARE_APP)
+    script = charts.bare_app(tmp_path)
     for drawn in (files[:2], ["floor"]):
-        times = charts.switches(browser, drawn, 2)
+        times = charts.switches(browser, script, drawn, 2)
         assert len(times) == 2 and all(0 < t < 60 for t in times), times
