@@ -19,13 +19,13 @@ from . import functional as fn
 @dataclass(frozen=True)
 class Check:
     label: str            # what is compared, in English ("fn.embedding vs F.embedding")
-    max_diff: float       # max |ours - reference| over the compared elements (NaN where both are -inf: 0)
+    max_diff: float       # max |ours - reference| over the compared elements (nan where either side is NaN)
     tol: float
     label_zh: str = ""    # the same in Chinese, when the label is more than code
 
     @property
     def ok(self) -> bool:
-        return self.max_diff <= self.tol
+        return self.max_diff <= self.tol       # False for nan: a NaN anywhere is a failure
 
     def text(self, lang: str) -> str:
         mark = "✓" if self.ok else "✗"
@@ -35,8 +35,15 @@ class Check:
 
 
 def compare(label: str, ours: torch.Tensor, reference: torch.Tensor, tol: float, label_zh: str = "") -> Check:
-    diff = (ours.float() - reference.float()).abs()
-    d = float(diff.masked_fill(diff.isnan(), 0).max()) if diff.numel() else 0.0    # NaN: both -inf (masked)
+    """max |ours - reference|; where both sides hold the same infinity (a masked score) the two agree, and any other
+    NaN (a NaN on either side, or opposite infinities) makes the difference NaN, so the check fails."""
+    a, b = ours.float(), reference.float()
+    diff = (a - b).abs()
+    same_inf = torch.isinf(a) & (a == b)
+    diff = diff.masked_fill(same_inf, 0.0)
+    if not diff.numel():
+        return Check(label, 0.0, tol, label_zh)
+    d = float("nan") if bool(diff.isnan().any()) else float(diff.max())
     return Check(label, d, tol, label_zh)
 
 
