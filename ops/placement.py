@@ -1,10 +1,12 @@
 """Placing a model too big for one GPU: which layers go on which device, and what each device then holds.
 
-The split is accelerate's own `infer_auto_device_map` over the model built on the meta device (no memory, no
-weights), with whole decoder layers kept together, as `from_pretrained(device_map=...)` would place them.
-Before it runs, each GPU's budget is cut by what it must hold beside its weights: the KV cache of its layers
-at the chosen context and batch, and a working reserve. Then, per device: its layers, weight bytes, KV
-bytes, the bytes a float32 trace capture of its layers would hold, and whether it fits.
+Whole decoder layers stay together, in order: the embedding, layers 0..L-1, the final norm and an untied LM
+head, split into contiguous runs, one run per GPU, as `from_pretrained(device_map="balanced")` places them.
+Before the split, each GPU's budget is cut by what it must hold beside its weights: the KV cache of its layers
+at the chosen context and batch, and a working reserve. A model that does not fit the GPUs keeps its first
+modules on them, filled in order, and the rest spill to the CPU. Then, per device: its layers, weight bytes,
+KV bytes, the bytes a float32 trace capture of its layers would hold, and whether it fits. Plain arithmetic
+on the config (bf16 weights, sizes from the expected tensor shapes): no weights and no extra packages.
 
     plan(reference_config("Qwen2.5-32B-Instruct"), gpus=2, gpu_gb=80, context=4096)
 
@@ -12,40 +14,60 @@ bytes, the bytes a float32 trace capture of its layers would hold, and whether i
 """
 from __future__ import annotations
 
-import logging
-from functools import lru_cache
-
-import torch
+import math
+from collections import defaultdict
 
 from . import costs
 from .config import ModelConfig
 from .errors import InputError
 from .inputs import estimate_trace_bytes
+from .loading import expected_shapes
 
 GB = 1e9                     # GPU sizes are quoted in decimal GB (80 GB, 141 GB), as the spec sheets do
 RESERVE_GB = 2.0             # CUDA context, allocator slack and activations, per GPU
+BF16 = 2
 
 
-@lru_cache(maxsize=4)
-def _meta_model(config: ModelConfig):
-    """The transformers model of this config on the meta device (shapes only), and its layer sizes."""
-    from accelerate import init_empty_weights
-    from accelerate.utils import compute_module_sizes
-    from transformers import AutoConfig, AutoModelForCausalLM
+def local_gpus() -> list[str]:
+    """The names of this machine's CUDA GPUs ([] where there are none)."""
+    import torch
 
-    hf = AutoConfig.for_model(**config.to_dict())
-    with init_empty_weights():
-        model = AutoModelForCausalLM.from_config(hf, dtype=torch.bfloat16)
-    return model, compute_module_sizes(model, dtype=torch.bfloat16)
+    return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
 
 
-def _device_of(device_map: dict, module: str):
-    """The device of a module name under a map whose keys may be its parents ("model.layers.3")."""
-    while module:
-        if module in device_map:
-            return device_map[module]
-        module = module.rpartition(".")[0]
-    return device_map.get("", "cpu")
+def module_sizes(config: ModelConfig) -> dict[str, int]:
+    """bf16 bytes of each placeable module, in forward order: model.embed_tokens, model.layers.{i}, model.norm,
+    and lm_head when it is not tied to the embedding (a tied head is the embedding table, on its device)."""
+    sizes: dict[str, int] = defaultdict(int)
+    for name, shape in expected_shapes(config).items():
+        parts = name.split(".")
+        owner = ".".join(parts[:3]) if parts[1] == "layers" else ".".join(parts[:-1])
+        sizes[owner] += math.prod(shape) * BF16
+    return dict(sizes)
+
+
+def _split(sizes: dict[str, int], gpus: int, budget: int) -> dict[str, object]:
+    """Contiguous runs of modules, one per GPU, balanced by bytes; where they do not fit, GPUs filled in order and
+    the rest on "cpu"."""
+    names, total = list(sizes), sum(sizes.values())
+    if total <= gpus * budget:
+        # each module goes to the GPU whose share of the total holds the module's middle byte
+        done, device_map = 0, {}
+        for n in names:
+            device_map[n] = min(gpus - 1, int((done + sizes[n] / 2) * gpus // total))
+            done += sizes[n]
+        load = defaultdict(int)
+        for n, d in device_map.items():
+            load[d] += sizes[n]
+        if max(load.values()) <= budget:
+            return device_map
+    device_map, d, used = {}, 0, 0
+    for n in names:                   # fill each GPU to its budget, in order; what is left goes to the CPU
+        while d < gpus and used + sizes[n] > budget:
+            d, used = d + 1, 0
+        device_map[n] = d if d < gpus else "cpu"
+        used += sizes[n] if d < gpus else 0
+    return device_map
 
 
 def plan(config: ModelConfig, gpus: int, gpu_gb: float, context: int = 4096, batch: int = 1,
@@ -57,47 +79,31 @@ def plan(config: ModelConfig, gpus: int, gpu_gb: float, context: int = 4096, bat
     if gpus < 1 or gpu_gb <= 0 or context < 1 or batch < 1:
         raise InputError(f"need gpus >= 1, gpu_gb > 0, context >= 1, batch >= 1; got {gpus}, {gpu_gb}, "
                          f"{context}, {batch}")
-    from accelerate import infer_auto_device_map
-    from accelerate.utils import get_balanced_memory
-
-    model, sizes = _meta_model(config)
     L = config.num_hidden_layers
-    tokens = context * batch
-    kv_per_layer = costs.kv_cache_bytes(config, tokens, kv_dtype_bytes) // L
+    kv_per_layer = costs.kv_cache_bytes(config, context * batch, kv_dtype_bytes) // L
     cap_per_layer = estimate_trace_bytes(config, batch, context, capture=("layers.0.*",)) if capture else 0
     # every GPU gets an even share of the layers' KV cache and capture taken off its budget up front
     per_gpu_extra = -(-L // gpus) * (kv_per_layer + cap_per_layer) + int(RESERVE_GB * GB)
-    budget = int(gpu_gb * GB) - per_gpu_extra
-    max_memory = {i: max(budget, 0) for i in range(gpus)} | {"cpu": 10**15}
-    quiet = logging.getLogger("accelerate.utils.modeling")
-    level, quiet.level = quiet.level, logging.ERROR              # "Device 0 is not available" on a CPU machine
-    try:
-        keep_whole = list(model._no_split_modules)
-        if gpus > 1:            # spread the layers evenly (what device_map="balanced" does), not GPU 0 first
-            max_memory = get_balanced_memory(model, max_memory=max_memory, dtype=torch.bfloat16,
-                                             no_split_module_classes=keep_whole)
-        device_map = infer_auto_device_map(model, max_memory=max_memory, dtype=torch.bfloat16,
-                                           no_split_module_classes=keep_whole)
-    finally:
-        quiet.setLevel(level)
+    budget = max(int(gpu_gb * GB) - per_gpu_extra, 0)
+    sizes = module_sizes(config)
+    device_map = _split(sizes, gpus, budget)
 
-    owners = ["model.embed_tokens", "model.norm"] + [f"model.layers.{i}" for i in range(L)]
-    owners += [] if config.tie_word_embeddings else ["lm_head"]        # a tied head is the embedding table
+    gpu_total = int(gpu_gb * GB)
     devices = []
     for d in list(range(gpus)) + ["cpu"]:
-        layers = [i for i in range(L) if _device_of(device_map, f"model.layers.{i}") == d]
-        weights = sum(sizes[name] for name in owners if _device_of(device_map, name) == d)
+        layers = [i for i in range(L) if device_map[f"model.layers.{i}"] == d]
+        weights = sum(b for n, b in sizes.items() if device_map[n] == d)
         if d == "cpu" and not layers and not weights:
             continue
         kv, cap = len(layers) * kv_per_layer, len(layers) * cap_per_layer
         total = weights + kv + cap
-        gpu_total = int(gpu_gb * GB)
         devices.append(dict(device=d, layers=layers, weights=weights, kv=kv, capture=cap, total=total,
                             budget=gpu_total if d != "cpu" else None,
                             fits=d != "cpu" and total + int(RESERVE_GB * GB) <= gpu_total))
-    spill = [i for i in range(L) if _device_of(device_map, f"model.layers.{i}") == "cpu"]
+    spill = [i for i in range(L) if device_map[f"model.layers.{i}"] == "cpu"]
+    on_cpu = any(d == "cpu" for d in device_map.values())          # a layer, or only the LM head: not on the GPUs
     return dict(device_map=device_map, devices=devices, spill_layers=spill, kv_per_layer=kv_per_layer,
-                fits=not spill and all(x["fits"] for x in devices if x["device"] != "cpu"))
+                fits=not on_cpu and all(x["fits"] for x in devices if x["device"] != "cpu"))
 
 
 def table(config: ModelConfig, gpu_counts=(1, 2, 4, 8), gpu_sizes=(24, 80, 141), context: int = 4096,

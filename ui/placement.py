@@ -20,10 +20,10 @@ def _plan(config: ModelConfig, gpus: int, gpu_gb: float, context: int, batch: in
 
 def section(config: ModelConfig, name: str, gpu: str, gpu_gb: float, context: int, batch: int):
     """The plans for 1, 2, 4, 8 GPUs (a table), and the chosen one drawn; under the page's own heading."""
-    st.caption(t("用 accelerate 的 infer_auto_device_map（整层不拆分，各卡均衡）在 `meta` 设备上的模型里算出；每张卡先扣掉"
+    st.caption(t("按配置算出：整层不拆分，按字节把连续的层均衡地分给各卡（放不下时按顺序装满，剩下的留在 CPU）；每张卡先扣掉"
                  f"它那些层在上下文 {context:,}、批 {batch} 时的 KV cache（可选再加 float32 追踪捕获）和 {placement.RESERVE_GB:g} GB 余量。",
-                 "Computed with accelerate's infer_auto_device_map (whole layers, balanced) on the model built on the meta "
-                 f"device; each GPU's budget first loses its layers' KV cache at context {context:,} and batch {batch} "
+                 "Computed from the config: whole layers, contiguous runs balanced by bytes (when they do not fit, GPUs "
+                 f"filled in order and the rest left on the CPU); each GPU's budget first loses its layers' KV cache at context {context:,} and batch {batch} "
                  f"(optionally a float32 trace capture of them too) and a {placement.RESERVE_GB:g} GB reserve."))
     capture = st.toggle(t("也给 float32 追踪捕获留出空间（本应用逐算子看张量时需要）",
                           "Also leave room for a float32 trace capture (what this app needs to show every tensor)"),
@@ -49,8 +49,10 @@ def section(config: ModelConfig, name: str, gpu: str, gpu_gb: float, context: in
     chart(device_bars(plans[n]["devices"], gpu_gb, names, t(f"{name}：{n} 张 {gpu} 上每张卡装了什么",
                                                             f"{name}: what each of {n} × {gpu} holds"),
                       t("GB（虚线 = 显存）", "GB (dashed = memory)")), f"placement-{n}")
-    st.caption(t("运行时每层在持有它权重的那张卡上执行（ops.model.Model(device_map=...)），层与层之间只传 [B, S, H] 的残差流；"
-                 "本机没有 GPU，多卡运行本身等硬件到位再测。",
-                 "At run time each layer runs on the GPU that holds its weights (ops.model.Model(device_map=...)); only the "
-                 "[B, S, H] residual stream moves between GPUs. This machine has no GPU: the multi-GPU run itself waits "
-                 "for hardware."))
+    here = placement.local_gpus()
+    st.caption(t("运行时每层在持有它权重的那张卡上执行（ops.model.Model(device_map=...)），层与层之间只传 [B, S, H] 的残差流。",
+                 "At run time each layer runs on the GPU that holds its weights (ops.model.Model(device_map=...)); only "
+                 "the [B, S, H] residual stream moves between GPUs.")
+               + t(f"本机有 {len(here)} 张 GPU（{'、'.join(here)}）。" if here else "本机没有 GPU：这里只是按配置算出的方案。",
+                   f" This machine has {len(here)} GPU(s) ({', '.join(here)})." if here else
+                   " This machine has no GPU: this is the plan computed from the config."))

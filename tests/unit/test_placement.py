@@ -1,4 +1,4 @@
-"""Placing a model on several GPUs: accelerate's split of Qwen2.5-32B / 72B checked by arithmetic, and the runner
+"""Placing a model on several GPUs: the split of Qwen2.5-32B / 72B checked by hand-worked arithmetic, and the runner
 running each layer where the device map puts it (on this CPU machine every device is "cpu": the multi-GPU
 run itself waits for hardware, bench/RESULTS.md)."""
 import pytest
@@ -71,3 +71,40 @@ def test_runner_follows_the_device_map():
     m.device, m.device_map = "cpu", int_map
     assert m.place("model.layers.0.self_attn.q_proj.weight") == torch.device("cuda:0")
     assert m.place("model.norm.weight") == torch.device("cpu")
+
+
+def _params_by_hand(V, H, I, L, nh, nkv, hd, tied):
+    """Qwen2's tensors counted one by one: q/k/v with biases, o, gate/up/down, two norms per layer."""
+    layer = (H * nh * hd + nh * hd) + 2 * (H * nkv * hd + nkv * hd) + nh * hd * H + 3 * H * I + 2 * H
+    return V * H * (1 if tied else 2) + L * layer + H
+
+
+def test_module_sizes_match_a_hand_count():
+    sizes = placement.module_sizes(C32)
+    assert sum(sizes.values()) == 2 * _params_by_hand(152064, 5120, 27648, 64, 40, 8, 128, tied=False)
+    assert len({sizes[f"model.layers.{i}"] for i in range(64)}) == 1 and "lm_head" in sizes
+
+
+def test_72b_on_two_80gb_gpus_at_32k_by_hand():
+    """145.4 GB of bf16 weights + 80 layers x 2 x 8 KV heads x 128 x 2 B x 32,768 tokens of KV + 2 x 2 GB reserve
+    = 160.1 GB > 2 x 80 GB: it cannot fit, and the plan must not claim it does (not even with only the LM head
+    left over on the CPU)."""
+    c72 = costs.reference_config("Qwen2.5-72B-Instruct")
+    need = 2 * _params_by_hand(152064, 8192, 29568, 80, 64, 8, 128, tied=False) + 80 * 2 * 8 * 128 * 2 * 32768 + 4 * GB
+    assert need > 160 * GB
+    p = placement.plan(c72, 2, 80, context=32768)
+    assert not p["fits"]
+    assert p["devices"][-1]["device"] == "cpu"
+
+
+def test_balanced_split_differs_by_at_most_one_module():
+    for gpus in (2, 4, 8):
+        p = placement.plan(C32, gpus, 80, context=4096)
+        loads = [d["weights"] for d in p["devices"] if d["device"] != "cpu"]
+        biggest = max(placement.module_sizes(C32).values())
+        assert p["fits"] and max(loads) - min(loads) <= 2 * biggest, (gpus, loads)
+
+
+def test_local_gpus_follows_torch():
+    n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    assert len(placement.local_gpus()) == n
