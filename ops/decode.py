@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 import torch
 
-from . import native
 from .config import ModelConfig
 from .costs import kv_cache_bytes
 from .errors import InputError
@@ -145,7 +144,7 @@ class Decoder:
                                     attention=self.attention, kernels=self.kernels)[0, -1]   # (V,)
         st = sample_stages(logits, self.prompt_ids + self.token_ids, self.params, self.generator)
         token = st["chosen"]
-        cand = native.topk(st["logits"], 20)[1]                    # torch.topk's, in C: ~25 µs, not ~260
+        cand = torch.topk(st["logits"], 20).indices
         tok = self.model.tokenizer
         step = GenerationStep(token_id=token, piece=tok.decode([token]) if tok else str(token),
                               phase="decode" if self.steps else "prefill", processed=S,

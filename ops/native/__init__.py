@@ -1,4 +1,4 @@
-"""Native CPU kernels: C compiled on first use with the machine's compiler, loaded with ctypes.
+"""Native CPU kernels: C built once per machine with its compiler, checked, and loaded with ctypes.
 
 Two C files (and simd.h, the helpers both include), one library, for x86-64 CPUs with AVX2 and FMA:
 - int8_linear.c, the int8 weight-only product of ops/quant.py ("native"), and the layout it reads: int8 rows in
@@ -6,11 +6,16 @@ Two C files (and simd.h, the helpers both include), one library, for x86-64 CPUs
   same bits as the 8-wide loops);
 - decode.c, the small operators of a decode step in float32 (rms_norm, apply_rope, attention1), which
   ops/model.py runs with kernels="native": same signatures as ops/functional.py's, and each falls back to it
-  (or returns None, attention1) for an input it does not take; and topk, the decoder's candidate list.
-It is built once per machine into <cache>/native/ (the file name carries a hash of the sources, the flags and the
-CPU) with -O3 -mavx2 -mfma -fopenmp -ffp-contract=off, then checked on small inputs with known answers. Another
-CPU, no compiler, a failed build or a wrong answer: load() returns None, why_not() says why, ops/quant.py keeps
-ATen's _weight_int8pack_mm and the decode operators stay PyTorch's. OPERATOR_LAB_NATIVE=0 turns it off.
+  (or returns None, attention1) for an input it does not take.
+
+build(folder) compiles it (-O3 -mavx2 -mfma -fopenmp -ffp-contract=off) into folder (the file name carries a hash of
+the sources, the flags and the CPU), records the library's sha256 beside it, then checks it on small inputs with
+known answers. The app calls build() once at start, in the background (ui/state.py); nothing compiles during a
+request. load() only hands out what build() made: it waits for a build under way and never starts one. A file
+found in the folder is loaded only if the folder is private to this user and the file's sha256 is the one recorded
+when this code built it: a library planted there is rebuilt over, never run. Another CPU, no compiler, a failed
+build or a wrong answer: load() returns None, why_not() says why, ops/quant.py keeps ATen's _weight_int8pack_mm
+and the decode operators stay PyTorch's.
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ import hashlib
 import os
 import platform
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
@@ -47,25 +53,49 @@ def _cpu() -> tuple[str, set]:
     return model, flags
 
 
-def _library_path(cpu_model: str) -> Path:
-    from ..loading import cache_dir
+def library_path(folder: Path, cpu_model: str) -> Path:
+    """Where build() puts the library for these sources, flags and CPU."""
     key = hashlib.sha256(b"".join(p.read_bytes() for p in SOURCES + HEADERS) + " ".join(FLAGS).encode()
                          + cpu_model.encode()).hexdigest()[:16]
-    return cache_dir() / "native" / f"kernels-{key}.so"
+    return Path(folder) / f"kernels-{key}.so"
 
 
-def _build(target: Path) -> None:
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _private(folder: Path) -> None:
+    """The folder exists, belongs to this user and nobody else may write in it (made so where it is ours)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    st = folder.stat()
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        raise RuntimeError(f"{folder} belongs to another user: no library is loaded from it")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        folder.chmod(0o700)
+
+
+def _trusted(path: Path) -> bool:
+    """The library at path is one this code built: its sha256 is the one recorded beside it at build time."""
+    digest = path.with_name(path.name + ".sha256")
+    try:
+        return path.is_file() and digest.read_text().strip() == _sha256(path)
+    except OSError:
+        return False
+
+
+def _compile(target: Path) -> None:
+    cc = shutil.which("cc") or shutil.which("gcc")
     if not cc:
         raise RuntimeError("no C compiler (cc or gcc) on PATH")
-    target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:          # build aside, then rename: atomic
         out = Path(tmp) / target.name
         r = subprocess.run([cc, *FLAGS, *map(str, SOURCES), "-o", str(out), "-lm"], capture_output=True, text=True,
                            timeout=120)
         if r.returncode:
             raise RuntimeError(f"{cc} failed: {r.stderr.strip()[-400:]}")
+        Path(tmp, target.name + ".sha256").write_text(_sha256(out))
         os.replace(out, target)
+        os.replace(Path(tmp, target.name + ".sha256"), target.with_name(target.name + ".sha256"))
 
 
 def _check(lib) -> None:
@@ -112,44 +142,48 @@ def _check(lib) -> None:
     want = F.scaled_dot_product_attention(q.double()[:, :, None], k.double(), v.double(), enable_gqa=True)[:, :, 0]
     if not torch.allclose(out.double(), want, rtol=1e-5, atol=1e-6):
         raise RuntimeError("attend1 gave a wrong answer")
-    x = torch.randn(1000, generator=g).round(decimals=1)         # ties: the lower index first, as a stable sort
-    vals, idx = torch.empty(20), torch.empty(20, dtype=torch.long)
-    lib.topk(x.data_ptr(), 1000, 20, vals.data_ptr(), idx.data_ptr())
-    want = torch.sort(x, descending=True, stable=True)
-    if not (torch.equal(vals, want.values[:20]) and torch.equal(idx, want.indices[:20])):
-        raise RuntimeError("topk gave a wrong answer")
+
+
+def build(folder: Path, enabled: bool = True):
+    """Compile (once per machine), check and load the library from folder; returns it, or None with why_not() set.
+    enabled=False (the app's OPERATOR_LAB_NATIVE=0) records that and builds nothing."""
+    with _lock:
+        if "lib" in _state:
+            return _state["lib"]
+        _state["lib"], _state["why"] = None, ""
+        try:
+            if not enabled:
+                raise RuntimeError("turned off by OPERATOR_LAB_NATIVE=0")
+            model, flags = _cpu()
+            if platform.machine().lower() not in ("x86_64", "amd64") or not {"avx2", "fma"} <= flags:
+                raise RuntimeError(f"needs an x86-64 CPU with AVX2 and FMA ({platform.machine()} {model})")
+            folder = Path(folder)
+            _private(folder)
+            path = library_path(folder, model)
+            if not _trusted(path):           # absent, or not the file this code built: build it (over any other)
+                _compile(path)
+            lib = ctypes.CDLL(str(path))
+            lib.int8_linear.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 3
+            lib.int8_isa.argtypes, lib.int8_isa.restype = [ctypes.c_int], ctypes.c_int
+            lib.int8_pack.argtypes = lib.int8_unpack.argtypes = [ctypes.c_void_p] * 2 + [ctypes.c_long] * 2
+            lib.rms_norm.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_long] * 2 + [ctypes.c_float]
+            lib.rope.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 4
+            lib.attend1.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 9
+            for f in (lib.int8_linear, lib.int8_pack, lib.int8_unpack, lib.rms_norm, lib.rope, lib.attend1):
+                f.restype = None
+            _check(lib)
+            _state["lib"] = lib
+        except (OSError, RuntimeError, subprocess.SubprocessError) as e:
+            _state["why"] = f"{type(e).__name__}: {e}"
+        return _state["lib"]
 
 
 def load():
-    """The compiled library (ctypes: int8_linear, int8_pack, int8_unpack, rms_norm, rope, attend1, topk), or None
-    where it cannot be built, or is wrong."""
+    """The library build() made (waiting for a build under way), or None: never builds one itself."""
     with _lock:
         if "lib" not in _state:
-            _state["lib"], _state["why"] = None, ""
-            try:
-                if os.environ.get("OPERATOR_LAB_NATIVE", "1") == "0":
-                    raise RuntimeError("turned off by OPERATOR_LAB_NATIVE=0")
-                model, flags = _cpu()
-                if platform.machine().lower() not in ("x86_64", "amd64") or not {"avx2", "fma"} <= flags:
-                    raise RuntimeError(f"needs an x86-64 CPU with AVX2 and FMA ({platform.machine()} {model})")
-                path = _library_path(model)
-                if not path.exists():
-                    _build(path)
-                lib = ctypes.CDLL(str(path))
-                lib.int8_linear.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 3
-                lib.int8_isa.argtypes, lib.int8_isa.restype = [ctypes.c_int], ctypes.c_int
-                lib.int8_pack.argtypes = lib.int8_unpack.argtypes = [ctypes.c_void_p] * 2 + [ctypes.c_long] * 2
-                lib.rms_norm.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_long] * 2 + [ctypes.c_float]
-                lib.rope.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 4
-                lib.attend1.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 9
-                lib.topk.argtypes = [ctypes.c_void_p, ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
-                for f in (lib.int8_linear, lib.int8_pack, lib.int8_unpack, lib.rms_norm, lib.rope, lib.attend1,
-                          lib.topk):
-                    f.restype = None
-                _check(lib)
-                _state["lib"] = lib
-            except (OSError, RuntimeError, subprocess.SubprocessError) as e:
-                _state["why"] = f"{type(e).__name__}: {e}"
+            _state["why"] = "not built: ops.native.build(folder) builds it (the app does at start, in the background)"
+            return None
         return _state["lib"]
 
 
@@ -257,14 +291,3 @@ def attention1(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tenso
     lib.attend1(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), B, nh, nkv, T, hd,
                 k.stride(0), k.stride(1), v.stride(0), v.stride(1))
     return out
-
-
-def topk(x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """torch.topk(x, k) of a vector, (values, indices), by decode.c for float32 on the CPU and k <= 64: the same
-    values, and among equal values the lower index first. torch.topk otherwise."""
-    lib = _state.get("lib") or load()
-    if lib is None or x.dim() != 1 or not _f32(x) or not 0 < k <= min(64, x.numel()):
-        return tuple(torch.topk(x, k))
-    vals, idx = torch.empty(k), torch.empty(k, dtype=torch.long)
-    lib.topk(x.data_ptr(), x.numel(), k, vals.data_ptr(), idx.data_ptr())
-    return vals, idx

@@ -1,9 +1,9 @@
 /* The small operators of a decode step for x86-64 CPUs with AVX2 and FMA, in float32: RMSNorm, RoPE, the
- * attention of one new query per row against its KV cache (grouped-query), and the top-k of the logits.
+ * attention of one new query per row against its KV cache (grouped-query).
  *
  * Decoding one token, each of these works on a few hundred numbers, and PyTorch spends most of their time on
- * dispatch: RMSNorm is six ATen operators (~15-20 µs on the 2-core test VM), RoPE seven, and SDPA for a single
- * query ~25-50 µs. Here each is one call of a few µs, with the same arithmetic as ops/functional.py: RoPE gives
+ * dispatch: RMSNorm is six ATen operators, RoPE seven, and SDPA for a single query a dozen; here each is one call
+ * (bench/mechanisms.py measures what that buys), with the same arithmetic as ops/functional.py: RoPE gives
  * the same bits (built with -ffp-contract=off, so no multiply and add are fused into one rounding), RMSNorm and
  * attention differ from PyTorch's only in the order the sums are taken. ops/model.py runs them through the same
  * layer code, by name (kernels="native"); ops/native/__init__.py builds, checks and wraps them. */
@@ -141,46 +141,4 @@ void attend1(const float *q, const float *k, const float *v, float *out, long B,
         if (sc != small)
             free(sc);
     }
-}
-
-/* Does (a, at index ia) come before (b, at ib) in torch.topk's order: larger first, NaN above every number,
- * the lower index first among equals */
-static inline int before(float a, long ia, float b, long ib) {
-    if (isnan(a))
-        return !isnan(b) || ia < ib;
-    if (isnan(b))
-        return 0;
-    return a > b || (a == b && ia < ib);
-}
-
-static inline void insert(float *val, long *idx, long *m, long k, float v, long i) {
-    if (*m == k && !before(v, i, val[k - 1], idx[k - 1]))
-        return;
-    long p = *m < k ? (*m)++ : k - 1;                      /* the last slot, free or given up */
-    for (; p > 0 && before(v, i, val[p - 1], idx[p - 1]); p--) {
-        val[p] = val[p - 1];
-        idx[p] = idx[p - 1];
-    }
-    val[p] = v;
-    idx[p] = i;
-}
-
-/* The k largest of x (n), in that order, into val and idx: one pass that keeps the k best so far. Once k are
- * kept, 8 numbers at a time are compared with the k-th best, and only a lane above it (or a NaN) is looked at:
- * for logits, a few dozen of 151,936. torch.topk on the CPU took ~260 µs there; this ~20 µs. */
-void topk(const float *x, long n, long k, float *val, long *idx) {
-    long m = 0, i = 0;
-    for (; i < n && m < k; i++)
-        insert(val, idx, &m, k, x[i], i);
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_loadu_ps(x + i);
-        __m256 hit = _mm256_or_ps(_mm256_cmp_ps(v, _mm256_set1_ps(val[k - 1]), _CMP_GT_OQ),
-                                  _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-        int mask = _mm256_movemask_ps(hit);
-        for (int l = 0; mask; l++, mask >>= 1)
-            if (mask & 1)
-                insert(val, idx, &m, k, x[i + l], i + l);
-    }
-    for (; i < n; i++)
-        insert(val, idx, &m, k, x[i], i);
 }

@@ -151,35 +151,7 @@ def test_native_kernels_on_the_bundled_model(real_model):
         assert ta == tb, weights
 
 
-# ---- the decoder's candidates and its greedy pick ------------------------------------------------------------
-@needs_native
-@pytest.mark.parametrize("n,k", [(151_936, 20), (49_152, 20), (1000, 64), (20, 20), (9, 3)])
-def test_topk_matches_torch_and_a_stable_sort(n, k):
-    g = torch.Generator().manual_seed(n)
-    for x in (torch.randn(n, generator=g) * 3, torch.randn(n, generator=g).round(decimals=1)):   # the 2nd with ties
-        vals, idx = native.topk(x, k)
-        assert torch.equal(vals, torch.topk(x, k).values)
-        want = torch.sort(x, descending=True, stable=True)
-        assert torch.equal(idx, want.indices[:k])
-
-
-@needs_native
-def test_topk_puts_nan_first_as_torch_does():
-    x = torch.randn(5000)
-    x[[17, 4000]] = float("nan")
-    vals, idx = native.topk(x, 5)
-    assert idx[:2].tolist() == [17, 4000] and vals[:2].isnan().all()
-    assert torch.equal(idx[2:], torch.topk(x, 5).indices[2:])
-
-
-def test_topk_leaves_the_rest_to_torch():
-    x = torch.randn(300)
-    for args in ((x, 65), (x.bfloat16(), 5), (x[::2], 5)):
-        vals, idx = native.topk(*args)
-        want = torch.topk(*args)
-        assert torch.equal(vals, want.values) and torch.equal(idx, want.indices)
-
-
+# ---- the decoder's greedy pick ------------------------------------------------------------------------------
 def test_greedy_pick_is_torch_argmax_the_first_largest():
     from ops.sampling import SamplingParams, sample_stages
     x = torch.randn(151_936)
