@@ -6,9 +6,19 @@ import streamlit as st
 
 st.set_page_config(page_title="Operator Lab · 算子实验室", page_icon="🔬", layout="wide")
 
+from ui import settings  # noqa: E402
+
+try:                           # every OPERATOR_LAB_* setting, checked first; a bad one stops the app and says which
+    settings.apply()
+except settings.SettingError as e:
+    st.error(f"Operator Lab cannot start with this setting · 设置有误，无法启动: {e}")
+    st.stop()
+
 import viz  # noqa: E402,F401  (sets the plotly template every page's figures use)
 from content import stages  # noqa: E402
-from ui import lab, page, sidebar, state  # noqa: E402,F401  (after set_page_config; lab registers its load-time jobs)
+from ui import lab, page, sidebar, state  # noqa: E402  (after set_page_config)
+state.FIRST_VISITS = lab.first_visits      # the work the load-time thread does ahead of the pages' first visits
+state.build_native()                       # the native library, once per process, in the background
 
 with state.RUNS:               # background work at load waits while a page runs (ui.state.RUNS)
     state.init_state()

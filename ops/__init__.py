@@ -13,6 +13,15 @@ from .sampling import SamplingParams
 from .trace import Trace
 
 
+def configure(cache=None, limits=None) -> None:
+    """What the app hands the compute layer (ops never reads the environment): the cache folder for prepared
+    models and the native library (None: the user cache folder), and the prompt / generation / batch limits
+    (an ops.inputs.Limits; None: the defaults)."""
+    from . import inputs, loading
+    loading.CACHE = cache
+    inputs.set_limits(limits or inputs.Limits())
+
+
 def load_model(source=None, device=None, dtype=None, progress=None) -> Model:
     """source: None/"default" (bundled), a Hugging Face model folder, or a GGUF file."""
     from .loading import load_source
@@ -20,5 +29,5 @@ def load_model(source=None, device=None, dtype=None, progress=None) -> Model:
     return Model(config, weights, tokenizer, device=device, dtype=dtype)
 
 
-__all__ = ["load_model", "Model", "ModelConfig", "Trace", "ConfigError", "InputError", "LoadError", "SamplingError",
+__all__ = ["configure", "load_model", "Model", "ModelConfig", "Trace", "ConfigError", "InputError", "LoadError", "SamplingError",
            "SamplingParams", "token_limit"]

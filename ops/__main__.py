@@ -21,6 +21,7 @@ def main(argv=None) -> int:
     p.add_argument("--model", default=None, help="a model folder or .gguf file (default: the bundled model)")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
     p.add_argument("--dtype", default=None, help="float32 (default), bfloat16, float16")
+    p.add_argument("--cache", default=None, help="the folder of prepared models (default: the user cache folder)")
     sub = p.add_subparsers(dest="command", required=True)
     tr = sub.add_parser("trace", help="print every traced tensor's name and shape")
     tr.add_argument("prompts", nargs="+", help="one or more prompts (a batch)")
@@ -39,7 +40,11 @@ def main(argv=None) -> int:
                     help="weights to decode with: float32 (the model's own, the traced path), bf16 or int8 (fast paths)")
     args = p.parse_args(argv)
 
-    from . import ConfigError, InputError, LoadError, SamplingError, load_model
+    from . import ConfigError, InputError, LoadError, SamplingError, configure, inputs, load_model, loading, native
+    if args.cache:
+        configure(cache=args.cache, limits=inputs.LIMITS)
+    if getattr(args, "fast", "") == "int8":      # the int8 product in C where it builds (once per machine)
+        native.build(loading.cache_dir() / "native")
     try:
         model = load_model(args.model, device=args.device, dtype=args.dtype, progress=progress)
         if args.command == "trace":

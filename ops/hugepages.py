@@ -11,12 +11,11 @@ build 0.63 -> 1.6-5.5 s (6 fresh processes and one bench run; the kernel compact
 (torch.mv on bf16 is bound by its own arithmetic here, not by the TLB), and its build took 0.5 -> 2.4 s (this VM
 touches fresh huge pages slowly: ~1.3 s per GB the first time).
 Where it cannot be had (not Linux, THP "never", no MADV_HUGEPAGE in this Python), plain tensors: the same
-values in 4 KiB pages. OPERATOR_LAB_HUGEPAGES=0 turns it off.
+values in 4 KiB pages.
 """
 from __future__ import annotations
 
 import mmap
-import os
 from pathlib import Path
 
 import torch
@@ -35,8 +34,7 @@ def mode() -> str:
 
 
 def available() -> bool:
-    return (os.environ.get("OPERATOR_LAB_HUGEPAGES", "1") != "0" and hasattr(mmap, "MADV_HUGEPAGE")
-            and mode() in ("always", "madvise"))
+    return hasattr(mmap, "MADV_HUGEPAGE") and mode() in ("always", "madvise")
 
 
 def _mapping(n: int) -> torch.Tensor | None:

@@ -8,18 +8,13 @@ Prompt text policy (applied by Model.encode_prompts and by the app's sidebar, an
     is removed: they are invisible on screen, so a token made of them would surprise a learner
   - everything else is kept as typed: right-to-left text, bidi marks, zero-width joiners (emoji ZWJ
     sequences), combining marks. The tokenizer then normalises to NFC, as Qwen's does.
-Limits (environment variables, read on every call so a test or a server can change them):
-  OPERATOR_LAB_MAX_TOKENS             longest prompt in tokens (default 2048, never past the model's context)
-  OPERATOR_LAB_CLASSROOM=1            classroom mode: the classroom limits below apply as well
-  OPERATOR_LAB_CLASSROOM_MAX_TOKENS   classroom prompt limit (default 512)
-  OPERATOR_LAB_CLASSROOM_MAX_NEW_TOKENS  classroom generation length (default 64)
-  OPERATOR_LAB_CLASSROOM_MAX_BATCH    classroom batch size (default 4; never past MAX_BATCH = 8)
+Limits: a Limits, handed in once by the app (ops.configure; ui/settings.py reads them from the environment), the
+defaults below otherwise. This module never reads the environment.
 This module never imports streamlit.
 """
 from __future__ import annotations
 
 import math
-import os
 import re
 from dataclasses import dataclass
 
@@ -30,45 +25,40 @@ from .trace import capture_filter, contract_shapes, recipe_inputs
 MAX_BATCH = 8                  # prompts per batch, everywhere
 MAX_CHARS = 100_000            # characters per prompt before tokenising (tokenising 100k chars takes ~0.2 s)
 DEFAULT_MAX_TOKENS = 2048
-CLASSROOM_MAX_TOKENS = 512
-CLASSROOM_MAX_NEW_TOKENS = 64
-CLASSROOM_MAX_BATCH = 4
 
 
 # ---- limits -----------------------------------------------------------------------------------
-def _env_int(name: str, default: int) -> int:
-    try:
-        return int(float(os.environ.get(name, default)))
-    except (TypeError, ValueError):
-        return default
+@dataclass(frozen=True)
+class Limits:
+    max_tokens: int = DEFAULT_MAX_TOKENS        # longest prompt in tokens (never past the model's context)
+    max_new_tokens: int = DEFAULT_MAX_TOKENS    # most tokens one generation may make
+    max_batch: int = MAX_BATCH                  # prompt lines per batch (never past MAX_BATCH)
 
 
-def classroom_on() -> bool:
-    return os.environ.get("OPERATOR_LAB_CLASSROOM", "0").strip().lower() in ("1", "true", "yes", "on")
+LIMITS = Limits()
+
+
+def set_limits(limits: Limits) -> None:
+    """The limits every later call applies (ops.configure)."""
+    global LIMITS
+    LIMITS = limits
 
 
 def token_limit(config=None) -> int:
-    """Longest prompt in tokens: the server's limit (and the classroom's when on), never past the context."""
-    limit = _env_int("OPERATOR_LAB_MAX_TOKENS", DEFAULT_MAX_TOKENS)
-    if classroom_on():
-        limit = min(limit, _env_int("OPERATOR_LAB_CLASSROOM_MAX_TOKENS", CLASSROOM_MAX_TOKENS))
+    """Longest prompt in tokens: the server's limit, never past the context."""
+    limit = LIMITS.max_tokens
     if config is not None:
         limit = min(limit, config.max_position_embeddings)
     return max(1, limit)
 
 
 def max_new_tokens_limit(config=None) -> int:
-    """Most tokens one generation may produce: the token limit, and the classroom's length when on."""
-    limit = token_limit(config)
-    if classroom_on():
-        limit = min(limit, _env_int("OPERATOR_LAB_CLASSROOM_MAX_NEW_TOKENS", CLASSROOM_MAX_NEW_TOKENS))
-    return max(1, limit)
+    """Most tokens one generation may produce: the token limit, and the generation limit."""
+    return max(1, min(token_limit(config), LIMITS.max_new_tokens))
 
 
 def batch_limit() -> int:
-    if classroom_on():
-        return max(1, min(MAX_BATCH, _env_int("OPERATOR_LAB_CLASSROOM_MAX_BATCH", CLASSROOM_MAX_BATCH)))
-    return MAX_BATCH
+    return max(1, min(MAX_BATCH, LIMITS.max_batch))
 
 
 # ---- sanitising -------------------------------------------------------------------------------

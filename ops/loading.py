@@ -206,11 +206,14 @@ def load_gguf_file(path, progress=None):
 
 
 # ---- the bundled model ----------------------------------------------------
+CACHE: Path | None = None        # set by ops.configure (the app's OPERATOR_LAB_CACHE); None: the user cache folder
+
+
 def cache_dir() -> Path:
-    """Where converted models live: $OPERATOR_LAB_CACHE, else the user cache folder."""
-    env = os.environ.get("OPERATOR_LAB_CACHE")
-    if env:
-        return Path(env)
+    """Where converted models (and the native library) live: the folder ops.configure was given, else the user
+    cache folder."""
+    if CACHE is not None:
+        return Path(CACHE)
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("operator-lab"))

@@ -108,8 +108,8 @@ class Pass:
 class Model:
     def __init__(self, config: ModelConfig, weights: dict, tokenizer=None, device=None, dtype=None,
                  device_map: dict | None = None):
-        """device_map: module name -> device ("model.layers.3" -> 1 means cuda:1), as ops/placement.py and
-        accelerate write it; every weight goes to its module's device and each layer runs where it lies."""
+        """device_map: module name -> device ("model.layers.3" -> 1 means cuda:1), as ops/placement.py (and
+        accelerate) write it; every weight goes to its module's device and each layer runs where it lies."""
         self.config = config
         self.tokenizer = tokenizer
         self.device = pick_device(device)

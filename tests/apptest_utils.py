@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,11 +83,30 @@ def new_app(timeout: float = 120, **query):
     return at
 
 
+def lazy_key(expander) -> str | None:
+    """The session-state key of a lazy expander (ui.page.more / the by-hand examples), None for any other."""
+    key = expander.proto.id.split("-", 2)[-1] if expander.proto.id.startswith("$$ID-") else ""
+    return key if key.startswith(("more-", "by-hand-")) else None
+
+
+def unfold(at, limit: int = 12):
+    """Open every folded lazy view, as a reader clicking each fold would (a fold opened inside another is found on
+    the next round); at most `limit` rounds. Lazy views are the default the tests run with, as users get them."""
+    for _ in range(limit):
+        closed = [k for e in at.expander if (k := lazy_key(e)) and not at.session_state[k]]
+        if not closed or at.exception:
+            return at
+        for k in closed:
+            at.session_state[k] = True
+        at.run()
+    return at
+
+
 def open_page(page: str, source: str | None = None, prompt: str | None = None, lang: str = "zh",
-              chat: bool = False, timeout: float = 120, **query):
+              chat: bool = False, timeout: float = 120, folds: bool = True, **query):
     """The app opened on its first page with ?lang= (and ?chat=1, and any other query parameters), then
-    source / prompt set in session_state, then switched to `page` and run once more. Returns the AppTest;
-    asserts nothing (check_page does)."""
+    source / prompt set in session_state, then switched to `page` and run once more, then (folds) every fold
+    opened. Returns the AppTest; asserts nothing (check_page does)."""
     if chat:
         query["chat"] = "1"
     at = new_app(timeout, lang=lang, **query)
@@ -97,7 +117,7 @@ def open_page(page: str, source: str | None = None, prompt: str | None = None, l
         at.session_state["prompt_text"] = prompt
     at.switch_page(page_path(page))
     at.run()
-    return at
+    return unfold(at) if folds else at
 
 
 def texts(at) -> str:
@@ -149,33 +169,106 @@ def svg_pictures(at) -> list[str]:
     return [str(m.value) for m in at.markdown if str(m.value).lstrip().startswith("<svg")]
 
 
+def tab_groups(at) -> dict[str, list[str]]:
+    """The lazy tab groups on the page (ui.page.tabs and the explanation's): session-state key -> tab labels."""
+    groups = {}
+
+    def walk(node):
+        for child in getattr(node, "children", {}).values():
+            if getattr(child, "type", "") == "tab_container":
+                key = child.proto.tab_container.id.split("-", 2)[-1]
+                if key.startswith(("tabs-", "explain-")):
+                    groups[key] = [str(tab.proto.label) for tab in child.children.values()]
+            walk(child)
+
+    walk(at._tree.main)
+    return groups
+
+
+@dataclass
+class Seen:
+    """What every view of the page showed, tab by tab (charts by key, tables and green checks by content)."""
+    charts: set = field(default_factory=set)
+    pictures: set = field(default_factory=set)
+    tables: set = field(default_factory=set)
+    green: set = field(default_factory=set)
+    errors: list = field(default_factory=list)
+    text: list = field(default_factory=list)
+
+    def add(self, at, allow_errors=()):
+        no_exception(at)
+        self.charts |= {c.proto.id for c in at.get("plotly_chart")}
+        self.pictures |= set(svg_pictures(at))
+        for d in at.dataframe:
+            try:
+                self.tables.add(d.value.to_string())
+            except Exception:                      # a table the element tree cannot rebuild: count it by its id
+                self.tables.add(id(d))
+        self.tables |= {m.value for m in at.markdown if m.value.startswith(HTML_TABLE)}
+        self.green |= {x.value for x in at.success}
+        self.errors += error_boxes(at, allow_errors)
+        self.text.append(texts(at))
+
+
+def every_tab(at, allow_errors=()) -> Seen:
+    """Open every tab of every lazy tab group, one at a time (each a rerun, folds unfolded), as a reader clicking
+    through would, and gather what each showed; then put every group back on the tab it was on."""
+    seen = Seen()
+    seen.add(at, allow_errors)
+    groups = tab_groups(at)
+    for key, labels in groups.items():
+        first = at.session_state[key] if key in at.session_state else labels[0]
+        for label in labels:
+            if label == first:
+                continue
+            at.session_state[key] = label
+            at.run()
+            unfold(at)
+            seen.add(at, allow_errors)
+            for inner in set(tab_groups(at)) - set(groups):           # a tab group inside this tab
+                for label2 in tab_groups(at)[inner][1:]:
+                    at.session_state[inner] = label2
+                    at.run()
+                    seen.add(at, allow_errors)
+        at.session_state[key] = first
+        at.run()
+    if groups:
+        unfold(at)
+    return seen
+
+
+def open_tab(at, key: str, label: str):
+    """Click tab `label` of the lazy tab group `key` (ui.page.tabs(..., key) is "tabs-<key>"), and unfold its folds."""
+    at.session_state[key if key.startswith(("tabs-", "explain-")) else f"tabs-{key}"] = label
+    at.run()
+    return unfold(at)
+
+
 def check_page(at, page: str, lang: str = "zh", *, charts: int = 0, checks: int = 0, passing=(), tables: int = 0,
                text=(), allow_errors=(), pictures: int = 0):
-    """The page rendered cleanly and shows its own content:
+    """The page rendered cleanly and shows its own content, every tab of it opened in turn (every_tab):
     no exception, no st.error box (except ones containing an allow_errors fragment), its title in `lang`,
-    at least `charts` Plotly charts, `pictures` SVG pictures, `tables` tables (dataframes or ui.page.table) and `checks` passing checks (green boxes, none with
-    ✗), every check named in `passing` green, and every fragment of `text` somewhere on the page."""
+    at least `charts` Plotly charts, `pictures` SVG pictures, `tables` tables (dataframes or ui.page.table) and
+    `checks` passing checks (green boxes, none with ✗), every check named in `passing` green, and every fragment
+    of `text` somewhere on the page."""
     page = page_name(page)
     no_exception(at)
-    errors = error_boxes(at, allow_errors)
-    assert not errors, f"{page}: error boxes: {errors}"
     titles = [x.value for x in at.title]
     want = title_word(page, lang)
     assert any(want.lower() in x.lower() for x in titles), f"{page}: no title with {want!r}: {titles}"
-    n_charts = len(at.get("plotly_chart"))
-    assert n_charts >= charts, f"{page}: {n_charts} Plotly charts, want >= {charts}"
-    n_pictures = len(svg_pictures(at))
-    assert n_pictures >= pictures, f"{page}: {n_pictures} SVG pictures, want >= {pictures}"
-    n_tables = len(at.dataframe) + sum(m.value.startswith(HTML_TABLE) for m in at.markdown)
-    assert n_tables >= tables, f"{page}: {n_tables} tables, want >= {tables}"
-    green = [s.value for s in at.success]
+    seen = every_tab(at, allow_errors)
+    assert not seen.errors, f"{page}: error boxes: {seen.errors}"
+    assert len(seen.charts) >= charts, f"{page}: {len(seen.charts)} Plotly charts, want >= {charts}"
+    assert len(seen.pictures) >= pictures, f"{page}: {len(seen.pictures)} SVG pictures, want >= {pictures}"
+    assert len(seen.tables) >= tables, f"{page}: {len(seen.tables)} tables, want >= {tables}"
+    green = sorted(seen.green)
     assert len(green) >= checks, f"{page}: {len(green)} passing checks, want >= {checks}: {green}"
     assert all("✗" not in s for s in green), f"{page}: a green box with ✗: {green}"
     for name in passing:
         assert any(name in s for s in green), f"{page}: check {name!r} is not green; green boxes: {green}; " \
                                               f"red: {[e.value for e in at.error if name in e.value]}"
     if text:
-        body = texts(at)
+        body = "\n".join(seen.text)
         missing = [x for x in text if x not in body]
         assert not missing, f"{page}: text not on the page: {missing}"
     return at

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from pathlib import Path
 
@@ -11,13 +10,24 @@ import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-# the page tests read every explanation tab at once; tests/pages/test_lazy.py turns lazy views back on
-os.environ.setdefault("OPERATOR_LAB_LAZY", "0")
-# no weight sets built in the background as a model loads (tests/unit/test_classroom.py turns it on): the tests stay
-# deterministic and the suite does not hold a bf16 and an int8 copy of every model it loads
-os.environ.setdefault("OPERATOR_LAB_PREBUILD", "0")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+# The tests run the app as users get it: lazy views, the background pre-build and the native kernels all on. The
+# native library is built here once (as app.py does at start), so the tests that need it know whether it exists.
+from ops import loading as _loading, native as _native  # noqa: E402
+
+_native.build(_loading.cache_dir() / "native")
+
+
+@pytest.fixture(autouse=True)
+def _default_ops_config():
+    """Every test starts and ends with the compute layer's defaults (a test or an app run may configure it)."""
+    import ops
+
+    ops.configure()
+    yield
+    ops.configure()
 
 # ---- the real bundled model ------------------------------------------------
 

@@ -1,12 +1,12 @@
 """Classroom mode: one server, a class of students, no one where they don't belong.
 
-Turned on by OPERATOR_LAB_CLASSROOM=1 (or `classroom = true` in .streamlit/secrets.toml). Then:
+Turned on by OPERATOR_LAB_CLASSROOM=1 (or `classroom = true` in .streamlit/secrets.toml; ui/settings.py). Then:
   - model sources: the bundled model, or a model found in a folder of OPERATOR_LAB_ALLOWED_MODELS
     (os.pathsep-separated list of folders); the sidebar offers only those, in a selectbox, and any
     other source (a symlink leading outside included: real paths are compared) is refused
   - prompts: at most OPERATOR_LAB_CLASSROOM_MAX_TOKENS tokens (default 512), generations at most
     OPERATOR_LAB_CLASSROOM_MAX_NEW_TOKENS new tokens (64), batches at most OPERATOR_LAB_CLASSROOM_MAX_BATCH
-    lines (4); see ops/inputs.py, which applies them in the API too
+    lines (4); ops/inputs.py applies them in the API too (handed in by ui/settings.apply)
   - each session keeps at most OPERATOR_LAB_SESSION_MB of traces (default 256 in classroom mode,
     2048 otherwise); the model itself is loaded once and shared read-only
   - the Generate page starts on the int8 decoding path where the native kernel runs (a quarter of float32's
@@ -18,53 +18,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ops import inputs
-
-SECRET_KEYS = {"classroom": "OPERATOR_LAB_CLASSROOM", "allowed_models": "OPERATOR_LAB_ALLOWED_MODELS",
-               "max_tokens": "OPERATOR_LAB_CLASSROOM_MAX_TOKENS", "max_new_tokens": "OPERATOR_LAB_CLASSROOM_MAX_NEW_TOKENS",
-               "max_batch": "OPERATOR_LAB_CLASSROOM_MAX_BATCH", "session_mb": "OPERATOR_LAB_SESSION_MB"}
-_synced = False
-
-
-def sync_from_secrets():
-    """Copy classroom settings from st.secrets into the environment (the environment wins); no secrets file is fine."""
-    global _synced
-    if _synced:
-        return
-    _synced = True
-    try:
-        import streamlit as st
-
-        secrets = st.secrets
-        items = {k: secrets[k] for k in SECRET_KEYS if k in secrets}
-    except Exception:        # no secrets.toml, or an unreadable one: classroom settings come from the environment
-        return
-    for key, value in items.items():
-        if isinstance(value, bool):
-            value = "1" if value else "0"
-        elif isinstance(value, (list, tuple)):
-            value = os.pathsep.join(str(v) for v in value)
-        os.environ.setdefault(SECRET_KEYS[key], str(value))
+from . import settings
 
 
 def classroom_mode() -> bool:
-    sync_from_secrets()
-    return inputs.classroom_on()
+    return settings.current().classroom
 
 
 def session_budget_bytes() -> int:
     """Trace memory one session may hold (OPERATOR_LAB_SESSION_MB)."""
-    default = 256 if classroom_mode() else 2048
-    try:
-        mb = float(os.environ.get("OPERATOR_LAB_SESSION_MB", default))
-    except ValueError:
-        mb = default
-    return int(max(mb, 1) * 2**20)
+    return int(settings.current().session_mb * 2**20)
 
 
 def allowed_roots() -> list[Path]:
-    raw = os.environ.get("OPERATOR_LAB_ALLOWED_MODELS", "")
-    return [Path(os.path.realpath(os.path.expanduser(p))) for p in raw.split(os.pathsep) if p.strip()]
+    return [Path(os.path.realpath(os.path.expanduser(p))) for p in settings.current().allowed_models]
 
 
 def _is_model(p: Path) -> bool:

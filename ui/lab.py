@@ -9,20 +9,18 @@ computed once per model for every session.
 """
 from __future__ import annotations
 
-import os
 from collections import OrderedDict
 
 import streamlit as st
 
 from ops.errors import InputError
 from ops.runqueue import RunQueue
-from . import state as _state
+from .settings import current as server_settings
 from .state import RUN_SLOTS, load_model, set_query, settings, t
 
 # sweeps, the heaviest runs, queue for their own turn: one at a time by default, so page runs always keep a
 # slot of RUN_SLOTS and one student's sweep cannot stall the class (OPERATOR_LAB_SWEEPS, _SWEEP_QUEUE)
-SWEEPS = RunQueue(running=max(1, int(os.environ.get("OPERATOR_LAB_SWEEPS", "1") or 1)),
-                  waiting=max(0, int(os.environ.get("OPERATOR_LAB_SWEEP_QUEUE", "8") or 8)))
+SWEEPS = RunQueue(running=server_settings().sweeps, waiting=server_settings().sweep_queue)
 KEEP = 8          # experiment results kept per session, oldest dropped first
 SHARED = 8        # results shared by every session (kept(share=True)), least recently used dropped first
 # what an experiment run keeps: the residual stream and the parts that add to it (attribution, sweeps, patching,
@@ -211,4 +209,3 @@ def _atlas(source: str, device: str, dtype: str, seed: int, n: int) -> dict:
                 test_ids=analysis.row_ids(test, 0), test_probs=maps)
 
 
-_state.FIRST_VISITS = first_visits    # the load-time thread (ui.state) runs these; ui.state does not import this module

@@ -15,7 +15,6 @@ import html
 import inspect
 import io
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -142,9 +141,8 @@ def metrics(pairs: list[tuple[str, str]], weights: list[float] | None = None):
 
 # Hidden tabs and closed expanders cost the browser as much as open ones (Streamlit draws them all), so the
 # explanation draws only the tab that is open, the by-hand examples and the secondary views (more()) only when
-# unfolded: a click reruns the page (bench/RESULTS.md, browser). OPERATOR_LAB_LAZY=0 draws everything, as the
-# content tests want.
-LAZY = os.environ.get("OPERATOR_LAB_LAZY", "1") != "0"
+# unfolded: a click reruns the page (bench/RESULTS.md, browser). A test that reads every tab at once sets it False.
+LAZY = True
 
 
 def lazy(key: str) -> dict:

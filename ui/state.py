@@ -6,7 +6,9 @@ once per (model, prompts, chat) for every session (shared_trace) and read-only t
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import os
 import sys
 import threading
@@ -20,16 +22,18 @@ import streamlit as st
 import ops
 from ops.loading import prepare_bundled
 from ops.config import ConfigError
-from ops import inputs
+from ops import inputs, native
+from ops.loading import cache_dir
 from ops.model import InputError, PromptTooLong
 from . import classroom
+from .settings import current as server_settings
 
 DEFAULT_PROMPT = "I like shanghai"
 # model runs at once across all sessions: on a small machine a class's requests queue instead of thrashing
-RUN_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("OPERATOR_LAB_CONCURRENT_RUNS", "2") or 2)))
+RUN_SLOTS = threading.BoundedSemaphore(server_settings().concurrent_runs)
 # decode steps at once across all sessions (app_pages/generate.py): a step is ~600 short torch calls, each handing the
 # GIL back and forth, so thirty generations stepping together in one process all crawl; a few at a time do not
-DECODE_SLOTS = threading.BoundedSemaphore(max(1, int(os.environ.get("OPERATOR_LAB_CONCURRENT_DECODES", "2") or 2)))
+DECODE_SLOTS = threading.BoundedSemaphore(server_settings().concurrent_decodes)
 
 
 class Runs:
@@ -51,7 +55,7 @@ class Runs:
     def wait_quiet(self, quiet: float = 0.5, give_up: float = 600.0):
         """Return once no run is under way and none ended in the last `quiet` seconds (or after give_up)."""
         end = time.monotonic() + give_up
-        while time.monotonic() < end:
+        while time.monotonic() < end and not _STOPPING.is_set():
             with self.lock:
                 if self.running == 0 and time.monotonic() - self.last >= quiet:
                     return
@@ -185,15 +189,45 @@ def t(zh: str, en: str) -> str:
     return zh if lang() == "zh" else en
 
 
+PREBUILD = True     # load_model builds the weight sets and first visits in the background (a test may turn it off)
+
+
+@st.cache_resource(show_spinner=False)
+def build_native() -> threading.Thread:
+    """The native library (ops/native), built once per process in the background as the app starts: no request
+    ever waits for a compiler, and an int8 weight set built meanwhile waits for this build (ops.native.load)."""
+    return _background(native.build, (cache_dir() / "native",), "native-build")
+
+
+_STOPPING = threading.Event()            # set at exit: the load-time jobs not yet started are skipped
+_THREADS: list[threading.Thread] = []
+
+
+def _background(target, args: tuple, name: str) -> threading.Thread:
+    """A daemon thread the process waits for at exit (a thread inside a torch or OpenMP call when the interpreter
+    tears down aborts the process: "terminate called without an active exception")."""
+    thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+    _THREADS.append(thread)
+    thread.start()
+    return thread
+
+
+@atexit.register
+def _wait_for_background(timeout: float = 60.0):
+    _STOPPING.set()
+    end = time.monotonic() + timeout
+    for thread in _THREADS:
+        thread.join(max(0.0, end - time.monotonic()))
+
+
 @st.cache_resource(show_spinner=False, max_entries=3)     # get_model shows the spinner, in the page's language
 def load_model(source: str, device: str, dtype: str):
     """One model per (source, device, dtype), shared by all sessions; never mutated after loading.
     No st element is drawn in here: st.cache_resource would replay it on every later hit. The weight sets other
     pages read are built now, in the background (ahead_sets)."""
     model = ops.load_model(None if source == "default" else source, device=device, dtype=dtype)
-    if os.environ.get("OPERATOR_LAB_PREBUILD", "1") != "0":
-        threading.Thread(target=_build_quietly, args=(model, ahead_sets(model), (source, device, dtype)),
-                         name="weight-sets", daemon=True).start()
+    if PREBUILD:
+        _background(_build_quietly, (model, ahead_sets(model), (source, device, dtype)), "weight-sets")
     return model
 
 
@@ -212,7 +246,7 @@ def ahead_sets(model) -> list[str]:
     """Weight sets to build as the model loads, so no page waits for them: in classroom mode the int8 set the Generate
     page starts on; otherwise, on the CPU, the bf16 and int8 sets Precision compares (its first visit built them:
     3-5 s on the bundled model) and Generate's faster paths offer, when they take under a third of the memory free
-    (about 3 bytes per parameter). With OPERATOR_LAB_PREBUILD=0, load_model starts no background thread."""
+    (about 3 bytes per parameter)."""
     if classroom.classroom_mode():
         return ["int8"] if classroom.default_decode_path() == "int8" else []
     if model.device != "cpu" and getattr(model.device, "type", "") != "cpu":
@@ -221,7 +255,8 @@ def ahead_sets(model) -> list[str]:
     return ["bf16", "int8"] if 0 < 3 * params < mem_available() / 3 else []
 
 
-FIRST_VISITS = None    # (model, source, device, dtype, sets) -> jobs; ui.lab sets it to its first_visits on import
+FIRST_VISITS = None    # (model, source, device, dtype, sets) -> jobs: ui.lab.first_visits, registered by app.py
+BACKGROUND_FAILURES: list[str] = []    # what the load-time jobs could not do (the sidebar shows them)
 
 
 def _build_quietly(model, names: list[str], key: tuple):
@@ -233,15 +268,23 @@ def _build_quietly(model, names: list[str], key: tuple):
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)      # Linux: the calling thread only
     except (AttributeError, OSError):
         pass
-    jobs = [lambda name=name: model.weight_set(name) for name in names]
+    jobs = []
+    for name in names:
+        job = functools.partial(model.weight_set, name)
+        job.__name__ = f"the {name} weight set"
+        jobs.append(job)
     if FIRST_VISITS and not classroom.classroom_mode():   # a class's own first visits share the work; slots stay free
         jobs += FIRST_VISITS(model, *key, sets=set(names) >= {"bf16", "int8"})
     for job in jobs:
         RUNS.wait_quiet()
+        if _STOPPING.is_set():
+            return
         try:
             job()
-        except Exception:
-            pass
+        except Exception as e:               # the page that needs it builds it then; say so, here and in the sidebar
+            note = f"{getattr(job, '__name__', 'job')} for {key[0]}: {type(e).__name__}: {e}"
+            BACKGROUND_FAILURES.append(note)
+            print(f"operator-lab: a background job failed: {note}", file=sys.stderr)
 
 
 def get_model():

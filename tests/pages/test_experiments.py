@@ -75,7 +75,7 @@ def test_experiments_tiny_sweep_and_batch(tiny_app_dense, english):
 def test_experiments_tiny_out_of_range_link_is_named(tiny_app_dense, english):
     """A shared link from a bigger model (layer 99, head 40) or a mistyped edit: a warning names each value and
     the range, and the page goes on with the nearest valid one instead of failing or clamping silently."""
-    at = open_page(PAGE, source=tiny_app_dense, prompt="I like shanghai", lang="en",
+    at = open_page(PAGE, source=tiny_app_dense, prompt="I like shanghai", lang="en", folds=False,
                    x_edit="hed", layer="99", head="40")
     warned = "\n".join(w.value for w in at.warning)
     assert "layer=99" in warned and "x_edit='hed'" in warned, warned

@@ -1,6 +1,6 @@
 """Lazy views (ui/page.py, LAZY): the explanation draws only its open tab, the by-hand examples and the secondary
 views (page.more) only when unfolded, lazy tabs (page.tabs) only the open one; opening one reruns the page and
-draws it. The other page tests run with OPERATOR_LAB_LAZY=0 (tests/conftest.py) so that they see everything."""
+draws it. Lazy views are the default every page test runs with; these tests pin it on all the same."""
 from __future__ import annotations
 
 import ui.page  # now, not under the `english` fixture: ui.page would keep its patched lang for every later test
@@ -9,7 +9,7 @@ from apptest_utils import open_page, texts
 
 def test_explanation_draws_only_the_open_tab(tiny_app_dense, english, monkeypatch):
     monkeypatch.setattr(ui.page, "LAZY", True)
-    at = open_page("rmsnorm", source=tiny_app_dense, lang="en")
+    at = open_page("rmsnorm", source=tiny_app_dense, lang="en", folds=False)
     assert not at.exception
     first = texts(at)
     assert "Do it by hand" not in first and not at.code            # plain tab and formula tab not drawn
@@ -36,7 +36,7 @@ def charts(at) -> list[str]:
 
 def test_secondary_views_draw_only_when_unfolded(tiny_app_dense, english, monkeypatch):
     monkeypatch.setattr(ui.page, "LAZY", True)
-    at = open_page("attention", source=tiny_app_dense, lang="en")
+    at = open_page("attention", source=tiny_app_dense, lang="en", folds=False)
     assert not at.exception
     assert charts(at) == ["probs", "grid"]                          # the main picture only
     assert "RoPE: each dimension pair rotated by position" in texts(at)   # a folded view keeps its label
@@ -51,7 +51,7 @@ def test_secondary_views_draw_only_when_unfolded(tiny_app_dense, english, monkey
 
 def test_lazy_tabs_draw_only_the_open_one(tiny_app_dense, english, monkeypatch):
     monkeypatch.setattr(ui.page, "LAZY", True)
-    at = open_page("serving", source=tiny_app_dense, lang="en")
+    at = open_page("serving", source=tiny_app_dense, lang="en", folds=False)
     assert not at.exception
     assert charts(at) == ["online"]                                 # the first tab holds tables only
     at.session_state["tabs-serving-topics"] = "Speculative"
@@ -65,7 +65,7 @@ def test_sidebar_model_settings_draw_only_when_unfolded(tiny_app_dense, english,
     """The sidebar's model settings and model card are drawn only when unfolded; a dtype chosen there stays chosen
     after the fold closes again (the setting lives under its own key, the widget under w_dtype: ui.sidebar.bound)."""
     monkeypatch.setattr(ui.page, "LAZY", True)
-    at = open_page("overview", source=tiny_app_dense, lang="en")
+    at = open_page("overview", source=tiny_app_dense, lang="en", folds=False)
     assert not at.exception
     assert not at.sidebar.selectbox and "tokenizer tokens" not in texts(at)
     at.session_state["sidebar-model"] = True                        # what a click on "Model" does
@@ -82,7 +82,7 @@ def test_sidebar_model_settings_draw_only_when_unfolded(tiny_app_dense, english,
 def test_scale_flop_tabs_draw_only_the_open_one(tiny_app_dense, english, monkeypatch):
     """The scale page's prefill / decode FLOP tables: the open tab's table and total only; the other on a click."""
     monkeypatch.setattr(ui.page, "LAZY", True)
-    at = open_page("scale", source=tiny_app_dense, lang="en")
+    at = open_page("scale", source=tiny_app_dense, lang="en", folds=False)
     assert not at.exception
     totals = lambda: [m.value for m in at.markdown if m.value.startswith("**Total:")]
     prefill = totals()

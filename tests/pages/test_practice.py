@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from apptest_utils import check_page, no_exception, page_ok
+from apptest_utils import check_page, no_exception, open_tab, page_ok, tab_groups
 from content import stages
 
 PAGE = "practice"
@@ -14,6 +14,9 @@ def score(at) -> str:
 
 
 def answer(at, text: str):
+    if not any(w.key and w.key.startswith("quiz_answer_") for w in at.text_input):     # open the quiz tab
+        label = next(x for x in tab_groups(at)["tabs-practice-views"] if "测验" in x or "Quiz" in x)
+        open_tab(at, "practice-views", label)
     box = next(w for w in at.text_input if w.key.startswith("quiz_answer_"))
     box.set_value(text)
     at.button(key="quiz_reveal").click()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apptest_utils import BATCH, page_ok, texts
+from apptest_utils import BATCH, open_tab, page_ok, texts
 from content import serving as words
 from ops import costs
 
@@ -42,5 +42,6 @@ def test_serving_tiny_small_example_and_measure(tiny_app_dense, english):
     assert not at.exception and "0.017, 0.936, 0.047" in texts(at)   # softmax([1, 5, 2]), by blocks of 2
     at.text_input(key="sv-scores").input("one, two").run()
     assert not at.exception and any("not a list of numbers" in w.value for w in at.warning)
+    open_tab(at, "serving-topics", "Prefill vs decode")
     at.button(key="sv-measure").click().run(timeout=300)
     assert not at.exception and "measured ms/token" in texts(at)

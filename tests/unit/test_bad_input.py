@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ops import InputError, SamplingError, SamplingParams, load_model
+from ops import InputError, SamplingError, SamplingParams, configure, load_model
 from ops import inputs
 from ops.trace import contract_shapes
 from ops.loading import LoadError
@@ -33,6 +33,11 @@ def _clean_env(monkeypatch):
     for k in ("OPERATOR_LAB_MAX_TOKENS", "OPERATOR_LAB_CLASSROOM", "OPERATOR_LAB_CLASSROOM_MAX_TOKENS",
               "OPERATOR_LAB_CLASSROOM_MAX_NEW_TOKENS", "OPERATOR_LAB_CLASSROOM_MAX_BATCH", "OPERATOR_LAB_SESSION_MB"):
         monkeypatch.delenv(k, raising=False)
+
+
+def limit(n: int):
+    """The server's prompt limit as the app hands it to ops (ops.configure)."""
+    configure(limits=inputs.Limits(max_tokens=n, max_new_tokens=n))
 
 
 # ---- the sanitiser ------------------------------------------------------------------------------
@@ -62,7 +67,7 @@ def test_no_prompts(tiny):
 
 
 def test_too_long_message_and_truncate(tiny, monkeypatch):
-    monkeypatch.setenv("OPERATOR_LAB_MAX_TOKENS", "12")
+    limit(12)
     text = "the cat sat on the mat and then the dog ran"
     with pytest.raises(inputs.PromptTooLong) as e:
         tiny.trace(text)
@@ -71,7 +76,7 @@ def test_too_long_message_and_truncate(tiny, monkeypatch):
         tr = tiny.trace(text, truncate=True)
     assert tr.lengths[0] == 12 and text.startswith(tr.prompts[0])
     with pytest.warns(UserWarning, match="truncated"):           # chat: the template counts toward the limit
-        monkeypatch.setenv("OPERATOR_LAB_MAX_TOKENS", "40")
+        limit(40)
         tr = tiny.trace(text * 3, chat=True, truncate=True, system=None)   # no system turn: 40 leaves room
     assert tr.lengths[0] <= 40 and tr.texts[0].endswith("<|im_start|>assistant\n")
 
@@ -126,7 +131,7 @@ def test_ten_thousand_repeats_fast(bundled_tokenizer, ch):
 
 @pytest.mark.real
 def test_ten_thousand_repeats_limit_message(real_model, monkeypatch):
-    monkeypatch.setenv("OPERATOR_LAB_MAX_TOKENS", "512")
+    limit(512)
     t0 = time.perf_counter()
     with pytest.raises(inputs.PromptTooLong, match="512 tokens"):
         real_model.trace("a" * 10_000)
@@ -237,7 +242,11 @@ def test_estimate_real_model_before_running(bundled):
 
 # ---- classroom limits in the API -----------------------------------------------------------------------
 def test_classroom_limits(tiny, monkeypatch):
+    """The classroom's limits, read from the environment (ui/settings.py) and handed to ops, as app.py does."""
+    from ui import settings
+
     monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "1")
+    settings.apply()
     assert inputs.token_limit(tiny.config) == min(512, tiny.config.max_position_embeddings)
     assert inputs.batch_limit() == 4 and inputs.max_new_tokens_limit(tiny.config) == 64
     with pytest.raises(InputError, match="at most 4"):
@@ -245,10 +254,12 @@ def test_classroom_limits(tiny, monkeypatch):
     with pytest.raises(InputError, match="max_new_tokens"):
         tiny.generate("the cat", max_new_tokens=65)
     monkeypatch.setenv("OPERATOR_LAB_CLASSROOM_MAX_TOKENS", "5")
+    settings.apply()
     with pytest.raises(inputs.PromptTooLong, match="5 tokens"):
         tiny.trace("the cat sat on the mat")
-    monkeypatch.setenv("OPERATOR_LAB_CLASSROOM_MAX_TOKENS", "not a number")
-    assert inputs.token_limit(tiny.config) == min(512, tiny.config.max_position_embeddings)
+    monkeypatch.setenv("OPERATOR_LAB_CLASSROOM_MAX_TOKENS", "not a number")   # refused, by name: not ignored
+    with pytest.raises(settings.SettingError, match="OPERATOR_LAB_CLASSROOM_MAX_TOKENS='not a number'"):
+        settings.apply()
 
 
 # ---- CLI -------------------------------------------------------------------------------------------------
@@ -265,14 +276,14 @@ def test_cli_bad_inputs(tiny_hf_folder, capsys, monkeypatch):
     folder = str(tiny_hf_folder("qwen2"))
     rc, out = _cli(["--model", folder, "trace", "   "], capsys)
     assert rc == 2 and "empty" in out.err
-    monkeypatch.setenv("OPERATOR_LAB_MAX_TOKENS", "4")
+    limit(4)
     rc, out = _cli(["--model", folder, "trace", "the cat sat on the mat"], capsys)
     assert rc == 2 and "4 tokens" in out.err
     rc, out = _cli(["--model", folder, "generate", "the cat", "--top-p", "7"], capsys)
     assert rc == 2 and "top_p" in out.err
     rc, out = _cli(["--model", str(Path(folder) / "nope"), "trace", "x"], capsys)
     assert rc == 2 and "no such file" in out.err
-    monkeypatch.delenv("OPERATOR_LAB_MAX_TOKENS")
+    configure()
     rc, out = _cli(["--model", folder, "trace", "a\x00b"], capsys)
     assert rc == 0 and "control" in out.err
 

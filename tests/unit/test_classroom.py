@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from ops import inputs
 from ui import classroom
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -42,25 +41,29 @@ def test_allow_list_and_symlinks(room):
     assert "escape" not in models and os.path.realpath(room["inside"]) in models.values()
 
 
-def test_no_secrets_file_is_fine(monkeypatch):
-    monkeypatch.setattr(classroom, "_synced", False)
+def test_no_secrets_file_is_fine(monkeypatch, tmp_path):
+    from ui import settings
+
+    monkeypatch.setattr(settings, "SECRETS", (tmp_path / "none.toml",))
     monkeypatch.delenv("OPERATOR_LAB_CLASSROOM", raising=False)
-    assert classroom.classroom_mode() is False
+    assert settings.read(secret_values=settings.secrets(settings.SECRETS)).classroom is False
 
 
-def test_secrets_turn_classroom_on(monkeypatch):
-    import streamlit as st
+def test_secrets_turn_classroom_on(monkeypatch, tmp_path):
+    """`classroom = true` and `max_tokens = 100` in .streamlit/secrets.toml; the environment wins over the file."""
+    from ui import settings
 
-    monkeypatch.setattr(classroom, "_synced", False)
-    monkeypatch.delenv("OPERATOR_LAB_CLASSROOM", raising=False)
-    monkeypatch.delenv("OPERATOR_LAB_CLASSROOM_MAX_TOKENS", raising=False)
-    monkeypatch.setattr(st, "secrets", {"classroom": True, "max_tokens": 100})
-    try:
-        assert classroom.classroom_mode() is True
-        assert inputs.token_limit() == 100
-    finally:
-        os.environ.pop("OPERATOR_LAB_CLASSROOM", None)
-        os.environ.pop("OPERATOR_LAB_CLASSROOM_MAX_TOKENS", None)
+    f = tmp_path / "secrets.toml"
+    f.write_text("classroom = true\nmax_tokens = 100\nallowed_models = ['/a', '/b']\n")
+    for k in ("OPERATOR_LAB_CLASSROOM", "OPERATOR_LAB_CLASSROOM_MAX_TOKENS", "OPERATOR_LAB_ALLOWED_MODELS"):
+        monkeypatch.delenv(k, raising=False)
+    s = settings.read(secret_values=settings.secrets((f,)))
+    assert s.classroom and s.allowed_models == ("/a", "/b") and s.limits().max_tokens == 100
+    monkeypatch.setenv("OPERATOR_LAB_CLASSROOM_MAX_TOKENS", "50")
+    assert settings.read(secret_values=settings.secrets((f,))).limits().max_tokens == 50
+    f.write_text("classroom = [")                                       # not TOML: stops the app, by name
+    with pytest.raises(settings.SettingError, match="secrets.toml"):
+        settings.secrets((f,))
 
 
 def test_session_budget_defaults(monkeypatch):
@@ -178,17 +181,20 @@ def test_shared_trace_waits_and_stays_in_budget():
 def test_weight_sets_built_at_load(monkeypatch, tiny_hf_folder, mode):
     """Loading a model starts building, in the background, the weight sets pages would otherwise build on their first
     visit: in classroom mode the int8 set Generate starts on (where the native kernel runs); otherwise the bf16 and
-    int8 sets Precision compares, when they fit in a third of the free memory, and not with OPERATOR_LAB_PREBUILD=0."""
+    int8 sets Precision compares, when they fit in a third of the free memory, and none when a test turns it off
+    (ui.state.PREBUILD)."""
     import threading
 
     from ops import native
-    from ui import lab, state  # noqa: F401  (importing ui.lab gives ui.state its first-visit jobs, as app.py does)
+    from ui import lab, state
+
+    monkeypatch.setattr(state, "FIRST_VISITS", lab.first_visits)       # registered as app.py does
 
     if mode == "classroom" and native.load() is None:
         pytest.skip(f"no native int8 kernel here ({native.why_not()}): classroom mode starts on the traced path")
     folder = tiny_hf_folder("qwen2")
     monkeypatch.setenv("OPERATOR_LAB_ALLOWED_MODELS", str(folder))
-    monkeypatch.setenv("OPERATOR_LAB_PREBUILD", "0" if mode == "normal, turned off" else "1")
+    monkeypatch.setattr(state, "PREBUILD", mode != "normal, turned off")
     if mode == "classroom":
         monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "1")
     else:

@@ -45,14 +45,24 @@ def test_model_file_truncated_while_running(tiny_hf_folder, tmp_path, english):
 
 @pytest.mark.real
 def test_cache_folder_deleted_between_runs(bundled, monkeypatch, tmp_path):
-    """OPERATOR_LAB_CACHE on a copy of the prepared cache; deleted; the next load rebuilds it (~30-60 s)."""
+    """The cache folder (a copy of the prepared one, by hard links) is used as it is; deleted between runs, the
+    next load rebuilds it (~30-60 s)."""
+    import os
+
     from ops import loading
 
+    real = loading.bundled_dir()
     cache = tmp_path / "cache"
-    monkeypatch.setenv("OPERATOR_LAB_CACHE", str(cache))
-    (cache / loading.BUNDLED_DIRNAME).mkdir(parents=True)
-    (cache / loading.BUNDLED_DIRNAME / "meta.json").write_text("{}")   # a cache that was there ...
-    shutil.rmtree(cache)                                                 # ... and is deleted between runs
+    shutil.copytree(real, cache / loading.BUNDLED_DIRNAME, copy_function=os.link)     # the prepared cache, copied
+    monkeypatch.setattr(loading, "CACHE", cache)
+    meta = cache / loading.BUNDLED_DIRNAME / "meta.json"
+    stamp = meta.stat().st_mtime_ns
     config, weights, tok = loading.load_source(None)
-    assert config.hidden_size == 896 and (cache / loading.BUNDLED_DIRNAME / "meta.json").exists()
+    assert meta.stat().st_mtime_ns == stamp                      # the copy was used, not rebuilt
+    assert config.hidden_size == 896 and tok.encode("I like shanghai") == [40, 1075, 557, 30070]
+    del weights
+    shutil.rmtree(cache)                                         # ... and deleted between runs
+    config, weights, tok = loading.load_source(None)
+    assert config.hidden_size == 896 and meta.exists() and meta.stat().st_mtime_ns != stamp
     assert tok.encode("I like shanghai") == [40, 1075, 557, 30070]
+    assert (real / "meta.json").exists()                         # the real cache was never touched

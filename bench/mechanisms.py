@@ -1,0 +1,90 @@
+"""Does each speed mechanism pay its rent? The int8 decoding speed a user sees on the Generate page, with and
+without each native piece, interleaved round by round in one process.
+
+    python bench/mechanisms.py [--repeats 3] [--new 48]
+
+Variants of generate(fast="int8"), greedy, the same prompt, the same tokens (checked):
+  all          the int8 product in C (ops/native/int8_linear.c) and the step's RMSNorm / RoPE / one-token
+               attention in C (ops/native/decode.c, kernels="native"), weights in 2 MiB pages where Linux gives them
+  no 2 MiB     the same, the int8 set in ordinary 4 KiB pages
+  no decode.c  the int8 product in C, the step's small operators PyTorch's (kernels="torch")
+  no C         PyTorch's own int8 product (aten._weight_int8pack_mm) and operators: what a machine without a
+               compiler gets
+Each prints decode tok/s (median of the repeats) and the ratio to "all". A mechanism stays if "all" is at least
+1.15x the variant without it (the project's rule: bench/RESULTS.md, "What each mechanism buys").
+"""
+from __future__ import annotations
+
+import _common as C  # noqa: I001
+
+import statistics
+import time
+
+import torch
+
+PROMPT = "Write a Python function that checks whether a number is prime, with a short explanation."
+
+
+def decode_rate(model, weights, kernels: str, ids: list[int], new: int) -> tuple[float, list[int]]:
+    """Decode tokens per second of a greedy run (prefill excluded) through model.forward with this int8 set."""
+    from ops.decode import KVCache
+
+    model._copies["int8"] = weights                      # the set forward(weights="int8") reads
+
+    cache = KVCache(model.config, 1, len(ids) + new + 1, model.cache_devices, weights.dtype)
+    x, out, t0 = torch.tensor([ids]), [], 0.0
+    with torch.inference_mode():
+        for step in range(new + 1):
+            past, S = cache.length, x.shape[1]
+            logits = model.forward(x, torch.arange(past, past + S)[None], torch.ones(1, past + S, dtype=torch.bool),
+                                   cache=cache, last_only=True, weights="int8", attention="sdpa",
+                                   kernels=kernels)[0, -1]
+            tok = int(logits.argmax())
+            out.append(tok)
+            x = torch.tensor([[tok]])
+            if step == 0:
+                t0 = time.perf_counter()                # the prefill is done: time the decode steps only
+    return new / (time.perf_counter() - t0), out
+
+
+def main():
+    p = C.parser(__doc__.splitlines()[0], repeats=3, quick=1)
+    p.add_argument("--new", type=int, default=48)
+    args = p.parse_args()
+    repeats = args.repeats or (args._quick_repeats if args.quick else args._repeats)
+    print(C.machine())
+    from ops import hugepages, load_model, native, quant
+
+    model = load_model()
+    lib = native.load()
+    print(f"native library: {'built' if lib else 'not available: ' + native.why_not()}; THP mode {hugepages.mode()!r}")
+    ids = model.tokenizer.encode(model.tokenizer.apply_chat_template(PROMPT))
+    sets = {"all": quant.int8_copy(model)}
+    real = hugepages.available
+    hugepages.available = lambda: False
+    try:
+        sets["no 2 MiB"] = quant.int8_copy(model)
+        sets["no C"] = quant.int8_copy(model, kernel="int8pack_mm")
+    finally:
+        hugepages.available = real
+    variants = {"all": (sets["all"], "native"), "no 2 MiB": (sets["no 2 MiB"], "native"),
+                "no decode.c": (sets["all"], "torch"), "no C": (sets["no C"], "torch")}
+    rates = {k: [] for k in variants}
+    tokens = {}
+    decode_rate(model, sets["all"], "native", ids, 4)                    # warm caches and threads
+    for r in range(repeats):
+        for k, (W, kernels) in variants.items():
+            rate, out = decode_rate(model, W, kernels, ids, args.new)
+            rates[k].append(rate)
+            tokens.setdefault(k, out)
+        print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.1f}" for k, v in rates.items()), flush=True)
+    base = statistics.median(rates["all"])
+    print(f"\ndecode tok/s, int8, {args.new} greedy tokens, median of {repeats} (ratio = all / variant):")
+    for k, v in rates.items():
+        m = statistics.median(v)
+        same = "same tokens" if tokens[k] == tokens["all"] else "TOKENS DIFFER"
+        print(f"  {k:12s} {m:7.2f} tok/s   all/this = {base / m:5.2f}x   ({same}; runs {', '.join(f'{x:.1f}' for x in v)})")
+
+
+if __name__ == "__main__":
+    main()

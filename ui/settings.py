@@ -1,0 +1,190 @@
+"""Every OPERATOR_LAB_* setting, read here and nowhere else, typed and checked.
+
+A setting comes from the environment, else from .streamlit/secrets.toml (the classroom ones, by their short
+name: `classroom = true`), else its default. A value that does not parse, or lies outside what the setting
+accepts, stops the app with a message that names the variable, the value and what it accepts (app.py). The
+rest of the house is handed what it needs: ops.configure() gets the cache folder and the limits, ui/ reads
+current(). docs/configuration.md is this table, written out (tests/unit/test_settings.py keeps them equal).
+
+current() is read at every script run, and parses again only when the environment changed (a test that sets a
+variable sees it at once; a server's environment does not change).
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class SettingError(ValueError):
+    """A setting's value that the app cannot use; the message names the variable, the value and what it accepts."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str            # the environment variable
+    kind: str            # "int", "float", "bool", "path", "paths"
+    default: object      # None: none (a path: the user cache folder; SESSION_MB: by mode)
+    help_en: str
+    help_zh: str
+    lo: float = 1        # the smallest value a number accepts
+    hi: float = 10**9    # the largest
+    secret: str = ""     # its key in .streamlit/secrets.toml, where it may be set there too
+
+
+SETTINGS = (
+    Setting("OPERATOR_LAB_CACHE", "path", None, "where the prepared model and the native library are cached "
+            "(default: the user cache folder, ~/.cache/operator-lab on Linux)", "模型缓存与本地编译库的目录"),
+    Setting("OPERATOR_LAB_MAX_TOKENS", "int", 2048, "longest prompt in tokens (never past the model's context)",
+            "最长提示词（token 数）"),
+    Setting("OPERATOR_LAB_CLASSROOM", "bool", False, "classroom mode: the limits below, an allow-list of models, "
+            "int8 decoding first", "课堂模式", secret="classroom"),
+    Setting("OPERATOR_LAB_ALLOWED_MODELS", "paths", (), "classroom mode: folders students may pick models from "
+            "(separated by ':'); no free path box", "课堂模式下允许的模型目录", secret="allowed_models"),
+    Setting("OPERATOR_LAB_CLASSROOM_MAX_TOKENS", "int", 512, "classroom mode: prompt limit in tokens",
+            "课堂模式提示词上限", secret="max_tokens"),
+    Setting("OPERATOR_LAB_CLASSROOM_MAX_NEW_TOKENS", "int", 64, "classroom mode: tokens one generation may make",
+            "课堂模式生成长度", secret="max_new_tokens"),
+    Setting("OPERATOR_LAB_CLASSROOM_MAX_BATCH", "int", 4, "classroom mode: prompt lines per batch (8 otherwise)",
+            "课堂模式批大小", hi=8, secret="max_batch"),
+    Setting("OPERATOR_LAB_SESSION_MB", "float", None, "trace memory per session in MiB (default 256 in classroom "
+            "mode, 2048 otherwise); the oldest traces go first", "每个会话的追踪内存（MiB）", secret="session_mb"),
+    Setting("OPERATOR_LAB_CONCURRENT_RUNS", "int", 2, "model runs at once across all sessions; the rest wait",
+            "所有会话同时运行模型的个数"),
+    Setting("OPERATOR_LAB_CONCURRENT_DECODES", "int", 2, "generation steps at once across all sessions",
+            "所有会话同时进行的解码步数"),
+    Setting("OPERATOR_LAB_SWEEPS", "int", 1, "experiment sweeps (the heaviest runs) at once", "同时运行的扫描数"),
+    Setting("OPERATOR_LAB_SWEEP_QUEUE", "int", 8, "sweeps that may wait; one more is told to come back later",
+            "扫描排队上限", lo=0),
+)
+BY_NAME = {s.name: s for s in SETTINGS}
+TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+
+
+@dataclass(frozen=True)
+class Settings:
+    cache: Path | None
+    max_tokens: int
+    classroom: bool
+    allowed_models: tuple
+    classroom_max_tokens: int
+    classroom_max_new_tokens: int
+    classroom_max_batch: int
+    session_mb: float
+    concurrent_runs: int
+    concurrent_decodes: int
+    sweeps: int
+    sweep_queue: int
+
+    def limits(self):
+        """The prompt, generation and batch limits ops/ applies (ops.inputs.Limits)."""
+        from ops.inputs import MAX_BATCH, Limits
+
+        if not self.classroom:
+            return Limits(max_tokens=self.max_tokens, max_new_tokens=self.max_tokens, max_batch=MAX_BATCH)
+        tokens = min(self.max_tokens, self.classroom_max_tokens)
+        return Limits(max_tokens=tokens, max_new_tokens=min(tokens, self.classroom_max_new_tokens),
+                      max_batch=self.classroom_max_batch)
+
+
+def _accepts(s: Setting) -> str:
+    return {"int": f"a whole number from {s.lo:g} to {s.hi:g}", "float": f"a number from {s.lo:g} to {s.hi:g}",
+            "bool": "1/true/yes/on or 0/false/no/off", "path": "a folder path",
+            "paths": f"folder paths separated by '{os.pathsep}'"}[s.kind]
+
+
+def parse(s: Setting, raw) -> object:
+    """raw (a string from the environment, or a TOML value) as the setting's type; SettingError if it is not one."""
+    def bad():
+        return SettingError(f"{s.name}={raw!r} is not valid: it accepts {_accepts(s)}.")
+
+    if s.kind == "bool":
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in TRUE or text in FALSE:
+            return text in TRUE
+        raise bad()
+    if s.kind in ("int", "float"):
+        try:
+            value = float(str(raw).strip())
+        except ValueError:
+            raise bad() from None
+        if s.kind == "int" and value != int(value) or not s.lo <= value <= s.hi:
+            raise bad()
+        return int(value) if s.kind == "int" else value
+    if s.kind == "path":
+        text = str(raw).strip()
+        if not text:
+            raise bad()
+        return Path(os.path.expanduser(text))
+    items = raw if isinstance(raw, (list, tuple)) else str(raw).split(os.pathsep)
+    return tuple(str(p).strip() for p in items if str(p).strip())
+
+
+SECRETS = (Path.home() / ".streamlit" / "secrets.toml", Path(".streamlit") / "secrets.toml")   # as Streamlit looks
+
+
+def secrets(paths=SECRETS) -> dict:
+    """The settings the secrets files hold (by their short names; the project's file over the user's); {} when
+    there is none. A file that is not TOML stops the app like any bad setting."""
+    found = {}
+    for path in paths:
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+            raise SettingError(f"{path} could not be read as TOML: {e}") from None
+        found.update({s.name: data[s.secret] for s in SETTINGS if s.secret and s.secret in data})
+    return found
+
+
+def read(environ=None, secret_values: dict | None = None) -> Settings:
+    """Every setting, parsed and checked (SettingError names the first bad one)."""
+    environ = os.environ if environ is None else environ
+    secret_values = secrets() if secret_values is None else secret_values
+    values = {}
+    for s in SETTINGS:
+        raw = environ.get(s.name)
+        if raw is None:
+            raw = secret_values.get(s.name)
+        values[s.name] = s.default if raw is None else parse(s, raw)
+    classroom = values["OPERATOR_LAB_CLASSROOM"]
+    if values["OPERATOR_LAB_SESSION_MB"] is None:
+        values["OPERATOR_LAB_SESSION_MB"] = 256.0 if classroom else 2048.0
+    return Settings(*(values[s.name] for s in SETTINGS))
+
+
+_last: tuple = (None, None)
+
+
+def current() -> Settings:
+    """The settings for this process's environment now (parsed again only when it changed)."""
+    global _last
+    key = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("OPERATOR_LAB_")))
+    if _last[0] != key:
+        _last = (key, read())
+    return _last[1]
+
+
+def apply() -> Settings:
+    """current(), handed to ops (the cache folder and the limits); app.py calls it at every run."""
+    import ops
+
+    s = current()
+    ops.configure(cache=s.cache, limits=s.limits())
+    return s
+
+
+def table_markdown() -> str:
+    """docs/configuration.md's table: every setting, its default and what it does."""
+    rows = ["| variable | default | what it does | 含义 |", "|---|---|---|---|"]
+    for s in SETTINGS:
+        default = {None: "—", False: "off", (): "empty"}.get(s.default, s.default) if not isinstance(
+            s.default, (int, float)) or isinstance(s.default, bool) else s.default
+        if s.kind == "bool":
+            default = "on" if s.default else "off"
+        rows.append(f"| `{s.name}` | {default} | {s.help_en}; accepts {_accepts(s)} | {s.help_zh} |")
+    return "\n".join(rows)
