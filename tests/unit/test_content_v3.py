@@ -288,3 +288,27 @@ def test_the_ids_the_issue_names_are_cited_where_they_belong():
             "2306.00978"} <= cited("serving")
     assert {"2210.17323", "2306.00978", "2211.10438"} <= cited("precision")
     assert "2412.15115" in cited("overview") and "2303.08112" in cited("final_norm") and "2209.11895" in cited("atlas")
+
+
+# ---- §4: the thin stages ---------------------------------------------------------------------------------------------
+def test_thin_stages_have_five_questions_each():
+    from collections import Counter
+    n = Counter(q["stage"] for q in practice.load_questions())
+    assert all(n[s] >= 5 for s in ("residual", "final_norm", "embedding", "rmsnorm")), n
+    assert len({q["id"] for q in practice.load_questions()}) == len(practice.load_questions())
+
+
+def test_new_stage_questions_by_hand(nums):
+    H, L, V = C32["hidden_size"], C32["num_hidden_layers"], C32["vocab_size"]
+    assert question("rms-params-32b", "en", nums)["answer"] == (2 * L + 1) * H == 660_480
+    assert "660,480" in question("rms-params-32b", "zh", nums)["short"]
+    pad = V - 151_665                                   # rows past the tokenizer's 151,665 tokens
+    assert V % 128 == 0 and V > 151_665
+    for lang in ("en", "zh"):
+        assert number(r"([\d,]+)", question("emb-padding-rows", lang, nums)["short"]) == pad == 399
+        assert f"{V * H:,}" in question("emb-tied-saves", lang, nums)["short"]
+        assert f"2 × {L}" in question("res-adds-count", lang, nums)["short"]
+        assert f"{H:,}" in question("emb-decode-bytes", lang, nums)["short"] or str(H) in question(
+            "emb-decode-bytes", lang, nums)["short"]
+        assert "1e-06" in question("rms-eps", lang, nums)["short"]
+    assert 256 ** 2 > torch.finfo(torch.float16).max > 255 ** 2      # the 'about 256' of rms-float32
