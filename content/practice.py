@@ -51,6 +51,7 @@ FORMULAS = {
     "n_rep": lambda c: c.n_rep,
     "scores_elements": lambda c, B, S: B * c.num_attention_heads * S * S,
     "heads_total": lambda c: c.num_hidden_layers * c.num_attention_heads,
+    "norm_params": lambda c: (2 * c.num_hidden_layers + 1) * c.hidden_size,    # two per layer + the final norm
 }
 FORMULAS.update(serving.FORMULAS)      # the serving chapter's (content/serving.py)
 

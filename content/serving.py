@@ -48,6 +48,24 @@ def _pct(x) -> str:
     return f"{100 * x:.0f}"
 
 
+def prefix_flops_saved(ref: ModelConfig, prefix_tokens: int, requests: int) -> int:
+    """Prefill FLOPs a shared prefix saves: its whole blocks run once instead of once per request, the layers
+    only (ops_sv.prefix_caching also counts the LM head at every position, which no server runs on a prefix)."""
+    shared = ops_sv.prefix_caching(ref, prefix_tokens, requests)["shared"]
+    if not shared:
+        return 0
+    return (requests - 1) * sum(r["flops"] for r in costs.flops(ref, 1, shared) if r["operator"] != "lm_head")
+
+
+def kv_bound_decode(ref: ModelConfig, requests: int, context: int, gpu: str = "H200 141GB") -> dict:
+    """One decode step of `requests` sequences at `context` cached tokens each: the weights are read once for the
+    batch, every sequence's KV cache is read for itself (costs.step_bytes), and the memory-bound time."""
+    b = costs.step_bytes(ref, requests, 1, "decode", context=context)
+    r = costs.roofline(ref, requests, 1, "decode", gpu=gpu, context=context)
+    return dict(weights=b["weights"], kv_read=b["kv_read"], total=b["total"], ms=r["t_memory_s"] * 1e3,
+                equal_tokens=b["weights"] / costs.kv_bytes_per_token(ref))
+
+
 @lru_cache(maxsize=8)
 def numbers(ref: ModelConfig) -> dict:
     """Every sv_ placeholder, computed from the reference config (Qwen2.5-32B-Instruct in the app)."""
@@ -72,7 +90,11 @@ def numbers(ref: ModelConfig) -> dict:
     h200 = ops_sv.h200_phases(ref, PHASE_LENGTHS, DECODE_CONTEXT)
     ex = ops_sv.small_example(list(EXAMPLE["scores"]), EXAMPLE["block"])
     yarn = ops_sv.QWEN25_YARN
-    quant = {q: ops_sv.ggml_sizes(q) for q in ("Q8_0", "Q5_0", "Q4_K", "Q6_K")}
+    quant = {q: ops_sv.ggml_sizes(q) for q in ("Q8_0", "Q5_0", "Q4_0", "Q4_1", "Q4_K", "Q6_K")}
+    q4k_sub, q4k_over = ops_sv.GGUF_BLOCK_FIELDS["Q4_K"]["sub"], quant["Q4_K"][1] - quant["Q4_K"][0] // 2
+    kvb = kv_bound_decode(ref, f141["requests"], REQUEST_TOKENS)
+    nh = ref.num_attention_heads
+    layer_scores = {b: ops_sv.score_traffic(ref, TRAFFIC_LENGTHS[1], b)["matrix"] * nh for b in (2, 4)}
     d = dict(
         # (a) online softmax by hand, and FlashAttention
         ex_scores=", ".join(f"{x:g}" for x in EXAMPLE["scores"]), ex_block=_fmt(EXAMPLE["block"]),
@@ -95,12 +117,22 @@ def numbers(ref: ModelConfig) -> dict:
         static_steps=_fmt(sim["static_steps"]), cont_steps=_fmt(sim["continuous_steps"]),
         static_util=_pct(sim["static_util"]), cont_util=_pct(sim["continuous_util"]),
         prefix_tokens=_fmt(PREFIX["tokens"]), prefix_requests=_fmt(PREFIX["requests"]), prefix_kv=_b(pre["kv_saved"]),
-        prefix_flops=_flops(pre["flops_saved"]),
+        prefix_flops=_flops(prefix_flops_saved(ref, PREFIX["tokens"], PREFIX["requests"])),
+        # one layer's S x S scores at the long S (eager attention holds them whole), against the H200's memory
+        scores_layer_32k=_b(layer_scores[2]), scores_layer_32k_fp32=_b(layer_scores[4]),
+        scores_weights_32k=_gb(layer_scores[2] + costs.weight_bytes(ref, 16)),
+        mem_141=f"{costs.GPUS['H200 141GB']['mem_gb']:g}",
+        # decode with a full H200: every request's KV is read each step, the weights once for all
+        batch_kv=_gb(kvb["kv_read"]), batch_weights=_gb(kvb["weights"]), batch_step=_gb(kvb["total"]),
+        batch_ms=f"{kvb['ms']:.1f}", batch_ms_per_token=f"{kvb['ms'] / f141['requests']:.2f}",
+        kv_equal_tokens=_fmt(round(kvb["equal_tokens"], -3)),
         # (c) quantisation
         **{f"{q.lower()}_block": _fmt(s[0]) for q, s in quant.items()},
         **{f"{q.lower()}_bytes": _fmt(s[1]) for q, s in quant.items()},
         **{f"{q.lower()}_bpw": f"{8 * s[1] / s[0]:g}" for q, s in quant.items()},
-        q4_k_nsub=_fmt(quant["Q4_K"][0] // ops_sv.GGUF_BLOCK_FIELDS["Q4_K"]["sub"]),
+        q4_k_nsub=_fmt(quant["Q4_K"][0] // q4k_sub), q4_k_sub=_fmt(q4k_sub), q4_k_qbytes=_fmt(quant["Q4_K"][0] // 2),
+        q4_k_over=_fmt(q4k_over), q4_k_over_bpw=f"{8 * q4k_over / quant['Q4_K'][0]:g}",
+        q4_k_per_fp16=_fmt(16 * quant["Q4_K"][0] // (8 * q4k_over)),
         scale_bits=_fmt(torch.finfo(torch.float16).bits), q5_0_offset=_fmt(2 ** 4), int4_group=_fmt(INT4_GROUP),
         int4_g64_bpw=f"{4 + 16 / INT4_GROUP:g}", int4_g64_gb=_gb(costs.total_params(ref) * (4 + 16 / INT4_GROUP) / 8),
         kv_fp8_tok=_b(kvq["int8 / fp8"]["bytes_per_token"]), kv_fp8_req_141=_fmt(kvq["int8 / fp8"]["requests"]),
@@ -246,7 +278,8 @@ def prefix_table(ref: ModelConfig, lang: str, system_tokens: int, requests: int 
         out.append(_row(lang, ("共享前缀", "shared prefix", t_(lang, label_zh, label_en)), ("token 数", "tokens", f"{n:,}"),
                         ("可共享（整块）", "shareable (whole blocks)", f"{r['shared']:,}"),
                         (f"{requests} 个请求省下的 KV", f"KV saved over {requests} requests", _b(r["kv_saved"])),
-                        ("省下的预填充 FLOPs", "prefill FLOPs saved", _flops(r["flops_saved"]))))
+                        ("省下的预填充 FLOPs", "prefill FLOPs saved",
+                         _flops(prefix_flops_saved(ref, n, requests)))))
     return out
 
 
@@ -381,10 +414,11 @@ CAPTIONS = {
                  "batch runs until its longest answer ends. Continuous: a finished answer's slot is refilled at the next step. "
                  "Busy = useful token-steps / (steps × slots)."),
     "prefix": ("已加载模型自己的默认系统提示（{sys} 个 token，用它的分词器数出）对比一段长系统提示；只有满 {sv_block} 个 token 的整块才能共享，"
-               "所以短提示能共享的很少。FLOPs：共享部分的预填充只算一次，而不是每个请求一次（按 Qwen2.5-32B）。",
+               "所以短提示能共享的很少。FLOPs：共享部分的预填充只算一次，而不是每个请求一次（按 Qwen2.5-32B，只算各层："
+               "前缀上不需要 LM head）。",
                "The loaded model's own default system prompt ({sys} tokens, counted with its tokenizer) against a long one; only "
                "whole blocks of {sv_block} tokens are shared, so a short prompt shares little. FLOPs: the prefill of the shared "
-               "part, done once instead of once per request (Qwen2.5-32B)."),
+               "part, done once instead of once per request (Qwen2.5-32B, the layers only: no LM head runs on a prefix)."),
     "gguf": ("从内置文件读出（{tensors} 个张量，{file}）：类型和数量来自它的张量表，块大小和每块字节来自 GGUF 规范常量"
              "（gguf.constants.GGML_QUANT_SIZES），每权重位数 = 8 × 每块字节 / 块大小。",
              "Read from the bundled file ({tensors} tensors, {file}): types and counts from its tensor table, block size and "
