@@ -92,6 +92,22 @@ class Settings:
 
 
 DEFAULTS = dict(source="default", device="cpu", dtype="float32", prompt_text=DEFAULT_PROMPT, chat=False, lang="zh")
+# the prompt a session starts on, in its language (DEFAULT_PROMPT is the English one). The Chinese one teaches a
+# pronoun to resolve: with the Qwen2.5 tokenizer "哥哥", "妹妹" and "她" are each a token of their own, so the
+# attention map has a row for 她 and a column for 妹妹 (tests/pages/test_overview.py checks the tokenization).
+DEFAULT_PROMPTS = {"zh": "哥哥把苹果给了妹妹，她", "en": DEFAULT_PROMPT}
+
+
+def default_prompt(language: str) -> str:
+    return DEFAULT_PROMPTS.get(language, DEFAULT_PROMPT)
+
+
+def follow_language():
+    """The language radio's change: a prompt still at the other language's default becomes this one's; a prompt the
+    user typed (or a link gave) stays."""
+    ss = st.session_state
+    if ss.get("prompt_text") in DEFAULT_PROMPTS.values():
+        ss.prompt_text = default_prompt(ss.get("lang", DEFAULTS["lang"]))
 
 
 def init_state():
@@ -145,7 +161,7 @@ def _from_url(key: str):
     """A setting as a shared link gives it, else its default."""
     qp = st.query_params
     if key == "prompt_text":
-        return qp.get("prompt", DEFAULTS["prompt_text"])
+        return qp.get("prompt", default_prompt(_from_url("lang")))
     if key in ("chat", "projector"):
         return qp.get(key, "0") == "1"
     if key == "lang":
