@@ -94,7 +94,7 @@ class Settings:
 DEFAULTS = dict(source="default", device="cpu", dtype="float32", prompt_text=DEFAULT_PROMPT, chat=False, lang="zh")
 # the prompt a session starts on, in its language (DEFAULT_PROMPT is the English one). The Chinese one teaches a
 # pronoun to resolve: with the Qwen2.5 tokenizer "哥哥", "妹妹" and "她" are each a token of their own, so the
-# attention map has a row for 她 and a column for 妹妹 (tests/pages/test_overview.py checks the tokenization).
+# attention map has a row for 她 and a column for 妹妹 (tests/pages/test_tokenize.py checks the tokenization).
 DEFAULT_PROMPTS = {"zh": "哥哥把苹果给了妹妹，她", "en": DEFAULT_PROMPT}
 
 
