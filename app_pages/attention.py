@@ -17,8 +17,7 @@ model, trace, c = page.model, page.trace, page.config
 B, S, H, L = trace.B, trace.S, c.hidden_size, c.num_hidden_layers
 nh, nkv, hd, n_rep = c.num_attention_heads, c.num_key_value_heads, c.head_dim, c.n_rep
 
-cols = st.columns(3)
-with cols[0]:
+with (cols := st.columns(3))[0]:
     i = page.layer()
 with cols[1]:
     h = picker(t("查询头 h", "query head h"), "head", 0, nh - 1)
@@ -45,6 +44,7 @@ with c1:
     page.view(f"layers.{i}.attn.probs", probs, head_map, key="probs",
               caption=t("右侧填充：填充位置的列被屏蔽；填充位置自己的行照样计算但结果被丢弃。",
                         "Right padding: padding columns are masked; the padding rows are computed too, and ignored.") if S > n else "")
+    page.merged_note(b)
 with c2:
     grid = page.memo(("grid", i, b, h), lambda: heads_grid(
         probs[b, :, :n, :n], one["allowed"][:n, :n], cols=5, subtitle=lambda hh: f"h{hh} · kv{hh // n_rep}",

@@ -8,7 +8,7 @@ from ops import analysis, checks, sweeps
 from ui import lab
 from ui.page import StagePage
 from ui.state import lang, t
-from ui.widgets import show_chips, url_choice
+from ui.widgets import merged_note, show_chips, url_choice
 from viz.experiments import layer_lines, layer_position_map, pair_bars
 from viz.labels import pieces, short
 
@@ -40,6 +40,7 @@ for col, name, tr, n in ((c1, "A", ta, na), (c2, "B", tb, nb)):
     with col:
         st.markdown(f"**{name}** · " + t(f"{n} 个 token", f"{n} tokens"))
         show_chips(tok.piece_info(analysis.row_ids(tr, 0)), size=17)
+        merged_note(tok, analysis.row_ids(tr, 0))
 if not equal:
     st.error(t(f"两个提示词的 token 数不同（A 有 {na} 个，B 有 {nb} 个）：激活修补和逐位置对比要求位置一一对应，请换一对等长的提示词。"
                "下面只比较各自最后一个位置。",

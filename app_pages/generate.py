@@ -10,7 +10,8 @@ from ops.inputs import max_new_tokens_limit
 from ops.model import InputError
 from ui import classroom
 from ui.page import StagePage
-from ui.state import decode_step, decode_to_end, get_model, get_trace, settings, t
+from ui.state import (decode_step, decode_to_end, get_model, get_trace, sampling_input,
+                      settings, t)
 from viz import lines
 from viz.generate import next_token_preview, text_box
 from viz.labels import pieces
@@ -29,12 +30,13 @@ cols = st.columns(6)
 limit = max_new_tokens_limit(c)
 max_new = int(cols[0].number_input(t("最多生成 token 数", "max new tokens"), min_value=1, max_value=min(256, limit),
                                    value=min(24, limit), step=1, key="gen_max"))
-temp = cols[1].number_input(t("温度 T", "temperature T"), value=0.0, step=0.1, format="%.2f", key="gen_temp",
-                            help=t("0 = 贪心", "0 = greedy"))
-top_k = cols[2].number_input("top-k", value=0, step=1, key="gen_topk")
-top_p = cols[3].number_input("top-p", value=1.0, step=0.05, format="%.2f", key="gen_topp")
-rp = cols[4].number_input(t("重复惩罚", "repetition penalty"), value=1.0, step=0.1, format="%.2f", key="gen_rp")
-seed = cols[5].number_input(t("种子", "seed"), value=0, step=1, key="gen_seed")
+temp = sampling_input(cols[1].number_input, t("温度 T", "temperature T"), "temperature", "gen_temp", format="%.2f",
+                      help=t("0 = 贪心", "0 = greedy"))
+top_k = sampling_input(cols[2].number_input, "top-k", "top_k", "gen_topk", help=t("0 = 关闭", "0 = off"))
+top_p = sampling_input(cols[3].number_input, "top-p", "top_p", "gen_topp", format="%.2f", help=t("1 = 关闭", "1 = off"))
+rp = sampling_input(cols[4].number_input, t("重复惩罚", "repetition penalty"), "repetition_penalty", "gen_rp",
+                    format="%.2f")
+seed = sampling_input(cols[5].number_input, t("种子", "seed"), "seed", "gen_seed")
 per_path, own = quant.path_bytes(model), str(model.dtype).replace("torch.", "")
 names = {"eager": own, "bf16": "bfloat16", "int8": "int8"}
 path = st.radio(t("⚡ 解码用的权重（每个 token 读的字节）", "⚡ Decode with weights (bytes read per token)"), list(per_path),

@@ -6,7 +6,7 @@ from ops import analysis, checks
 from ops import functional as fn
 from ops.lens import lens_start, logit_lens, top_next
 from ui.page import StagePage
-from ui.state import picker, t
+from ui.state import picker, ranged, t
 from viz import bars
 from viz.labels import NEUTRAL, pieces, short, visible
 from viz.lm_head import text_heatmap
@@ -23,7 +23,7 @@ n = trace.lengths[b]
 with c2:
     s = picker(t("第几个位置 s", "position s"), "pos", 0, n - 1, default=n - 1)
 with c3:
-    topn = st.slider(t("显示前几名", "top N shown"), 5, 30, 10, key="lm_topn")
+    topn = st.slider(ranged(t("显示前几名", "top N shown"), 5, 30), 5, 30, 10, key="lm_topn")
 labels = [visible(p) for p in page.labels(b, None)]                # newlines as \n, spaces as ␣
 top = analysis.next_token_top(trace, b, s, topn)
 ids = top["ids"].tolist()

@@ -5,7 +5,7 @@ from ops import analysis, checks
 from ops import functional as fn
 from ops.tiny import moe_trace
 from ui.page import StagePage
-from ui.state import t
+from ui.state import ranged, t
 from viz import bars, heatmap, histogram
 from viz.labels import short, visible
 from viz.mlp import silu_curve, swiglu_diagram
@@ -57,8 +57,9 @@ if dense and (box := page.more(f"所选 token 的 {I} 个中间神经元", f"The
                       histogram({"silu(gate)·up": m["act"]}, title=t("激活 silu(gate)·up 的分布", "activation silu(gate)·up"),
                                 xlabel=t("数值", "value"), ylabel=t("神经元个数", "neurons")), key="mlp-act")
 
-        st.select_slider(t("“接近 0”的阈值 |act| <", "“near zero” threshold |act| <"),
-                         options=[0.001, 0.01, 0.05, 0.1, 0.5], value=0.01, key="mlp_thr")
+        levels = [0.001, 0.01, 0.05, 0.1, 0.5]
+        st.select_slider(ranged(t("“接近 0”的阈值 |act| <", "“near zero” threshold |act| <"), levels[0], levels[-1]),
+                         options=levels, value=0.01, key="mlp_thr")
         page.metrics([(t(f"token “{tok}” 的稀疏度", f"sparsity of “{tok}”"), f"{100 * float(m['sparsity'][s]):.1f}%"),
                       (t("gate < 0 的比例（silu 几乎关掉）", "share with gate < 0 (silu nearly off)"), f"{100 * m['gate_off']:.1f}%"),
                       (t("最大 |act|", "max |act|"), f"{m['max_act']:.3g}")])

@@ -5,7 +5,7 @@ from ops import analysis, checks
 from ops import sampling as smp
 from ui import worked
 from ui.page import StagePage
-from ui.state import t
+from ui.state import ranged, sampling_input, t
 from viz.labels import pieces, short
 from viz.sampling import bar_pair, candidates_chart, stage_bars
 
@@ -16,12 +16,15 @@ V = c.vocab_size
 # ---- the main picture: the candidates' probabilities, raw and under the settings beside it ------------
 knobs, main = st.columns([1, 3])
 with knobs:
-    temp = st.slider(t("温度 T（0 = 贪心）", "temperature T (0 = greedy)"), 0.0, 2.0, 0.8, 0.05, key="smp_temp")
-    top_k = st.slider(t("top-k（0 = 关闭）", "top-k (0 = off)"), 0, 100, 50, key="smp_topk")
-    top_p = st.slider(t("top-p（1 = 关闭）", "top-p (1 = off)"), 0.05, 1.0, 0.9, 0.05, key="smp_topp")
-    rp = st.slider(t("重复惩罚 ρ（1 = 关闭）", "repetition penalty ρ (1 = off)"), 1.0, 2.0, 1.0, 0.05, key="smp_rp")
-    N = st.slider(t("前 N 个候选", "top N candidates"), 5, 30, 10, key="smp_n")
-    seed = st.number_input(t("随机种子", "seed"), value=0, step=1, key="smp_seed")
+    # shared with the Generate page (ui.state.SAMPLING): a change here shows there
+    temp = sampling_input(st.slider, t("温度 T（0 = 贪心）", "temperature T (0 = greedy)"), "temperature",
+                          "smp_temp")
+    top_k = sampling_input(st.slider, t("top-k（0 = 关闭）", "top-k (0 = off)"), "top_k", "smp_topk")
+    top_p = sampling_input(st.slider, t("top-p（1 = 关闭）", "top-p (1 = off)"), "top_p", "smp_topp")
+    rp = sampling_input(st.slider, t("重复惩罚 ρ（1 = 关闭）", "repetition penalty ρ (1 = off)"),
+                        "repetition_penalty", "smp_rp")
+    N = st.slider(ranged(t("前 N 个候选", "top N candidates"), 5, 30), 5, 30, 10, key="smp_n")
+    seed = sampling_input(st.number_input, t("随机种子", "seed"), "seed", "smp_seed")
     b = page.row()
 params = smp.SamplingParams(float(temp), int(top_k), float(top_p), float(rp), int(seed))
 n = trace.lengths[b]
@@ -76,9 +79,10 @@ if box := page.more("每一步：最后一个位置的 logits 如何变化", "Ev
         st.caption(t(f"top-k/top-p 之后 {sv['n_inf']:,} 个 token 的 logit 为 −∞（概率正好为 0），只剩 {V - sv['n_inf']:,} 个候选。红色 = 选中的 token。",
                      f"After top-k/top-p, {sv['n_inf']:,} tokens have logit −inf (probability exactly 0); {V - sv['n_inf']:,} remain. Red = the chosen token."))
 
+DRAWS = [100, 1000, 5000]
 if box := page.more("抽样很多次 vs 概率", "Drawing many times vs the probabilities", "draws"):
     with box:
-        draws = st.select_slider(t("抽样次数", "draws"), options=[100, 1000, 5000], value=1000, key="smp_draws")
+        draws = st.select_slider(ranged(t("抽样次数", "draws"), *DRAWS[::2]), options=DRAWS, value=1000, key="smp_draws")
         freq, gap = analysis.draw_frequencies(stages["probs"], draws, params.seed, chosen if params.greedy else None)
         page.view("sampling.frequency", freq,
                   bar_pair(names, stages["probs"][cand], freq[cand], t("概率 π", "probability π"),

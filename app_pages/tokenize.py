@@ -27,6 +27,7 @@ for b in range(B):
     st.markdown(t(f"**第 {b} 行**：{n} 个 token" + (f"，另补 {S - n} 个填充" if S > n else ""),
                   f"**Row {b}**: {n} tokens" + (f", plus {S - n} padding" if S > n else "")))
     show_chips(tok.piece_info(trace.token_ids[b].tolist()), pad_from=n, size=22 if B * S <= 48 else 18)
+    page.merged_note(b)
 rows = trace.token_ids.tolist()
 page.view("tokens.ids", trace.token_ids, key="ids",
           caption=t(f"填充 id = {model.pad_id()}（{html.escape(tok.pieces([model.pad_id()])[0])}）。长度：{trace.lengths}。"

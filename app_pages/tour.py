@@ -26,6 +26,7 @@ st.session_state.tour_step = max(0, min(N - 1, st.session_state.tour_step))
 
 def go_to(delta):
     st.session_state.tour_step = max(0, min(N - 1, st.session_state.tour_step + delta))
+    st.session_state.tour_shown = False          # each step's result waits for its own reveal
 
 
 k = st.session_state.tour_step
@@ -58,8 +59,9 @@ c2.button(t("下一步 ▶", "Next ▶"), key="tour_next", on_click=go_to, args=
           disabled=k == N - 1, shortcut="right")
 c3.markdown(f'<div class="tour-step">{t("步骤", "Step")} {k + 1} / {N} · {t("键盘：← →", "keys: ← →")}</div>',
             unsafe_allow_html=True)
+hidden = bool(step.result_zh) and not st.session_state.get("tour_shown")   # the shape would give the count away
 with c3:                                           # where this step is in the pipeline, and what it shows
-    pipeline_strip(step.stage, f"{tname} {shape_str(tensor.shape)}" if tensor is not None else "")
+    pipeline_strip(step.stage, f"{tname} {'' if hidden else shape_str(tensor.shape)}" if tensor is not None else "")
 st.progress((k + 1) / N)
 st.markdown(f'<div class="tour-title">{k + 1}. {vt.esc(step.title(lang(), nums))}</div>', unsafe_allow_html=True)
 st.markdown(f'<div class="tour-big">{vt.esc(step.words(lang(), nums))}</div>', unsafe_allow_html=True)
@@ -74,5 +76,10 @@ if tensor is not None:
     tensor_view(tname, tensor, out if isinstance(out, go.Figure) else None, key=f"tour-{k}")
 elif out is not None:
     chart(out, f"tour-{k}")
+if hidden:                                         # the result after the picture, once the class has guessed
+    st.button(t("显示结果（↓）", "Show the result (↓)"), key="tour_reveal", shortcut="Down",
+              on_click=lambda: st.session_state.update(tour_shown=True))
+elif step.result_zh:
+    st.markdown(f'<div class="tour-big tour-result">{vt.esc(step.result(lang(), nums))}</div>', unsafe_allow_html=True)
 if trace.B > 1:
     st.caption(t(f"演示使用第 0 行（共 {trace.B} 行）。", f"The tour uses row 0 (of {trace.B})."))

@@ -1,9 +1,10 @@
 """The classroom tour's script: one large step per click, the prompt through the whole model and back around.
 
 Each step names what it shows (its `key`: ops.analysis.tour_data computes it, viz/tour.py draws it), the
-registry stage lit in the pipeline strip, its title and what the presenter says, with live numbers filled
-in by `words` (str.format fields: name L H V Vtok n nh nkv hd I groups piece p; a field ending in _zh / _en
-is one language's text, used without the suffix). Never imports streamlit.
+registry stage lit in the pipeline strip, its title and what the presenter says, and the result the picture
+shows (said only once it is revealed, so a class can guess first), with live numbers filled in by `words` and
+`result` (str.format fields: name L H V Vtok n nh nkv hd I groups piece p; a field ending in _zh / _en is one
+language's text, used without the suffix). Never imports streamlit.
 """
 from __future__ import annotations
 
@@ -23,12 +24,17 @@ class TourStep:
     en: str
     words_zh: str     # what the presenter says, a str.format template
     words_en: str
+    result_zh: str = ""   # what the picture shows, said only after it (the presenter reveals it): "" for none
+    result_en: str = ""
 
     def title(self, lang: str, numbers: dict) -> str:
         return (self.zh if lang == "zh" else self.en).format(**in_lang(numbers, lang))
 
     def words(self, lang: str, numbers: dict) -> str:
         return (self.words_zh if lang == "zh" else self.words_en).format(**in_lang(numbers, lang))
+
+    def result(self, lang: str, numbers: dict) -> str:
+        return (self.result_zh if lang == "zh" else self.result_en).format(**in_lang(numbers, lang))
 
 
 # the script itself is data: assets/tour.json, one object per step with the fields above

@@ -134,13 +134,13 @@ def precision_key(model_key: tuple, prompt: str, chat: bool) -> tuple:
 def first_visits(model, source: str, device: str, dtype: str, sets: bool) -> list:
     """Jobs to run ahead of the first visit in this process: the work pages share between sessions on their default
     settings -- the tokenizer's merge table (Tokenize), the head atlas, Compare's first pair in both languages,
-    Serving's report of the bundled GGUF file (made once per machine), Experiments' default edit on the default prompt
-    (layer 0's head 0 zeroed: experiments_key) and, when the bf16 and int8 sets are built
-    (sets), Precision's report on the default prompt; 0.4-1.3 s each on the bundled model. ui.state runs them in
+    Serving's report of the bundled GGUF file (made once per machine), Experiments' default edit on each language's
+    default prompt (layer 0's head 0 zeroed: experiments_key) and, when the bf16 and int8 sets are built
+    (sets), Precision's report on those prompts; 0.4-1.3 s each on the bundled model. ui.state runs them in
     its background thread, each when the server is quiet; each result lands where the page looks for it."""
     from content import pairs
     from ops import precision, serving
-    from .state import DEFAULT_PROMPT
+    from .state import DEFAULT_PROMPTS
 
     mk = (source, device, dtype)
     first = next(iter(pairs.pairs()))
@@ -150,10 +150,11 @@ def first_visits(model, source: str, device: str, dtype: str, sets: bool) -> lis
                                        lambda: model.trace([text], chat=False, capture=CAPTURE)) for text in texts]
     if source == "default":
         jobs.append(serving.bundled_gguf_report)       # Serving's table of the file: kept on disk once made
-    jobs.append(lambda: experiments_default(model, mk, DEFAULT_PROMPT))
-    if sets:
-        jobs.append(lambda: _shared(precision_key(mk, DEFAULT_PROMPT, False),
-                                    lambda: precision.precision_report(model, DEFAULT_PROMPT, False)))
+    for prompt in DEFAULT_PROMPTS.values():            # a session starts on its language's default prompt
+        jobs.append(lambda prompt=prompt: experiments_default(model, mk, prompt))
+        if sets:
+            jobs.append(lambda prompt=prompt: _shared(precision_key(mk, prompt, False),
+                                                      lambda: precision.precision_report(model, prompt, False)))
     return jobs
 
 

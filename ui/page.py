@@ -28,7 +28,8 @@ from viz import labels as lbl
 from viz.figures import upright_titles
 
 from . import state as _state
-from .state import layer_picker, projector, require_trace, row_picker, t, token_picker
+from .state import layer_picker, projector, require_trace, row_picker, set_query, t, token_picker
+from .widgets import merged_note
 
 
 def lang() -> str:
@@ -171,11 +172,38 @@ def tabs(labels: list[str], key: str) -> list:
     return [drawn(x) for x in st.tabs(labels, **lazy(f"tabs-{key}"))]
 
 
+LEVELS = ("academic", "plain", "code")      # the explanation's tabs, in their order; "code": formula and code
+
+
+def explain_level() -> str:
+    """The explanation tab this session reads ("plain" on a first visit, else ?level= from a link): kept in
+    session_state under "explain_level" (no widget's key, so a page switch does not drop it) and in the URL."""
+    ss = st.session_state
+    if ss.get("explain_level") not in LEVELS:
+        ss["explain_level"] = st.query_params.get("level") if st.query_params.get("level") in LEVELS else "plain"
+    return ss["explain_level"]
+
+
 def explanation(key: str, numbers: dict, extra_tab=None, by_hand=None):
-    """学术版 / 白话版 tabs (and an optional third tab drawn by extra_tab()) with the stage's text; by_hand() draws
-    small worked examples (ui/worked.py) in an expander under the plain text."""
-    names = [t("学术版", "Academic"), t("白话版", "Plain language")]
-    boxes = [drawn(x) for x in st.tabs(names + ([extra_tab[0]] if extra_tab else []), **lazy(f"explain-{key}"))]
+    """学术版 / 白话版 tabs (and an optional third tab drawn by extra_tab()) with the stage's text, opened on the tab
+    the reader chose last, on any page (explain_level); by_hand() draws small worked examples (ui/worked.py) in an
+    expander under the plain text."""
+    names = [t("学术版", "Academic"), t("白话版", "Plain language")] + ([extra_tab[0]] if extra_tab else [])
+    level = explain_level()
+    want = names[min(LEVELS.index(level), len(names) - 1)]       # no formula tab here: the plain text
+    tab_key = f"explain-{key}"
+    if not LAZY:                                                 # tabs without state: opened on the level, all drawn
+        boxes = [drawn(x) for x in st.tabs(names, default=want)]
+    else:
+        # the tab state Streamlit keeps lasts while this page is shown; on arrival (or in a new language) it is
+        # set from the session's level, and a click here becomes the level every page opens on
+        if st.session_state.get(tab_key) not in names:
+            st.session_state[tab_key] = want
+        boxes = [drawn(x) for x in st.tabs(names, **lazy(tab_key))]
+        opened = next((lv for lv, box in zip(LEVELS, boxes) if box is not None), level)
+        if names[LEVELS.index(opened)] != want:                  # a click here (not a page without a formula tab)
+            st.session_state["explain_level"] = opened
+    set_query("level", st.session_state["explain_level"])
     for tab, level in zip(boxes, ("academic", "plain")):
         if tab is None:
             continue
@@ -408,6 +436,10 @@ class StagePage:
 
     def labels(self, b: int, n: int | None = 8, with_pad: bool = False) -> list[str]:
         return lbl.row_labels(self.model.tokenizer, self.trace, b, n, with_pad)
+
+    def merged_note(self, b: int):
+        """Under the tokens of row b: which of them hold several characters of a CJK word (ui.widgets.merged_note)."""
+        merged_note(self.model.tokenizer, self.trace.token_ids[b, :self.trace.lengths[b]].tolist())
 
     @property
     def numbers(self) -> dict:

@@ -9,7 +9,7 @@ from ops.costs import human
 from viz.placement import device_bars
 
 from .page import chart
-from .state import t
+from .state import ranged, t
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -43,7 +43,8 @@ def section(config: ModelConfig, name: str, gpu: str, gpu_gb: float, context: in
                      t("合计", "total"): f"{full['total'] / 1e9:,.1f} / {gpu_gb:g} GB"})
     st.dataframe(rows, hide_index=True, width="stretch")
     fitting = [n for n, p in plans.items() if p["fits"]]
-    n = st.select_slider(t("画出几张卡的方案", "draw the plan for"), options=list(plans), key="place_n",
+    n = st.select_slider(ranged(t("画出几张卡的方案", "draw the plan for"), min(plans), max(plans)),
+                         options=list(plans), key="place_n",
                          value=fitting[0] if fitting else 8, format_func=lambda k: t(f"{k} 张 GPU", f"{k} GPU(s)"))
     names = dict(weights=t("权重 (bf16)", "weights (bf16)"), kv=t("KV cache", "KV cache"), capture=t("追踪捕获", "trace capture"))
     chart(device_bars(plans[n]["devices"], gpu_gb, names, t(f"{name}：{n} 张 {gpu} 上每张卡装了什么",

@@ -8,7 +8,7 @@ from ops import inputs
 from ops.model import token_limit
 from . import classroom
 from .page import drawn, lazy
-from .state import get_model, keep_settings, set_query, settings, t
+from .state import follow_language, get_model, keep_settings, set_query, settings, t
 
 
 def navigation(pages: dict):
@@ -125,6 +125,8 @@ def bound(widget, label: str, setting: str, *args, **kw):
 
 def _copy(key: str, setting: str):
     st.session_state[setting] = st.session_state[key]
+    if setting == "lang":
+        follow_language()            # a prompt still at the other language's default follows the language
 
 
 def _classroom_models():

@@ -96,6 +96,22 @@ class Settings:
 
 
 DEFAULTS = dict(source="default", device="cpu", dtype="float32", prompt_text=DEFAULT_PROMPT, chat=False, lang="zh")
+# the prompt a session starts on, in its language (DEFAULT_PROMPT is the English one). The Chinese one teaches a
+# pronoun to resolve: with the Qwen2.5 tokenizer "哥哥", "妹妹" and "她" are each a token of their own, so the
+# attention map has a row for 她 and a column for 妹妹 (tests/pages/test_tokenize.py checks the tokenization).
+DEFAULT_PROMPTS = {"zh": "哥哥把苹果给了妹妹，她", "en": DEFAULT_PROMPT}
+
+
+def default_prompt(language: str) -> str:
+    return DEFAULT_PROMPTS.get(language, DEFAULT_PROMPT)
+
+
+def follow_language():
+    """The language radio's change: a prompt still at the other language's default becomes this one's; a prompt the
+    user typed (or a link gave) stays."""
+    ss = st.session_state
+    if ss.get("prompt_text") in DEFAULT_PROMPTS.values():
+        ss.prompt_text = default_prompt(ss.get("lang", DEFAULTS["lang"]))
 
 
 def init_state():
@@ -149,7 +165,7 @@ def _from_url(key: str):
     """A setting as a shared link gives it, else its default."""
     qp = st.query_params
     if key == "prompt_text":
-        return qp.get("prompt", DEFAULTS["prompt_text"])
+        return qp.get("prompt", default_prompt(_from_url("lang")))
     if key in ("chat", "projector"):
         return qp.get(key, "0") == "1"
     if key == "lang":
@@ -475,9 +491,38 @@ def picker(label: str, key: str, lo: int, hi: int, default: int = 0) -> int:
     if key not in st.session_state:
         st.session_state[key] = query_int(key, default, lo, hi)
     st.session_state[key] = max(lo, min(hi, st.session_state[key]))   # a smaller model may shrink the range
-    value = st.slider(label, lo, hi, key=key)
+    value = st.slider(ranged(label, lo, hi), lo, hi, key=key)
     set_query(key, str(value))
     return value
+
+
+def ranged(label: str, lo, hi) -> str:
+    """"层 i (0…23)": a slider's label with its ends, since a Streamlit slider shows them only while it is dragged."""
+    return f"{label} ({lo:g}…{hi:g})"
+
+
+# The sampling settings the Sampling and Generate pages share: name -> (lowest, highest, default, step). Each lives in
+# session_state under "sampling_<name>", where a page switch does not reach (Streamlit drops a widget's own key on a
+# page that does not draw it); each page's widget is set from it and copies a change back (sampling_input).
+SAMPLING = dict(temperature=(0.0, 2.0, 0.8, 0.05), top_k=(0, 100, 50, 1), top_p=(0.05, 1.0, 0.9, 0.05),
+                repetition_penalty=(1.0, 2.0, 1.0, 0.05), seed=(0, 2**31 - 1, 0, 1))
+
+
+def sampling_input(widget, label: str, name: str, key: str, **kw):
+    """widget(label, lo, hi, ...) (st.slider, st.number_input, or a column's) for one shared sampling setting, under
+    the page's own widget key; a slider's label gets its range (ranged)."""
+    lo, hi, default, step = SAMPLING[name]
+    ss, setting = st.session_state, "sampling_" + name
+    ss[setting] = min(hi, max(lo, ss.get(setting, default)))
+    if ss.get(key) != ss[setting]:
+        ss[key] = ss[setting]
+    if getattr(widget, "__name__", "") == "slider":
+        label = ranged(label, lo, hi)
+    return widget(label, lo, hi, step=step, key=key, on_change=_copy_sampling, args=(key, setting), **kw)
+
+
+def _copy_sampling(key: str, setting: str):
+    st.session_state[setting] = st.session_state[key]
 
 
 def layer_picker(L: int) -> int:

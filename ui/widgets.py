@@ -8,7 +8,7 @@ import re
 import streamlit as st
 
 from ui.state import set_query, t
-from viz.labels import token_color, visible
+from viz.labels import merged_cjk, pieces, token_color, visible
 
 SPECIAL_STYLE = "background:#6a1b9a;color:white"
 PAD_STYLE = "background:#bbbbbb;color:#444;text-decoration:line-through"
@@ -41,6 +41,24 @@ def chips(infos: list[dict], pad_from: int | None = None, show_ids: bool = True,
 
 def show_chips(infos: list[dict], pad_from: int | None = None, size: int = 22):
     st.markdown(chips(infos, pad_from, size=size), unsafe_allow_html=True)
+
+
+def merged_note(tokenizer, ids, most: int = 8):
+    """Under a token strip: the tokens of these ids that hold several characters of a CJK word, said out loud
+    ("因为她" is one token: "她" has no row of its own), from the live tokenization; nothing when there are none."""
+    merged = merged_cjk(pieces(tokenizer, [int(i) for i in ids]))
+    if not merged:
+        return
+    more = len(merged) > most
+    quoted = "".join(f"“{m}”" for m in merged[:most]) + ("……" if more else "")
+    quoted_en = ", ".join(f"“{m}”" for m in merged[:most]) + (", ..." if more else "")
+    one = merged[min(len(merged), most) - 1]           # the example: the last one named, and its last character
+    ch = one[-1]
+    st.caption(t(f"合并的 token：{quoted} {'是一个' if len(merged) == 1 else '各是一个'} token，里面的单个字没有自己的一行："
+                 f"注意力图、选择器和各页的图里只有整块的一行一列（例如“{ch}”没有单独的一行，只能看“{one}”那一行）。",
+                 f"Merged tokens: {quoted_en} {'is one token' if len(merged) == 1 else 'are one token each'}; the "
+                 f"characters inside have no row of their own: the attention map, the pickers and the charts have one "
+                 f"row and column for the whole piece (“{ch}” has no row; read the row of “{one}”)."))
 
 
 def highlight_specials(text: str, specials) -> str:

@@ -49,3 +49,22 @@ def row_labels(tokenizer, trace, b: int, n: int | None = 8, with_pad: bool = Fal
     if n is not None:
         out = [short(p, n) for p in out]
     return out + ["pad"] * (trace.S - length if with_pad else 0)
+
+
+def is_cjk(ch: str) -> bool:
+    """A Chinese character (or Japanese kana, Korean syllable): a script whose words are not split by spaces."""
+    o = ord(ch)
+    return (0x4E00 <= o <= 0x9FFF or 0x3400 <= o <= 0x4DBF or 0xF900 <= o <= 0xFAFF or 0x3040 <= o <= 0x30FF
+            or 0xAC00 <= o <= 0xD7AF or 0x20000 <= o <= 0x2FA1F)
+
+
+def merged_cjk(texts: list[str]) -> list[str]:
+    """The tokens (their text pieces, each once, in order) that hold a CJK character and at least one more
+    character: "因为她" is one token, so "她" has no row, column or position of its own. Whitespace is not counted;
+    a piece with half a UTF-8 character (�) is skipped."""
+    out = []
+    for p in texts:
+        core = "".join(str(p).split())
+        if len(core) > 1 and "\ufffd" not in core and any(is_cjk(c) for c in core) and core not in out:
+            out.append(core)
+    return out

@@ -8,6 +8,12 @@ import torch
 from .figures import as_numpy, base_layout
 from .labels import CHOSEN, NEUTRAL
 
+# The probability axis, the same under every setting: an axis that followed the largest bar shrank with it as T
+# moved, so a bar kept its length while its probability changed. No probability exceeds 1, and as T -> 0 the top
+# candidate's reaches it, so 0..1 is the one range that holds every setting the sliders allow; the 0.2 past 1 leaves
+# room for the value written after a bar.
+P_RANGE = [0, 1.2]
+
 
 def stage_bars(values, names, chosen: int | None, ids, title="", xlabel="logit", height=None) -> go.Figure:
     """values at the candidate ids (names their labels), as horizontal bars in the order given (the value
@@ -48,8 +54,7 @@ def candidates_chart(stages: dict, cand: list[int], names: list[str], title: str
                    hovertemplate="%{y}: %{x:.4f}<extra>" + w["now"] + "</extra>")]
     shapes = [dict(type="rect", xref="paper", x0=0, x1=1, y0=r - 0.5, y1=r + 0.5, fillcolor="#e9e9e9", layer="below",
                    line=dict(width=0)) for r, c in enumerate(cut) if c]
-    top = max(raw + now) if len(cand) else 1.0
-    layout = base_layout(title, "", "", height or 130 + 36 * len(cand), dict(range=[0, top * 1.22], title=dict(text="p")),
+    layout = base_layout(title, "", "", height or 130 + 36 * len(cand), dict(range=P_RANGE, title=dict(text="p")),
                          dict(type="category", autorange="reversed"), barmode="overlay", shapes=shapes,
                          uniformtext=dict(minsize=15, mode="show"),
                          legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0, xanchor="left"))
@@ -63,8 +68,7 @@ def bar_pair(labels, a, b, name_a, name_b, title="", xlabel="", ylabel="", heigh
     a, b = as_numpy(a).tolist(), as_numpy(b).tolist()
     bar = lambda v, name, color: go.Bar(x=v, y=list(labels), name=name, orientation="h", marker_color=color,
                                         text=[f"{x:.3f}" for x in v], textposition="outside", cliponaxis=False)
-    top = max(a + b) if a else 1.0
-    layout = base_layout(title, ylabel, xlabel, height or 130 + 44 * len(a), dict(range=[0, top * 1.2]),
+    layout = base_layout(title, ylabel, xlabel, height or 130 + 44 * len(a), dict(range=P_RANGE),
                          dict(type="category", autorange="reversed"), barmode="group",
                          uniformtext=dict(minsize=14, mode="show"),
                          legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0, xanchor="left"))

@@ -66,3 +66,11 @@ def test_attention_by_hand_blocks(tiny_app_dense, request, lang):
     a, b = _dots(at)
     assert a == b
     assert "−∞" in texts(at)
+
+
+def test_merged_tokens_and_slider_ranges(tiny_app_dense):
+    """The attention map's rows are tokens: a note says "因为她" is one, so "她" has no row; each picker shows its
+    range at rest, from the model (the tiny one: 2 layers, 4 heads)."""
+    at = page_ok(PAGE, source=tiny_app_dense, prompt="小明把书借给了小红，因为她", **EXPECT)
+    assert any("“因为她”" in c.value and "“她”" in c.value for c in at.caption), [c.value for c in at.caption]
+    assert at.slider(key="layer").label == "层 i (0…1)" and at.slider(key="head").label.endswith("(0…3)")

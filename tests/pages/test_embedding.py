@@ -25,7 +25,7 @@ def gather_table(at, ids):
 
 @pytest.mark.real
 def test_embedding_real():
-    at = page_ok(PAGE, **EXPECT)
+    at = page_ok(PAGE, prompt="I like shanghai", **EXPECT)     # the Chinese UI's own default prompt is Chinese
     assert len(gather_table(at, SEED_IDS)) == 4                 # one row taken per token
     assert any("嵌入" in x.value for x in at.title)
 

@@ -35,8 +35,10 @@ def check_generate(at):
 
 def check_preview(at):
     """Before any click the page shows the prompt and previews the first step from the trace: 8 candidates, the
-    greedy one (the default T = 0) red; the first "Next token" click then takes exactly that token."""
+    greedy one (T = 0) red; the first "Next token" click then takes exactly that token."""
     assert len(at.dataframe) == 0
+    at.number_input(key="gen_temp").set_value(0.0).run()          # the shared default T (0.8) samples: greedy here
+    no_exception(at)
     bar = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
     assert len(bar["y"]) == 8 and bar["marker"]["color"][0] == "#d62728" and "#d62728" not in bar["marker"]["color"][1:]
     button(at, "gen_next").click()
@@ -172,3 +174,27 @@ def test_classroom_starts_on_int8(tiny_app_dense, monkeypatch, on):
     assert at.radio(key="gen_fast").value == want
     check_generate(at)
     assert at.session_state["_gen"]["decoder"].path == want
+
+
+def test_sampling_settings_are_shared_with_the_sampling_page(tiny_app_dense):
+    """One set of sampling settings: what is set on Sampling opens on Generate, and back (ui.state.SAMPLING)."""
+    at = page_ok("sampling", source=tiny_app_dense)
+    at.slider(key="smp_temp").set_value(1.25)
+    at.slider(key="smp_topk").set_value(7)
+    at.slider(key="smp_topp").set_value(0.55)
+    at.slider(key="smp_rp").set_value(1.3)
+    at.number_input(key="smp_seed").set_value(42)
+    at.run()
+    no_exception(at)
+    at.switch_page("app_pages/generate.py").run()
+    no_exception(at)
+    got = [at.number_input(key=k).value for k in ("gen_temp", "gen_topk", "gen_topp", "gen_rp", "gen_seed")]
+    assert got == [1.25, 7, 0.55, 1.3, 42], got
+    assert at.session_state["_gen"]["decoder"].params.temperature == 1.25        # and the decoder uses them
+    at.number_input(key="gen_temp").set_value(0.4)
+    at.number_input(key="gen_topk").set_value(3)
+    at.run()
+    at.switch_page("app_pages/sampling.py").run()
+    no_exception(at)
+    assert at.slider(key="smp_temp").value == 0.4 and at.slider(key="smp_topk").value == 3
+    assert at.slider(key="smp_topp").value == 0.55 and at.number_input(key="smp_seed").value == 42

@@ -12,14 +12,16 @@ def test_explanation_draws_only_the_open_tab(tiny_app_dense, english, monkeypatc
     at = open_page("rmsnorm", source=tiny_app_dense, lang="en", folds=False)
     assert not at.exception
     first = texts(at)
-    assert "Do it by hand" not in first and not at.code            # plain tab and formula tab not drawn
-    assert at.session_state["explain-rmsnorm"] == "Academic"
-    at.session_state["explain-rmsnorm"] = "Plain language"          # what a click on the tab does
+    assert "Do it by hand" in first and not at.code                 # a first visit: the plain tab, no formula tab
+    assert at.session_state["explain-rmsnorm"] == "Plain language"
+    assert not any(x.key and x.key.startswith("hand_") for x in at.number_input)  # folded: examples not run
+    at.session_state["explain-rmsnorm"] = "Academic"                # what a click on the tab does
     at.run()
     assert not at.exception
     second = texts(at)
-    assert "Do it by hand" in second and second != first
-    assert not any(x.key and x.key.startswith("hand_") for x in at.number_input)  # folded: examples not run
+    assert "Do it by hand" not in second and second != first and not at.code
+    at.session_state["explain-rmsnorm"] = "Plain language"
+    at.run()
     at.session_state["by-hand-rmsnorm"] = True                      # unfold the examples
     at.run()
     assert not at.exception
@@ -92,3 +94,22 @@ def test_scale_flop_tabs_draw_only_the_open_one(tiny_app_dense, english, monkeyp
     assert not at.exception
     decode = totals()
     assert len(decode) == 1 and decode != prefill                   # the decode step's own table and total
+
+
+def test_the_explanation_level_is_kept_across_pages(tiny_app_dense, english, monkeypatch):
+    """A first visit opens on the plain text; the level chosen on one page opens the next, and rides in the URL."""
+    monkeypatch.setattr(ui.page, "LAZY", True)
+    at = open_page("rmsnorm", source=tiny_app_dense, lang="en")
+    assert at.session_state["explain-rmsnorm"] == "Plain language" and at.query_params["level"] == "plain"
+    at.session_state["explain-rmsnorm"] = "Academic"                # a click on the tab
+    at.run()
+    at.switch_page("app_pages/attention.py").run()
+    assert not at.exception
+    assert at.session_state["explain-attention"] == "Academic" and at.query_params["level"] == "academic"
+    assert "Do it by hand" not in texts(at)                         # the plain tab's examples are not drawn
+    at.session_state["explain-attention"] = "Formula and code"
+    at.run()
+    at.switch_page("app_pages/mlp.py").run()
+    assert not at.exception and at.session_state["explain-mlp"] == "Formula and code" and at.code
+    fresh = open_page("mlp", source=tiny_app_dense, lang="en", level="academic")   # a shared link's level
+    assert fresh.session_state["explain-mlp"] == "Academic"

@@ -47,7 +47,7 @@ def test_practice_browse_real():
 
 @pytest.mark.real
 def test_practice_quiz_real():
-    at = page_ok(PAGE)
+    at = page_ok(PAGE, prompt="I like shanghai")               # the Chinese UI's own default prompt is Chinese
     assert score(at) == "0 / 0"
     answer(at, "")                                             # empty: a message, not a count
     assert any("预测" in w.value for w in at.warning) and score(at) == "0 / 0"
@@ -82,7 +82,7 @@ def test_practice_english_batch(english):
 
 
 def test_practice_tiny(tiny_app_dense):
-    at = page_ok(PAGE, source=tiny_app_dense)
+    at = page_ok(PAGE, source=tiny_app_dense, prompt="I like shanghai")
     heads = [h.value for h in at.subheader]                      # stage names are the registry's titles
     assert stages.get("attention").title("zh") in heads and stages.get("moe").title("zh") in heads, heads
     answer(at, "[1, 4]")                                       # the real tokenizer: "I like shanghai" = 4 tokens

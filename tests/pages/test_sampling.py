@@ -73,3 +73,25 @@ def test_sampling_by_hand_softmax(tiny_app_dense, request, lang):
     no_exception(at)
     p = worked.softmax_steps((2.0, 1.0, -10.0), 0.5)["probs"]
     assert f"{p[0]:.4f}" in texts(at) and f"{p[1]:.4f}" in texts(at)
+
+
+def test_probability_axis_stays_put_while_t_moves(tiny_app_dense):
+    """Moving T changes the bars, not the axis: the same x range at T = 0.8 and T = 1.05 (an axis that followed the
+    largest bar shrank with it, and a bar kept its length while its probability fell), and it holds every bar."""
+    at = page_ok(PAGE, source=tiny_app_dense)
+    spans, tops = [], []
+    for temp in (0.8, 1.05):
+        at.slider(key="smp_temp").set_value(temp).run()
+        no_exception(at)
+        fig = main_chart(at)
+        spans.append(fig["layout"]["xaxis"]["range"])
+        tops.append(max(fig["data"][1]["x"]))
+    assert spans[0] == spans[1], spans
+    assert tops[0] != tops[1]                                     # the bars did move
+    assert spans[0][0] == 0 and spans[0][1] >= 1                  # every probability fits, whatever T
+
+
+def test_sliders_show_their_range(tiny_app_dense):
+    at = page_ok(PAGE, source=tiny_app_dense)
+    assert at.slider(key="smp_temp").label.endswith("(0…2)"), at.slider(key="smp_temp").label
+    assert at.slider(key="smp_topk").label.endswith("(0…100)") and at.slider(key="smp_n").label.endswith("(5…30)")

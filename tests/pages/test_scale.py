@@ -30,7 +30,7 @@ def check_scale(at, want_params: str):
 @pytest.mark.real
 def test_scale_real(real_model):
     assert f"{real_model.num_parameters:,}" == BUNDLED_PARAMS
-    at = page_ok(PAGE, **EXPECT)
+    at = page_ok(PAGE, prompt="I like shanghai", **EXPECT)
     check_scale(at, BUNDLED_PARAMS)
     assert at.number_input(key="scale_B").value == 1 and at.number_input(key="scale_S").value == 4  # from the trace
     at.selectbox(key="scale_cfg").set_value("Qwen2.5-32B-Instruct")

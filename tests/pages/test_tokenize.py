@@ -78,3 +78,30 @@ def test_sidebar_prompt_survives_page_switch(tiny_app_dense):
     at.sidebar.radio(key="w_lang").set_value("en").run()          # a language switch keeps it too
     assert at.session_state["prompt_text"] == new
     assert any("Tokenize" in x.value for x in at.title)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_merged_tokens_are_said_under_the_strip(tiny_app_dense, request, lang):
+    """"因为她" is one token of the Qwen2.5 vocabulary (the tiny app's tokenizer is the real one): the page says so
+    under the chips, in either language; a prompt without merged CJK characters gets no note."""
+    from apptest_utils import texts
+
+    if lang == "en":
+        request.getfixturevalue("english")
+    at = page_ok(PAGE, source=tiny_app_dense, lang=lang, prompt="小明把书借给了小红，因为她", **EXPECT)
+    note = [c.value for c in at.caption if "“因为她”" in c.value]
+    assert note, [c.value for c in at.caption]
+    assert ("合并" in note[0] and "“她”" in note[0]) if lang == "zh" else ("one token" in note[0] and "“她”" in note[0])
+    at = page_ok(PAGE, source=tiny_app_dense, lang=lang, prompt="I like shanghai", **EXPECT)
+    assert not any("合并的 token" in c.value or "Merged tokens" in c.value for c in at.caption), texts(at)
+
+
+@pytest.mark.real
+def test_the_chinese_default_prompt_teaches_a_pronoun(bundled_tokenizer):
+    """The Chinese UI's default prompt resolves a pronoun: "她", "妹妹" and "哥哥" are each a token of their own with
+    the bundled Qwen tokenizer, so the attention map has a row for 她 and a column for each of them."""
+    from ui.state import DEFAULT_PROMPTS
+
+    tok = bundled_tokenizer
+    pieces = [tok.decode([i]) for i in tok.encode(DEFAULT_PROMPTS["zh"])]
+    assert pieces[-1] == "她" and "妹妹" in pieces and "哥哥" in pieces, pieces

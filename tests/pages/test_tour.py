@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from apptest_utils import error_boxes, new_app, no_exception, page_ok, svg_pictures
+from apptest_utils import error_boxes, new_app, no_exception, open_page, page_ok, svg_pictures
 
 PAGE = "tour"
 RANDOM = ("随机权重", "random weights")      # the MLP step may show the random-weight MoE demo's red box
@@ -73,3 +73,57 @@ def test_tour_step_from_url(tiny_app_dense):
     shown = "".join(m.value for m in at.markdown)
     assert "layers.0.attn.scores" in shown and "4 注意力" in shown     # step 8: the scores, the strip's stage lit
     assert len(at.get("plotly_chart")) == 1
+
+
+def tour_text(at) -> str:
+    return "\n".join(str(m.value) for m in at.markdown)
+
+
+def test_default_prompt_follows_the_language(tiny_app_dense):
+    """A first visit in Chinese starts on the Chinese default prompt, the tour's first slide included; switching to
+    English while it is untouched switches it too; a prompt the user typed stays; a link's ?prompt= wins."""
+    from ui.state import DEFAULT_PROMPTS
+
+    at = open_page(PAGE, source=tiny_app_dense)
+    no_exception(at)
+    assert at.session_state["prompt_text"] == DEFAULT_PROMPTS["zh"] != DEFAULT_PROMPTS["en"]
+    assert DEFAULT_PROMPTS["zh"] in tour_text(at)                  # the first slide shows the sentence
+    at.sidebar.radio(key="w_lang").set_value("en").run()
+    no_exception(at)
+    assert at.session_state["prompt_text"] == DEFAULT_PROMPTS["en"]
+    assert DEFAULT_PROMPTS["en"] in tour_text(at) and DEFAULT_PROMPTS["zh"] not in tour_text(at)
+    at.sidebar.text_area(key="w_prompt_text").set_value("my own words").run()
+    at.sidebar.radio(key="w_lang").set_value("zh").run()
+    no_exception(at)
+    assert at.session_state["prompt_text"] == "my own words"
+    at = open_page(PAGE, source=tiny_app_dense, prompt=None, lang="en")
+    assert at.session_state["prompt_text"] == DEFAULT_PROMPTS["en"]
+    linked = new_app(lang="zh", prompt="I like shanghai")
+    linked.run()
+    assert linked.session_state["prompt_text"] == "I like shanghai"
+
+
+def test_a_result_caption_waits_for_the_reveal(tiny_app_dense):
+    """Step 2 (tokens) asks before it tells: the count appears only after the picture, once revealed (a button, key
+    ↓); the next step hides its own result again."""
+    at = new_app(step="1")
+    at.run()
+    at.session_state["source"] = tiny_app_dense
+    at.switch_page("app_pages/tour.py").run()
+    no_exception(at)
+    n = len(at.session_state["traces"][next(iter(at.session_state["traces"]))].token_ids[0])
+    said = f"切成了 {n} 个 token"
+    assert said not in tour_text(at) and f"切成 {n} 个" not in tour_text(at)
+    assert at.session_state["tour_step"] == 1 and button(at, "tour_reveal").proto.shortcut
+    button(at, "tour_reveal").click().run()
+    no_exception(at)
+    text = tour_text(at)
+    assert said in text and text.index(said) > text.index("tour-big")       # after the question, under the picture
+    button(at, "tour_next").click().run()
+    no_exception(at)
+    assert not [b for b in at.button if b.key == "tour_reveal"]                # step 3 states no result
+    for _ in range(14):                                                        # on to step 17: the top token's share
+        button(at, "tour_next").click().run()
+    assert at.session_state["tour_step"] == 16 and "%" not in tour_text(at).split("tour-title")[-1]
+    button(at, "tour_reveal").click().run()
+    assert "%" in tour_text(at).split("tour-title")[-1]
