@@ -82,6 +82,8 @@ STAGES = (
     Stage("compare", "对比", "Compare two prompts", "⚖️", page="compare",
           heading_zh="对比两个提示词：差别出现在哪一层、哪个位置",
           heading_en="Compare two prompts, layer by layer"),
+    Stage("models", "两个模型", "Two models", "👥", page="models",
+          heading_zh="两个模型并排：同一个提示词，配置差在哪里", heading_en="Two models side by side: one prompt, where their configs differ"),
     Stage("atlas", "注意力头图谱", "Head atlas", "🗂️", page="atlas",
           heading_zh="注意力头图谱：每个头在做什么", heading_en="Head atlas: what each attention head does"),
     Stage("precision", "精度", "Precision", "🎚️", page="precision",
