@@ -43,6 +43,8 @@ with right:
 
 page.section("每一处差别改变了什么", "What each difference changes")
 table(words.effect_table(V["rows"], lang()))
+st.markdown(vm.labelled_chips(t("**特殊 token**", "**Special tokens**"), words.special_lines(V["rows"], lang())),
+            unsafe_allow_html=True)
 page.explain(key="models", numbers=nums)
 
 # ---- below: tokenization, attention, the head atlas ----------------------------------------------------------------

@@ -55,7 +55,7 @@ EFFECT = {
               "cache per token would be the bytes column."),
     "head_dim": ("分数除以 √hd（{sqrt_a} / {sqrt_b}）；RoPE 旋转 hd/2 对坐标。",
                  "Scores are divided by √hd ({sqrt_a} / {sqrt_b}); RoPE rotates hd/2 pairs of coordinates."),
-    "intermediate_ratio": ("SwiGLU 先升到 I = {I_a} / {I_b} 维再降回 H；gate、up、down 每层共 3·H·I 个参数（右栏）。",
+    "intermediate_ratio": ("SwiGLU 先升到 I = {I_a} / {I_b} 维再降回 H；gate_proj、up_proj、down_proj 每层共 3·H·I 个参数（右栏）。",
                            "SwiGLU widens to I = {I_a} / {I_b} and narrows back to H; gate, up and down hold 3·H·I "
                            "parameters per layer (bytes column)."),
     "rope_theta": ("RoPE 的底数：转得最慢的一对坐标每 {wave_a} / {wave_b} 个 token 才转一圈。",
@@ -72,8 +72,9 @@ EFFECT = {
     "vocab_size": ("嵌入表和 LM head 各有 V 行，每个位置的 logits 有 V 个数；右栏是嵌入表 V·H。{tok}",
                    "The embedding table and the LM head have V rows, the logits V numbers per position; the bytes "
                    "column is the table's V·H.{tok}"),
-    "special_tokens": ("两边都有：{both}。只在 A：{only_a}。只在 B：{only_b}。",
-                       "In both: {both}. Only in A: {only_a}. Only in B: {only_b}."),
+    "special_tokens": ("控制用的 token，不来自 BPE 合并：两边都有 {both} 个，只在 A 有 {only_a} 个，只在 B 有 {only_b} 个（名字列在表下）。",
+                       "Control tokens, not made by BPE merges: {both} in both, {only_a} only in A, {only_b} only in B "
+                       "(named under the table)."),
     "total_params": ("每个权重张量只算一次（共享的 LM head 不重复计）。",
                      "Every weight tensor counted once (a tied LM head not twice)."),
     "kv_per_token": ("2（K 和 V）× L × nkv × hd × 2 字节（bf16）：解码时每个 token 都要存下、每一步都要读回。",
@@ -114,10 +115,6 @@ def bytes_text(row: dict, lang: str) -> str:
             f"{costs.human(row['cost_b'])} ({costs.human(row['bytes_b'], 'B')})")
 
 
-def _names(names: list) -> str:
-    return ", ".join(names[:6]) + (f" … (+{len(names) - 6})" if len(names) > 6 else "") if names else "—"
-
-
 def effect_text(row: dict, lang: str) -> str:
     """What the row changes in the operator, with the row's own numbers filled in."""
     fill = {"a": row["a"], "b": row["b"]}
@@ -132,7 +129,7 @@ def effect_text(row: dict, lang: str) -> str:
             (f"分词器能产出 {row['tok_a']:,} / {row['tok_b']:,} 个 token，其余行只是对齐用的填充。",
              f" The tokenizers produce {row['tok_a']:,} / {row['tok_b']:,} tokens; the other rows are padding."), lang)
     if row["key"] == "special_tokens":
-        fill.update(both=_names(row["both"]), only_a=_names(row["only_a"]), only_b=_names(row["only_b"]))
+        fill.update(both=len(row["both"]), only_a=len(row["only_a"]), only_b=len(row["only_b"]))
     return _pick(EFFECT[row["key"]], lang).format(**fill)
 
 
@@ -153,6 +150,15 @@ def effect_table(rows: list[dict], lang: str) -> list[dict]:
     """What each row changes in the operators, one line per row of ops.compare_models.config_rows."""
     return [{_pick(("配置", "config"), lang): _pick(NAMES[r["key"]], lang),
              _pick(("它改变了什么", "what it changes"), lang): effect_text(r, lang)} for r in rows]
+
+
+def special_lines(rows: list[dict], lang: str) -> list[tuple[str, list[str]]]:
+    """(label, names) of the special tokens in both, only in A, only in B (empty when the row is absent)."""
+    for r in rows:
+        if r["key"] == "special_tokens":
+            return [(_pick(("两边都有", "in both"), lang), r["both"]), (_pick(("只在 A", "only in A"), lang), r["only_a"]),
+                    (_pick(("只在 B", "only in B"), lang), r["only_b"])]
+    return []
 
 
 def sample_name(name: str, lang: str) -> str:

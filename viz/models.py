@@ -64,7 +64,7 @@ def pieces_html(pieces: list[dict]) -> str:
     out = []
     for p in pieces:
         style = "background:#ffe2c4;" if not p["shared"] else "background:#eef3f8;"
-        out.append(f'<span style="{style}border:1px solid #bbb;border-radius:3px;padding:0 3px;margin:1px;'
+        out.append(f'<span class="tok" style="{style}border:1px solid #bbb;border-radius:3px;padding:0 3px;margin:1px;'
                    f'font-family:monospace;display:inline-block">{html.escape(visible(p["piece"]))}</span>')
     return "".join(out)
 
@@ -72,3 +72,14 @@ def pieces_html(pieces: list[dict]) -> str:
 def token_labels(tokenizer, ids, n: int = 6) -> list[str]:
     """Axis labels of a row's tokens: each piece, whitespace visible, cut to n characters."""
     return [short(p, n) for p in pieces(tokenizer, ids)]
+
+
+def chips_html(names: list[str]) -> str:
+    """Token texts (special tokens' names) as small boxes, '—' when there are none."""
+    return " ".join(f'<span class="tok" style="font-family:monospace;background:#eef3f8;border-radius:3px;padding:0 3px">'
+                    f'{html.escape(n)}</span>' for n in names) or "—"
+
+
+def labelled_chips(heading: str, lines: list[tuple[str, list[str]]]) -> str:
+    """A heading, then one line of token chips per (label, names)."""
+    return heading + "".join(f"<br>{label}: {chips_html(names)}" for label, names in lines)
