@@ -31,14 +31,13 @@ left, right = st.columns([4, 3])
 with left:
     st.markdown(t(f"**A = {name_a}，B = {name_b}：{nums['rows']} 行配置中 {nums['differ']} 行不同**",
                   f"**A = {name_a}, B = {name_b}: {nums['differ']} of {nums['rows']} config rows differ**"))
-    table(words.config_table(V["rows"], name_a, name_b, lang(), effects=False))
+    table(words.config_table(V["rows"], lang(), effects=False))
 with right:
     page.chart(page.memo(("next-fig", source_b), lambda: vm.next_token_bars(
         V["next"], name_a, name_b, missing=t("不是单个 token", "not one token"), xlabel=t("概率", "probability"),
-        title=t(f"下一个 token：两个模型各自前 8 名的并集（第 1 行：{short(trace.prompts[0], 24)}）",
-                f"Next token: the union of both models' top 8 (row 1: {short(trace.prompts[0], 24)})"))), "models-next")
-    st.caption(t("按字节匹配 token：同一段文字在两个词表里的编号不同；“不是单个 token”表示那一方的词表里没有这个片段。",
-                 "Tokens are matched by their bytes: the same text has different ids in the two vocabularies; "
+        title=t("下一个 token：两边前 8 名的并集", "Next token: both models' top 8, joined"))), "models-next")
+    st.caption(t(f"提示词第 1 行：{short(trace.prompts[0], 40)}。按字节匹配 token：同一段文字在两个词表里的编号不同；“不是单个 token”表示那一方的词表里没有这个片段。",
+                 f"Prompt row 1: {short(trace.prompts[0], 40)}. Tokens are matched by their bytes: the same text has different ids in the two vocabularies; "
                  "\u201cnot one token\u201d means that side's vocabulary has no such piece."))
 
 page.section("每一处差别改变了什么", "What each difference changes")

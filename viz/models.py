@@ -14,7 +14,7 @@ A_COLOR, B_COLOR = "#1f77b4", "#ff7f0e"
 
 
 def next_token_bars(rows: list[dict], name_a: str, name_b: str, title: str = "", xlabel: str = "",
-                    missing: str = "—", height: int = 470) -> go.Figure:
+                    missing: str = "—", height: int = 520) -> go.Figure:
     """rows: ops.compare_models.next_token; a bar per model per token text; a text that is not one token of a
     model's vocabulary gets no bar there, and `missing` at 0 instead."""
     labels = [short(r["text"], 12) for r in rows]
@@ -26,8 +26,8 @@ def next_token_bars(rows: list[dict], name_a: str, name_b: str, title: str = "",
                            text=[missing if v is None else f"{v:.3f}" for v in p], textfont=dict(size=13)))
     fig = go.Figure(data, layout=base_layout(title, xlabel, "", height, dict(rangemode="tozero"),
                                              dict(type="category", autorange="reversed"), barmode="group",
-                                             legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0)))
-    fig.update_layout(margin=dict(l=110, r=40, t=90, b=50), title=dict(font=dict(size=17)))
+                                             legend=dict(orientation="h", y=-0.12, yanchor="top", x=0)))
+    fig.update_layout(margin=dict(l=90, r=40, t=50, b=90), title=dict(font=dict(size=17)))
     return fig
 
 
