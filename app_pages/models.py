@@ -36,9 +36,11 @@ with right:
     page.chart(page.memo(("next-fig", source_b), lambda: vm.next_token_bars(
         V["next"], name_a, name_b, missing=t("不是单个 token", "not one token"), xlabel=t("概率", "probability"),
         title=t("下一个 token：两边前 8 名的并集", "Next token: both models' top 8, joined"))), "models-next")
-    st.caption(t(f"提示词第 1 行：{short(trace.prompts[0], 40)}。按字节匹配 token：同一段文字在两个词表里的编号不同；“不是单个 token”表示那一方的词表里没有这个片段。",
-                 f"Prompt row 1: {short(trace.prompts[0], 40)}. Tokens are matched by their bytes: the same text has different ids in the two vocabularies; "
-                 "\u201cnot one token\u201d means that side's vocabulary has no such piece."))
+    st.caption(t(f"提示词第 1 行：{short(trace.prompts[0], 40)}。按字节匹配 token：同一段文字在两个词表里的编号不同；"
+                 "“不是单个 token”表示那一方的词表里没有这个片段。",
+                 f"Prompt row 1: {short(trace.prompts[0], 40)}. Tokens are matched by their bytes: the same text has "
+                 "different ids in the two vocabularies; \u201cnot one token\u201d means that side's vocabulary has no "
+                 "such piece."))
 
 page.section("每一处差别改变了什么", "What each difference changes")
 table(words.effect_table(V["rows"], lang()))

@@ -37,7 +37,8 @@ NAMES = {
 # what each row changes in the operators; {x} placeholders are filled from the row (fmt_row)
 EFFECT = {
     "model_type": ("决定每层跑哪段代码：Qwen2 的 q/k/v 带偏置，Qwen3 在 RoPE 前对 q、k 逐头做 RMSNorm，Llama 两者都没有。",
-                   "Picks each layer's code: Qwen2 adds q/k/v biases, Qwen3 RMS-normalises q and k per head before RoPE, "
+                   "Picks each layer's code: Qwen2 adds q/k/v biases, Qwen3 RMS-normalises q and k per head "
+                   "before RoPE, "
                    "Llama does neither."),
     "hidden_size": ("残差流每个向量的长度：RMSNorm 在 H 个数上求均方，每个投影都读 H 维输入；右栏是每层的参数。",
                     "The length of every residual-stream vector: RMSNorm averages over H numbers, every projection "
@@ -49,7 +50,8 @@ EFFECT = {
                             "q_proj writes nh·hd numbers and o_proj reads nh·hd back; the scores are [B, nh, S, S]; "
                             "the bytes column is one layer's q_proj + o_proj."),
     "num_key_value_heads": ("k_proj、v_proj 只输出 nkv·hd 个数，KV cache 每层存 2·nkv·hd 个数。",
-                            "k_proj and v_proj write only nkv·hd numbers; the KV cache keeps 2·nkv·hd numbers per layer."),
+                            "k_proj and v_proj write only nkv·hd numbers; the KV cache keeps 2·nkv·hd numbers "
+                            "per layer."),
     "n_rep": ("repeat_kv 把每个 KV 头复制给 {a} / {b} 个查询头；若每个查询头都有自己的 KV 头（MHA），右栏就是每 token 的 KV cache。",
               "repeat_kv hands each KV head to {a} / {b} query heads; with one KV head per query head (MHA) the KV "
               "cache per token would be the bytes column."),
@@ -67,7 +69,8 @@ EFFECT = {
                  "With biases, a vector is added after each q, k and v projection: L·(nh + 2·nkv)·hd parameters "
                  "(bytes column)."),
     "tie_word_embeddings": ("共享时 LM head 直接用嵌入表 W_E 打分，不占额外参数；不共享时另存一个 V×H 矩阵（右栏）。",
-                            "Tied, the LM head scores with the embedding table W_E itself, no extra parameters; untied, "
+                            "Tied, the LM head scores with the embedding table W_E itself, no extra parameters; "
+                            "untied, "
                             "it keeps its own V×H matrix (bytes column)."),
     "vocab_size": ("嵌入表和 LM head 各有 V 行，每个位置的 logits 有 V 个数；右栏是嵌入表 V·H。{tok}",
                    "The embedding table and the LM head have V rows, the logits V numbers per position; the bytes "

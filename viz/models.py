@@ -76,7 +76,8 @@ def token_labels(tokenizer, ids, n: int = 6) -> list[str]:
 
 def chips_html(names: list[str]) -> str:
     """Token texts (special tokens' names) as small boxes, '—' when there are none."""
-    return " ".join(f'<span class="tok" style="font-family:monospace;background:#eef3f8;border-radius:3px;padding:0 3px">'
+    style = "font-family:monospace;background:#eef3f8;border-radius:3px;padding:0 3px"
+    return " ".join(f'<span class="tok" style="{style}">'
                     f'{html.escape(n)}</span>' for n in names) or "—"
 
 

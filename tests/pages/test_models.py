@@ -153,3 +153,20 @@ def test_scale_compares_reference_configs(lang, monkeypatch):
                                            ["128", "128"]]
     assert rows[-1][2:4] == [f"{2 * 64 * 8 * 128 * 2:,} B", f"{2 * 80 * 8 * 128 * 2:,} B"]     # 262,144 B and 327,680 B
     assert len(rows) == 15                                     # no tokenizers: no special-tokens row
+
+
+@pytest.mark.real
+def test_classroom_mode_offers_only_allowed_second_models(tiny_app_dense, smollm2_gguf_path, monkeypatch):
+    """In classroom mode the second slot is a list of the bundled model and the allow-listed ones: SmolLM2 from the
+    package and a free path are not offered unless allowed."""
+    monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "1")
+    monkeypatch.setenv("OPERATOR_LAB_ALLOWED_MODELS", tiny_app_dense)
+    at = open_models("zh")
+    check_page(at, PAGE, "zh", **EXPECT)
+    box = at.selectbox(key="second_room")
+    assert len(box.options) == 2 and Path(tiny_app_dense).name in box.options[1]
+    assert not [r for r in at.radio if r.key == "second_choice"] and not at.text_input
+    assert difference_rows(at)[1][3] == "896"                # B starts on the bundled model
+    box.select(box.options[1]).run()
+    check_page(at, PAGE, "zh", **EXPECT)
+    assert difference_rows(at)[1][3] == "32"                 # B is now the allowed tiny model (hidden 32)

@@ -163,4 +163,4 @@ def test_explanation_filled_and_model_aware(pair):
         assert nums["bias_sentence_en"].startswith(has) and nums["bias_sentence_zh"].startswith(has)
     else:
         assert "Both" in nums["bias_sentence_en"]
-    assert len(words.config_table(r, "AA", "BB", "zh")) == len(r) == len(words.effect_table(r, "en"))
+    assert len(words.config_table(r, "zh")) == len(r) == len(words.effect_table(r, "en"))
