@@ -6,7 +6,7 @@ from content import costs_text, texts
 from content.scale import say
 from ops import costs
 from ops.costs import human
-from ui import placement
+from ui import config_compare, placement
 from ui.page import StagePage, metrics, table
 from ui.state import get_model, get_trace, lang, t
 from viz import scale as vs
@@ -140,11 +140,11 @@ table([{t("阶段", "phase"): names[ph], "FLOPs": human(r["flops"], "FLOP"), t("
               for ph, r in rl.items()])
 st.caption(say("time", lang(), note=costs_text.gpu_note(gpu, g, lang())))
 if not costs.fits(c, B, S, g["mem_gb"])["fits"]:
-    st.warning(t(f"注意：bf16 下这个配置在 B = {B}, S = {S:,} 时放不进一张 {gpu}；上面的时间假设放得下（或多卡均摊）。",
-                 f"Note: in bf16 this config at B = {B}, S = {S:,} does not fit one {gpu}; the times above assume it does "
-                 "(or that several GPUs share the work)."))
+    st.warning(say("too_big", lang(), B=B, S=f"{S:,}", gpu=gpu))
 
 # folded: its first plan builds the model on the meta device, which imports transformers' model code (seconds)
 if box := page.more("放不下一张卡：把层分到几张 GPU 上", "Too big for one GPU: layers placed on several", "placement"):
     with box:
         placement.section(c, name, gpu, g["mem_gb"], S, B)
+config_compare.fold(page.more("两个配置并排：差在哪里（不加载权重）", "Two configs side by side, without loading weights", "configs"),
+                    refs, name, c)

@@ -9,6 +9,9 @@ NOTES = {
               "config alone (ops/costs.py); for the loaded model it also counts the real weights and compares. {start}"
               "Reference configs are the models' published config.json files (assets/configs/); GPU figures are "
               "vendors' published spec-sheet numbers, not measured here."),
+    "too_big": ("注意：bf16 下这个配置在 B = {B}, S = {S} 时放不进一张 {gpu}；上面的时间假设放得下（或多卡均摊）。",
+                "Note: in bf16 this config at B = {B}, S = {S} does not fit one {gpu}; the times above assume it does "
+                "(or that several GPUs share the work)."),
     "start": ("B、S 的初值取自当前提示词的 trace（B = {B}, S = {S}）。", "B and S start from your prompts' trace (B = {B}, S = {S}). "),
     "bars": ("注意力与 MLP 按所有层求和；RMSNorm 的参数极少，几乎看不见。",
              "Attention and MLP rows are summed over all layers; the RMSNorm weights are too few to see."),

@@ -27,7 +27,8 @@ from ops import costs
 from ops.config import ModelConfig
 
 EXPLAIN_DIR = costs.ASSETS / "explain"
-STAGES = tuple(stages.explained())      # the registry's stages with an explanation file
+PAIRED = ("models",)                    # texts about two models at once: placeholders from content/models.py
+STAGES = tuple(k for k in stages.explained() if k not in PAIRED)   # the stages whose placeholders numbers() fills
 LANGS = ("zh", "en")
 LEVELS = ("academic", "plain")
 MOE_LABEL = "Qwen3-30B-A3B"
@@ -51,7 +52,7 @@ def _sections(stage: str, lang: str) -> dict[str, str]:
 
 def template(stage: str, lang: str, level: str) -> str:
     """The raw (unfilled) text of one stage/lang/level."""
-    if stage not in STAGES or lang not in LANGS or level not in LEVELS:
+    if stage not in STAGES + PAIRED or lang not in LANGS or level not in LEVELS:
         raise KeyError(f"no text for ({stage!r}, {lang!r}, {level!r})")
     return _sections(stage, lang)[level]
 

