@@ -6,7 +6,7 @@ import torch
 
 from ops import inputs
 from ops.model import token_limit
-from . import classroom
+from . import classroom, state
 from .page import drawn, lazy
 from .state import follow_language, get_model, keep_settings, set_query, settings, t
 
@@ -77,6 +77,11 @@ def render():
                 f"| {t('参数量', 'parameters')} | {model.num_parameters:,} |\n"
                 f"| {t('最长输入', 'token limit')} | {token_limit(c):,} |")
     sb.markdown(line)
+    failed = state.BACKGROUND_FAILURES
+    if failed:           # work done ahead of a page failed: that page does it (and reports it) when it is opened
+        sb.caption(t(f"⚠️ 后台预先准备有 {len(failed)} 项未完成（打开对应页面时会重新计算）：",
+                     f"⚠️ {len(failed)} job(s) prepared in the background failed (the page redoes them when opened):")
+                   + " " + "; ".join(failed[-3:]))
     return model
 
 

@@ -212,7 +212,14 @@ PREBUILD = True     # load_model builds the weight sets and first visits in the 
 def build_native() -> threading.Thread:
     """The native library (ops/native), built once per process in the background as the app starts: no request
     ever waits for a compiler, and an int8 weight set built meanwhile waits for this build (ops.native.load)."""
-    return _background(native.build, (cache_dir() / "native",), "native-build")
+    return _background(_build_native, (cache_dir() / "native",), "native-build")
+
+
+def _build_native(folder):
+    if native.build(folder) is None:     # int8 decoding then runs on PyTorch's own kernel: say why, once
+        note = f"the native int8 kernel, so int8 decoding uses PyTorch's: {native.why_not()}"
+        BACKGROUND_FAILURES.append(note)
+        print(f"operator-lab: {note}", file=sys.stderr)
 
 
 _STOPPING = threading.Event()            # set at exit: the load-time jobs not yet started are skipped

@@ -43,7 +43,7 @@ def test_embedding_real_batch_english(english):
 
 
 def test_embedding_tiny(tiny_app_dense):
-    at = page_ok(PAGE, source=tiny_app_dense, **EXPECT)
+    at = page_ok(PAGE, source=tiny_app_dense, prompt="I like shanghai", **EXPECT)
     gather_table(at, SEED_IDS)                                  # the real tokenizer on a tiny random model
 
 
