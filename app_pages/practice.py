@@ -5,7 +5,7 @@ import streamlit as st
 from content import facts, practice, stages, texts
 from ops import costs
 from ui.page import StagePage, more
-from ui.state import get_model, get_trace, lang, t
+from ui.state import frozen, get_model, get_trace, lang, t
 
 page = StagePage("practice", trace=False)
 LANG = lang()
@@ -35,8 +35,8 @@ if browse:
         tags = {q["stage"] for q in bank}
         present = [s.key for s in stages.STAGES if s.key in tags] + sorted(tags - set(stages.BY_KEY))
         cols = st.columns([2, 3])
-        stage = cols[0].selectbox(t("按阶段筛选", "Filter by stage"), ["all"] + present, key="practice_stage",
-                                  format_func=lambda s: t("全部", "All") if s == "all" else stage_name(s))
+        name = frozen(lambda s: t("全部", "All") if s == "all" else stage_name(s), ["all"] + present)
+        stage = cols[0].selectbox(t("按阶段筛选", "Filter by stage"), ["all"] + present, key="practice_stage", format_func=name)
         query = cols[1].text_input(t("搜索关键词", "Search"), key="practice_search",
                                    placeholder=t("如 KV cache、RoPE、GQA", "e.g. KV cache, RoPE, GQA"))
         try:

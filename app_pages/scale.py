@@ -8,7 +8,7 @@ from ops import costs
 from ops.costs import human
 from ui import config_compare, placement
 from ui.page import StagePage, metrics, table
-from ui.state import get_model, get_trace, lang, t
+from ui.state import frozen, get_model, get_trace, lang, t
 from viz import scale as vs
 
 LOADED = "__loaded__"           # the selectbox value that stands for the model in the sidebar
@@ -28,8 +28,8 @@ ss.setdefault("scale_S", int(trace.S) if trace is not None else 1024)
 
 # ---- what to measure, then the main picture: where prefill and decode sit on the GPU's roofline ------------
 cols = st.columns([3, 1, 1, 2])
-choice = cols[0].selectbox(t("模型配置", "Model config"), ([LOADED] if model else []) + list(refs), key="scale_cfg",
-                           format_func=label)
+configs = ([LOADED] if model else []) + list(refs)
+choice = cols[0].selectbox(t("模型配置", "Model config"), configs, key="scale_cfg", format_func=frozen(label, configs))
 B = int(cols[1].number_input(t("批大小 B", "batch B"), min_value=1, max_value=256, step=1, key="scale_B"))
 S = int(cols[2].number_input(t("序列长度 S", "sequence S"), min_value=1, max_value=131072, step=1, key="scale_S"))
 gpu = cols[3].selectbox("GPU", GPU_ORDER, index=GPU_ORDER.index("H200 141GB"), key="scale_gpu")

@@ -200,6 +200,13 @@ def projector() -> bool:
     return bool(st.session_state.get("projector", False))
 
 
+def frozen(format_func, options) -> callable:
+    """format_func with every option's label made now, in this run's language: Streamlit's test runner formats a
+    widget's value again between runs, outside the session, where t() would answer in the default language."""
+    labels = {o: format_func(o) for o in options}
+    return labels.__getitem__
+
+
 def t(zh: str, en: str) -> str:
     """The string in the session's language."""
     return zh if lang() == "zh" else en

@@ -9,15 +9,21 @@ from content import stages
 PAGE = "practice"
 
 
+def quiz(at):
+    """Open the quiz tab (the page opens on browsing the bank)."""
+    if not any(w.key and w.key.startswith("quiz_answer_") for w in at.text_input):
+        label = next(x for x in tab_groups(at)["tabs-practice-views"] if "测验" in x or "Quiz" in x)
+        open_tab(at, "practice-views", label)
+    return at
+
+
 def score(at) -> str:
+    quiz(at)
     return next(m.value for m in at.metric if m.label in ("得分（对 / 答）", "score (correct / attempted)"))
 
 
 def answer(at, text: str):
-    if not any(w.key and w.key.startswith("quiz_answer_") for w in at.text_input):     # open the quiz tab
-        label = next(x for x in tab_groups(at)["tabs-practice-views"] if "测验" in x or "Quiz" in x)
-        open_tab(at, "practice-views", label)
-    box = next(w for w in at.text_input if w.key.startswith("quiz_answer_"))
+    box = next(w for w in quiz(at).text_input if w.key.startswith("quiz_answer_"))
     box.set_value(text)
     at.button(key="quiz_reveal").click()
     at.run()
