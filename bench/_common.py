@@ -20,6 +20,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
+def build_native():
+    """The native library, built (once per machine) as the app builds it at start: ops.native.load() never builds."""
+    from ops import loading, native
+
+    return native.build(loading.cache_dir() / "native")
+
+
 def cpu_model() -> str:
     try:
         for line in open("/proc/cpuinfo"):

@@ -12,7 +12,7 @@
 2. Speed: greedy 64 tokens after a chat prompt (stop_at_eos=False), alternating round by round: transformers'
    Qwen2ForCausalLM.generate in float32 (the reference), ours float32 (the traced path), fast="bf16",
    fast="int8" (int8 GEMVs, and RMSNorm, RoPE and one-token attention in C: ops/native/decode.c,
-   kernels="native"; OPERATOR_LAB_NATIVE=0 measures it without any C). The bound of each path = GEMV bandwidth
+   kernels="native"; bench/mechanisms.py measures it without any C). The bound of each path = GEMV bandwidth
    measured in this run / bytes one decode step reads (ops.quant.decode_bytes of the weight set the path ran:
    int8 rows + scales + the rest in bf16).
 3. Numerics on 5 prompts (English, Chinese, code, digits, chat): first-step logits max|diff| and KL of the
@@ -249,6 +249,7 @@ def main():
     args = p.parse_args()
     n = C.repeats(args)
     print(C.machine())
+    C.build_native()
     if not args.skip_kernels:
         kernel_table(max(5, 3 * n))
     if args.skip_speed and args.skip_numerics:

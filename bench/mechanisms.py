@@ -12,6 +12,12 @@ Variants of generate(fast="int8"), greedy, the same prompt, the same tokens (che
                compiler gets
 Each prints decode tok/s (median of the repeats) and the ratio to "all". A mechanism stays if "all" is at least
 1.15x the variant without it (the project's rule: bench/RESULTS.md, "What each mechanism buys").
+
+    python bench/mechanisms.py --first-visits [--repeats 2]
+
+The load-time background work (ui/state.py: the bf16 / int8 weight sets and the pages' shared first-visit results),
+judged by what it buys: a page's first visit in the server (Streamlit's test runner, the bundled model, the default
+English prompt), with that work done before the visit and without it, alternating page by page.
 """
 from __future__ import annotations
 
@@ -47,16 +53,65 @@ def decode_rate(model, weights, kernels: str, ids: list[int], new: int) -> tuple
     return new / (time.perf_counter() - t0), out
 
 
+FIRST_PAGES = ("tokenize", "atlas", "compare", "experiments", "precision", "serving")
+
+
+def first_visits(repeats: int):
+    from streamlit.testing.v1 import AppTest
+
+    from ui import lab, state
+
+    state.PREBUILD = False                       # the bench does the background work itself, or not at all
+    app = str(C.ROOT / "app.py")
+
+    def visit(page: str) -> float:
+        at = AppTest.from_file(app, default_timeout=600)
+        at.query_params["lang"] = "en"
+        at.query_params["prompt"] = state.DEFAULT_PROMPT
+        at.run()
+        at.switch_page(f"app_pages/{page}.py")
+        t0 = time.perf_counter()
+        at.run()
+        assert not at.exception, at.exception
+        return time.perf_counter() - t0
+
+    visit("overview")                            # the model loaded and the default prompt traced, for both sides
+    model = state.load_model("default", "cpu", "float32")
+    times = {(p, side): [] for p in FIRST_PAGES for side in ("ahead", "none")}
+    for r in range(repeats):
+        for page in FIRST_PAGES:
+            for side in ("none", "ahead"):
+                lab._atlas.clear()
+                lab._shared.clear()
+                model._copies.clear()
+                model.tokenizer.__dict__.pop("merges", None)
+                if side == "ahead":
+                    for name in state.ahead_sets(model):
+                        model.weight_set(name)
+                    for job in lab.first_visits(model, "default", "cpu", "float32", sets=True):
+                        job()
+                times[(page, side)].append(visit(page))
+            print(f"round {r + 1} {page}: none {times[(page, 'none')][-1]:.2f} s, "
+                  f"ahead {times[(page, 'ahead')][-1]:.2f} s", flush=True)
+    print(f"\nfirst visit in the server, median of {repeats} (ratio = none / ahead):")
+    for page in FIRST_PAGES:
+        a, n = statistics.median(times[(page, "ahead")]), statistics.median(times[(page, "none")])
+        print(f"  {page:12s} without {n:6.2f} s   with {a:6.2f} s   {n / a:5.2f}x")
+
+
 def main():
     p = C.parser(__doc__.splitlines()[0], repeats=3, quick=1)
     p.add_argument("--new", type=int, default=48)
+    p.add_argument("--first-visits", action="store_true")
     args = p.parse_args()
     repeats = args.repeats or (args._quick_repeats if args.quick else args._repeats)
     print(C.machine())
+    if args.first_visits:
+        return first_visits(repeats)
     from ops import hugepages, load_model, native, quant
 
     model = load_model()
-    lib = native.load()
+    lib = C.build_native()
     print(f"native library: {'built' if lib else 'not available: ' + native.why_not()}; THP mode {hugepages.mode()!r}")
     ids = model.tokenizer.encode(model.tokenizer.apply_chat_template(PROMPT))
     sets = {"all": quant.int8_copy(model)}

@@ -144,16 +144,13 @@ def _check(lib) -> None:
         raise RuntimeError("attend1 gave a wrong answer")
 
 
-def build(folder: Path, enabled: bool = True):
-    """Compile (once per machine), check and load the library from folder; returns it, or None with why_not() set.
-    enabled=False (the app's OPERATOR_LAB_NATIVE=0) records that and builds nothing."""
+def build(folder: Path):
+    """Compile (once per machine), check and load the library from folder; returns it, or None with why_not() set."""
     with _lock:
         if "lib" in _state:
             return _state["lib"]
         _state["lib"], _state["why"] = None, ""
         try:
-            if not enabled:
-                raise RuntimeError("turned off by OPERATOR_LAB_NATIVE=0")
             model, flags = _cpu()
             if platform.machine().lower() not in ("x86_64", "amd64") or not {"avx2", "fma"} <= flags:
                 raise RuntimeError(f"needs an x86-64 CPU with AVX2 and FMA ({platform.machine()} {model})")
