@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from .figures import block_max, FONT, as_numpy
+from .figures import block_max, FONT, as_numpy, wrap
 from .labels import CHOSEN, TOKEN_COLORS, token_color
 
 
@@ -149,11 +149,22 @@ def gqa_diagram(nh: int, nkv: int, highlight: int | None = None, title: str = ""
                      dict(x=-0.5, y=0, text=kv_label, showarrow=False, xanchor="right", font=dict(size=16))]))
 
 
+LABEL_PX = 30          # the band over each tile that holds its label ("h5 · kv0"), at up to 19 px (projector)
+
+
+def tile_px(n: int) -> int:
+    """A tile's height in px for n tokens (or blocks) a side: grows with n, from a readable 3-token tile to a
+    cap that keeps three rows of tiles on one screen."""
+    return int(min(160, max(84, 8 * n + 60)))
+
+
 def heads_grid(probs, allowed=None, title: str = "", cols: int = 7, subtitle=lambda h: f"head {h}",
-               height_per_row: int = 210, max_cells: int = 48, highlight: int | None = None) -> go.Figure:
+               max_cells: int = 48, highlight: int | None = None, note: str = "", width_px: int = 480) -> go.Figure:
     """All heads' (S, S) attention maps as small multiples on one colour scale 0..1. probs: (nh, S, S);
     allowed: (S, S) bool, False cells (masked) are left blank. Long prompts are shown as block maxima,
     at most max_cells per side (a tile is ~150 px wide on a projector). highlight: a head framed in red.
+    Each tile has a band of LABEL_PX above it for its label, whatever S is (the band is counted in cells of
+    the tile's own size); title and note (a smaller line under it) wrap at width_px.
 
     Drawn as ONE heatmap of tiles with blank gaps: plotly builds subplots slowly."""
     p = probs.detach().float().cpu() if torch.is_tensor(probs) else torch.from_numpy(np.asarray(probs, np.float32))
@@ -165,25 +176,31 @@ def heads_grid(probs, allowed=None, title: str = "", cols: int = 7, subtitle=lam
     nh, n, m = p.shape
     cols = max(1, min(cols, nh))
     rows = math.ceil(nh / cols)
-    gap = max(1, n // 8)
-    tiles = np.full((rows * (n + gap), cols * (m + gap)), np.nan)
+    cell = tile_px(n) / n                           # px per cell, down the page
+    gap = math.ceil(LABEL_PX / cell)                # the label band, in cells, above every row of tiles
+    xgap = max(1, m // 8)
+    band = n + gap
+    tiles = np.full((rows * band, cols * (m + xgap)), np.nan)
     for h in range(nh):
         r, c = divmod(h, cols)
-        tiles[r * (n + gap):r * (n + gap) + n, c * (m + gap):c * (m + gap) + m] = p[h]
-    notes = [dict(x=(h % cols) * (m + gap) + (m - 1) / 2, y=(h // cols) * (n + gap) - 0.5, yshift=12,
-                  text=subtitle(h), showarrow=False, font=dict(size=15)) for h in range(nh)]
+        tiles[r * band + gap:r * band + gap + n, c * (m + xgap):c * (m + xgap) + m] = p[h]
+    notes = [dict(x=(h % cols) * (m + xgap) + (m - 1) / 2, y=(h // cols) * band + gap - 0.5, yanchor="bottom",
+                  yshift=2, text=subtitle(h), showarrow=False, font=dict(size=15)) for h in range(nh)]
     if ky > 1 or kx > 1:
         title = f"{title}  (max over {ky}×{kx} blocks)"
+    title, note = wrap(title, width_px - 40, 20), wrap(note, width_px - 40, 15)
+    top = 40 + 24 * (title.count("<br>") + 1) + (20 + 18 * note.count("<br>") if note else 0)
     axis = dict(showticklabels=False, showgrid=False, zeroline=False)
     frame = []
     if highlight is not None and 0 <= highlight < nh:
         r, c = divmod(highlight, cols)
-        frame = [dict(type="rect", x0=c * (m + gap) - 0.5, x1=c * (m + gap) + m - 0.5, y0=r * (n + gap) - 0.5,
-                      y1=r * (n + gap) + n - 0.5, line=dict(color=CHOSEN, width=3))]
+        frame = [dict(type="rect", x0=c * (m + xgap) - 0.5, x1=c * (m + xgap) + m - 0.5, y0=r * band + gap - 0.5,
+                      y1=r * band + gap + n - 0.5, line=dict(color=CHOSEN, width=3))]
+    head = dict(text=title, font=dict(size=20), **({"subtitle": dict(text=note, font=dict(size=15))} if note else {}))
     return go.Figure([go.Heatmap(z=tiles, zmin=0, zmax=1, colorscale="Viridis", colorbar=dict(title="p", len=0.8),
                                  hovertemplate="p %{z:.3f}<extra></extra>")],
-                     layout=dict(annotations=notes, title=dict(text=title, font=dict(size=20)), font=FONT, shapes=frame,
-                                 height=80 + rows * height_per_row, margin=dict(l=20, r=20, t=80, b=20),
+                     layout=dict(annotations=notes, title=head, font=FONT, shapes=frame,
+                                 height=round(top + 20 + rows * band * cell), margin=dict(l=20, r=20, t=top, b=20),
                                  xaxis=axis, yaxis=dict(axis, autorange="reversed")))
 
 
