@@ -15,13 +15,15 @@ from .labels import CHOSEN, TOKEN_COLORS, token_color
 
 
 def pipeline_svg(steps: list[tuple[str, str]], layer_steps: list[tuple[str, str]], layer_index: int,
-                 title: str = "", height: int = 640, max_height: int | None = None) -> str:
+                 title: str = "", height: int = 640, max_height: int | None = None, min_px: float = 0) -> str:
     """The pipeline as one SVG picture (no Plotly: a first page that draws no chart needs none of its 4.7 MB
     script, and a fresh session's first page is drawn in about half the time; bench/browser.py).
     Main column: steps[k] = (box text, shape on the arrow leaving it); a box's text is its title, then any
     smaller lines after a newline. The box at layer_index is the stack of L layers; layer_steps (same form)
     draw its inside in a second column. Drawn 1000 units wide and `height` tall; it scales with the page, up to
-    1100 px wide, or to `max_height` px tall (a tour step's picture under its words, above the fold)."""
+    1100 px wide, or to `max_height` px tall (a tour step's picture under its words, above the fold).
+    min_px: no text draws smaller than this many px at that widest size (a projector's back row); a box's
+    smaller lines that no longer fit in it are left out."""
     W, top, bottom = 1000, 62, 10
     n, m = len(steps), len(layer_steps)
     unit = (height - top - bottom) / n                     # one main-column step, in units of the drawing
@@ -32,9 +34,11 @@ def pipeline_svg(steps: list[tuple[str, str]], layer_steps: list[tuple[str, str]
     h_in = min(0.75 * span / m, 1.1 * h_main)
     lys = [ys[0] - h_main / 2 + h_in / 2 + k * (span - h_in) / max(m - 1, 1) for k in range(m)]
     widest = 1100 if max_height is None else round(W * max_height / height)
+    least = min_px * W / widest                              # min_px, in units of the drawing
+    fs = lambda size: round(max(size, least), 1)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {height}" role="img" '
            f'style="width:100%;max-width:{widest}px;height:auto;font-family:{FONT["family"].replace(chr(34), "")}">',
-           f'<text x="20" y="34" font-size="20" fill="#31333F">{_esc(title)}</text>']
+           f'<text x="20" y="{30 + fs(20) // 5}" font-size="{fs(20)}" fill="#31333F">{_esc(title)}</text>']
     yl = ys[layer_index]                                     # the layer box opens into the right column
     fan = [(x_main + w_main / 2, yl - h_main / 2), (x_in - w_in / 2, lys[0] - h_in / 2),
            (x_in - w_in / 2, lys[-1] + h_in / 2), (x_main + w_main / 2, yl + h_main / 2)]
@@ -42,13 +46,13 @@ def pipeline_svg(steps: list[tuple[str, str]], layer_steps: list[tuple[str, str]
                'stroke="rgba(255,152,0,0.5)" stroke-dasharray="4 4"/>')
     labels = []                                              # drawn last: over the fan and the boxes
     for k, (text, shape) in enumerate(steps):
-        out += _svg_box(x_main, ys[k], w_main, h_main, text, "#ffe0b2" if k == layer_index else "#e3f2fd", 17)
+        out += _svg_box(x_main, ys[k], w_main, h_main, text, "#ffe0b2" if k == layer_index else "#e3f2fd", fs(17), fs(13), least > 13)
         if k + 1 < n:
-            out += _svg_arrow(x_main, ys[k] + h_main / 2, ys[k + 1] - h_main / 2, shape, labels)
+            out += _svg_arrow(x_main, ys[k] + h_main / 2, ys[k + 1] - h_main / 2, shape, labels, fs(16))
     for k, (text, shape) in enumerate(layer_steps):
-        out += _svg_box(x_in, lys[k], w_in, h_in, text, "#fff3e0", 15)
+        out += _svg_box(x_in, lys[k], w_in, h_in, text, "#fff3e0", fs(15), fs(13), least > 13)
         if k + 1 < m:
-            out += _svg_arrow(x_in, lys[k] + h_in / 2, lys[k + 1] - h_in / 2, shape, labels)
+            out += _svg_arrow(x_in, lys[k] + h_in / 2, lys[k + 1] - h_in / 2, shape, labels, fs(16))
     out += labels
     return "\n".join(out + ["</svg>"])     # one element a line, no blank line: markdown keeps it as raw HTML
 
@@ -57,26 +61,28 @@ def _esc(text) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _svg_box(x, y, w, h, text, fill, size) -> list[str]:
-    """A box centred on (x, y): its first line of text at `size`, any further lines smaller beneath it."""
+def _svg_box(x, y, w, h, text, fill, size, small=13, fit=False) -> list[str]:
+    """A box centred on (x, y): its first line of text at `size`, further lines at `small` beneath it; with
+    `fit`, only as many as the box's height holds."""
     lines = str(text).split("\n")
+    if fit:
+        lines = lines[:max(1, 1 + int((h - size) // (size * 1.05)))]
     parts = [f'<rect x="{x - w / 2:.1f}" y="{y - h / 2:.1f}" width="{w}" height="{h:.1f}" fill="{fill}" '
              f'stroke="#555" stroke-width="1.5"/>']
     step = size * 1.05
     y0 = y - step * (len(lines) - 1) / 2 + size * 0.35        # the block of lines centred on y
     for k, line in enumerate(lines):
-        fs = size if k == 0 else 13
-        parts.append(f'<text x="{x}" y="{y0 + k * step:.1f}" font-size="{fs}" text-anchor="middle" '
-                     f'fill="#111">{_esc(line)}</text>')
+        parts.append(f'<text x="{x}" y="{y0 + k * step:.1f}" font-size="{size if k == 0 else small}" '
+                     f'text-anchor="middle" fill="#111">{_esc(line)}</text>')
     return parts
 
 
-def _svg_arrow(x, y0, y1, label: str, labels: list) -> list[str]:
+def _svg_arrow(x, y0, y1, label: str, labels: list, size=16) -> list[str]:
     """A downward arrow from y0 to y1 at x; its label (a live shape) in red monospace to the right, into `labels`."""
     parts = [f'<line x1="{x}" y1="{y0:.1f}" x2="{x}" y2="{y1 - 7:.1f}" stroke="#333" stroke-width="2.2"/>',
              f'<polygon points="{x - 6},{y1 - 9:.1f} {x + 6},{y1 - 9:.1f} {x},{y1:.1f}" fill="#333"/>']
     if label:
-        labels.append(f'<text x="{x + 8}" y="{(y0 + y1) / 2 + 5:.1f}" font-size="16" font-family="monospace" '
+        labels.append(f'<text x="{x + 8}" y="{(y0 + y1) / 2 + 5:.1f}" font-size="{size}" font-family="monospace" '
                       f'fill="#b71c1c">{_esc(label)}</text>')
     return parts
 

@@ -235,3 +235,40 @@ def upright_titles(fig: go.Figure) -> go.Figure:
         if lg.orientation == "h" and lg.y is not None and lg.y >= 1:  # a legend on top moves right, clear of them
             fig.update_layout(legend=dict(x=1, xanchor="right"))
     return fig
+
+
+PROJECTOR_PX = 18       # the smallest chart text the back row of a classroom reads from a projector
+
+
+def _grow(font, px: float):
+    """Raise a font's size to at least px (a font with no size of its own inherits the layout's, raised too)."""
+    if font is not None and isinstance(font.size, (int, float)):
+        font.size = max(px, font.size)
+
+
+def projector_fonts(fig: go.Figure, min_px: int = PROJECTOR_PX) -> go.Figure:
+    """A copy of fig with every text at least min_px: the layout's font (which every unsized text inherits) 19 px,
+    the title 24, and the subtitle, axis ticks and titles, colour bars, legends, annotations and the traces' own
+    text at least min_px. A copy, since a figure may be cached and shown to other sessions too."""
+    fig = go.Figure(fig)
+    lay = fig.layout
+    lay.font.size = max(min_px + 1, lay.font.size or 0)
+    lay.title.font.size = max(min_px + 6, lay.title.font.size or 0)
+    _grow(lay.title.subtitle.font, min_px)
+    _grow(lay.legend.font, min_px)
+    _grow(lay.legend.title.font, min_px)
+    for axis in [k for k in lay.to_plotly_json() if k.startswith(("xaxis", "yaxis"))]:
+        _grow(lay[axis].tickfont, min_px)
+        _grow(lay[axis].title.font, min_px)
+    for a in lay.annotations or ():
+        _grow(a.font, min_px)
+    if lay.uniformtext.minsize:
+        lay.uniformtext.minsize = max(min_px, lay.uniformtext.minsize)
+    for tr in fig.data:
+        for name in ("textfont", "insidetextfont", "outsidetextfont"):
+            _grow(getattr(tr, name, None), min_px)
+        bar = getattr(tr, "colorbar", None) or getattr(getattr(tr, "marker", None), "colorbar", None)
+        if bar is not None:
+            _grow(bar.tickfont, min_px)
+            _grow(bar.title.font, min_px)
+    return fig
