@@ -8,6 +8,7 @@ from content import stages
 from content import tour as script
 from ops import analysis
 from ui.page import chart, picture, pipeline_strip, shape_str, tensor_view
+from ui.sidebar import page_prompt
 from ui.state import lang, projector, query_int, require_trace, set_query, t
 from viz import labels as lbl
 from viz import tour as vt
@@ -52,7 +53,9 @@ if step.key == "pick":
     data = dict(name="next id", tensor=top["ids"][:1])
 tname, tensor = data.get("name"), data.get("tensor")
 
-c1, c2, c3 = st.columns([1, 1, 3])
+c1, c2, cp, c3 = st.columns([1, 1, 1, 2])
+with cp:                                           # the class's own sentence, without opening the sidebar
+    page_prompt("tour")
 c1.button(t("◀ 上一步", "◀ Back"), key="tour_back", on_click=go_to, args=(-1,), width="stretch",
           disabled=k == 0, shortcut="left")
 c2.button(t("下一步 ▶", "Next ▶"), key="tour_next", on_click=go_to, args=(1,), type="primary", width="stretch",
