@@ -4,11 +4,12 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
+from content import prompts
 from ops import inputs
 from ops.model import token_limit
 from . import classroom
 from .page import drawn, lazy
-from .state import follow_language, get_model, keep_settings, set_query, settings, t
+from .state import follow_language, get_model, keep_settings, lang, set_query, settings, t
 
 
 def navigation(pages: dict):
@@ -33,6 +34,7 @@ def render(pages: dict | None = None):
         sb.info(t("提示词中的孤立代理字符已替换为 U+FFFD �。", "Lone surrogates in the prompt were replaced by U+FFFD �."))
     with sb:                                 # first, above the page links: what a class changes most (issue 42)
         prompt_box()
+        examples()
     bound(sb.toggle, t("套用聊天模板 (ChatML)", "Apply the chat template (ChatML)"), "chat")
     if pages:
         navigation(pages)
@@ -85,10 +87,26 @@ def prompt_box(where: str = ""):
     """The prompt text area, bound to the prompt_text setting; `where` names a second box of it (on a page: the
     tour's, projector mode's), which gets its own widget key and stays in step with the sidebar's."""
     batch = inputs.batch_limit()
-    bound(st.text_area, t(f"提示词（每行一个，最多 {batch} 行 = 批大小 B）", f"Prompts (one per line, up to {batch} = batch B)"),
+    bound(st.text_area, t(f"提示词（每行一个，最多 {batch} 行 = 批大小 B）",
+                          f"Prompts (one per line, up to {batch} = batch B)"),
           "prompt_text", height=110, max_chars=inputs.MAX_CHARS, suffix=where,
           help=t("不可见的控制字符会被删除（保留换行和制表符）；无法编码的孤立代理字符替换为 �。",
                  "Invisible control characters are removed (newlines and tabs kept); lone surrogates become �."))
+
+
+def examples():
+    """The curated prompts (content/prompts.py) in a selectbox: a choice fills the prompt box, in the current
+    language."""
+    keys = [c.key for c in prompts.CURATED]
+    st.selectbox(t("例句", "Example prompts"), keys, index=None, key="w_example", on_change=_use_example,
+                 format_func=lambda k: prompts.get(k).title(lang()),
+                 placeholder=t("选一句：代词、重复的名字、事实…", "Pick one: a pronoun, a repeated name, a fact…"))
+
+
+def _use_example():
+    key = st.session_state.get("w_example")
+    if key:
+        st.session_state.prompt_text = prompts.get(key).prompt(st.session_state.lang)
 
 
 def page_prompt(where: str = "page"):

@@ -46,7 +46,8 @@ def pipeline_svg(steps: list[tuple[str, str]], layer_steps: list[tuple[str, str]
                'stroke="rgba(255,152,0,0.5)" stroke-dasharray="4 4"/>')
     labels = []                                              # drawn last: over the fan and the boxes
     for k, (text, shape) in enumerate(steps):
-        out += _svg_box(x_main, ys[k], w_main, h_main, text, "#ffe0b2" if k == layer_index else "#e3f2fd", fs(17), fs(13), least > 13)
+        fill = "#ffe0b2" if k == layer_index else "#e3f2fd"
+        out += _svg_box(x_main, ys[k], w_main, h_main, text, fill, fs(17), fs(13), least > 13)
         if k + 1 < n:
             out += _svg_arrow(x_main, ys[k] + h_main / 2, ys[k + 1] - h_main / 2, shape, labels, fs(16))
     for k, (text, shape) in enumerate(layer_steps):

@@ -61,11 +61,14 @@ def text_px(text: str, size: float) -> float:
     return sum(size if WIDE.match(ch) else 0.6 * size for ch in str(text))
 
 
+CJK_CHARS = "\u3000-\u30ff\u3400-\u9fff\uff00-\uffef"
+WORD = re.compile(f"[{CJK_CHARS}]|[^\\s{CJK_CHARS}]+\\s*|\\s+")     # one CJK character, or a word and its spaces
+
+
 def wrap(text: str, width_px: float, size: float) -> str:
     """`text` broken with <br> into lines no wider than width_px at `size` px: at spaces, or between any two
     characters of a CJK run (Chinese has no spaces); a single word wider than the line keeps its own line."""
-    words = re.findall(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]|[^\s\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]+\s*|\s+",
-                       str(text))
+    words = re.findall(WORD, str(text))
     lines, line = [], ""
     for w in words:
         if line and text_px((line + w).rstrip(), size) > width_px:
