@@ -256,7 +256,10 @@ def projector_fonts(fig: go.Figure, min_px: int = PROJECTOR_PX) -> go.Figure:
     fig = go.Figure(fig)
     lay = fig.layout
     lay.font.size = max(min_px + 1, lay.font.size or 0)
+    grown = max(min_px + 6, lay.title.font.size or 0) / (lay.title.font.size or 20)
     lay.title.font.size = max(min_px + 6, lay.title.font.size or 0)
+    if (lay.title.text or lay.title.subtitle.text) and lay.margin.t:   # larger titles keep clear of the plot
+        lay.margin.t = round(lay.margin.t * grown)
     _grow(lay.title.subtitle.font, min_px)
     _grow(lay.legend.font, min_px)
     _grow(lay.legend.title.font, min_px)

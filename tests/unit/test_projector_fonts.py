@@ -54,6 +54,8 @@ def test_every_chart_text_reaches_18_px_in_projector_mode():
         assert sizes and min(sizes) >= 18, sizes
         assert big.layout.font.size >= 18                             # what every unsized text inherits
         assert font_sizes(fig.to_plotly_json()) == before             # the cached figure itself is untouched
+        if fig.layout.title.text or fig.layout.title.subtitle.text:   # room above the plot for the larger title
+            assert big.layout.margin.t > fig.layout.margin.t
 
 
 def rendered_px(svg: str) -> list[float]:
