@@ -30,7 +30,7 @@ def pipeline_size(projector: bool) -> dict:
     """How the first step draws the pipeline: under its words and sentence; for a projector taller (the
     sidebar is folded, the page wider) with no label under 18 px, at the cost of the boxes' second lines."""
     if projector:
-        return dict(height=480, max_height=470, min_px=18)
+        return dict(height=440, max_height=420, min_px=18)
     return dict(height=560, max_height=PIPELINE_HEIGHT)
 
 
