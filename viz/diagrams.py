@@ -35,7 +35,7 @@ def pipeline_svg(steps: list[tuple[str, str]], layer_steps: list[tuple[str, str]
     lys = [ys[0] - h_main / 2 + h_in / 2 + k * (span - h_in) / max(m - 1, 1) for k in range(m)]
     widest = 1100 if max_height is None else round(W * max_height / height)
     least = min_px * W / widest                              # min_px, in units of the drawing
-    fs = lambda size: round(max(size, least), 1)
+    fs = lambda size: max(size, math.ceil(least * 10) / 10)     # rounded up: never under min_px
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {height}" role="img" '
            f'style="width:100%;max-width:{widest}px;height:auto;font-family:{FONT["family"].replace(chr(34), "")}">',
            f'<text x="20" y="{30 + fs(20) // 5}" font-size="{fs(20)}" fill="#31333F">{_esc(title)}</text>']
