@@ -35,8 +35,9 @@ with state.RUNS:               # background work at load waits while a page runs
                    url_path="home", default=True)
     nav = st.navigation([home, *pages.values()], position="hidden")
     state.guard_page_switch("overview" if nav.url_path == "home" else nav.url_path)
-    sidebar.navigation(pages)
-    sidebar.render()
+    sidebar.render(pages)      # the prompt box first, then the page links, then the settings
+    if state.projector() and nav.url_path != "tour":      # the sidebar is folded: the prompt on the page (the
+        sidebar.page_prompt()                              # tour draws its own, beside its buttons)
     page.warm_scripts()        # the session's first run: the browser fetches later pages' component scripts
     try:
         nav.run()

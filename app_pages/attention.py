@@ -2,8 +2,8 @@
 import pandas as pd
 import streamlit as st
 
-from ops import analysis, checks, costs
-from ops import functional as fn
+from content.attention import SCORES_SHIFT
+from ops import analysis, checks, costs, functional as fn
 from ui import worked
 from ui.page import StagePage, shape_str
 from ui.state import picker, t
@@ -31,7 +31,6 @@ if missing:
     st.stop()
 probs, ctx, out = trace.attention_probs(i), trace.layer(i, "attn.context"), trace.layer(i, "attn.out")
 one = page.memo(("head", i, b, h), lambda: analysis.attention_head(trace, i, b, h))   # its raw scores, mask, probabilities
-fmt = ".2f" if S <= 16 else None
 key_j, query_i = t("键 j（被看的位置）", "key j (looked at)"), t("查询 i（正在看的位置）", "query i (looking)")
 
 # ---- the main picture: where this head looks, beside every head of the layer ------------------------
@@ -40,7 +39,7 @@ with c1:
     head_map = page.memo(("probs", i, b, h), lambda: heatmap(one["probs"], x=labels_all, y=labels_all,
         title=t(f"层 {i}，头 {h}（KV 头 {g}），第 {b} 行", f"Layer {i}, head {h} (KV head {g}), row {b}"),
         subtitle=t("每行和为 1，空白 = 被屏蔽", "rows sum to 1, blank = masked"), colorscale="Viridis", zmin=0, zmax=1,
-        xlabel=key_j, ylabel=query_i, text_fmt=fmt, height=500, width_px=620))
+        xlabel=key_j, ylabel=query_i, text_fmt=".2f", height=500, width_px=620))
     page.view(f"layers.{i}.attn.probs", probs, head_map, key="probs",
               caption=t("右侧填充：填充位置的列被屏蔽；填充位置自己的行照样计算但结果被丢弃。",
                         "Right padding: padding columns are masked; the padding rows are computed too, and ignored.") if S > n else "")
@@ -48,8 +47,8 @@ with c1:
 with c2:
     grid = page.memo(("grid", i, b, h), lambda: heads_grid(
         probs[b, :, :n, :n], one["allowed"][:n, :n], cols=5, subtitle=lambda hh: f"h{hh} · kv{hh // n_rep}",
-        height_per_row=140, highlight=h, title=t(f"第 {i} 层全部 {nh} 个头（同一色标 0..1，红框 = 头 {h}）",
-                                                 f"All {nh} heads of layer {i} (one scale 0..1, red = head {h})")))
+        highlight=h, title=t(f"第 {i} 层全部 {nh} 个头", f"All {nh} heads of layer {i}"),
+        note=t(f"同一色标 0..1，红框 = 头 {h}", f"one scale 0..1, red frame = head {h}")))
     page.view(f"layers.{i}.attn.probs[{b}, :, :{n}, :{n}]", probs[b, :, :n, :n], grid, key="grid")
 
 page.explain([r"q = xW_q^\top + b_q,\ k = xW_k^\top + b_k,\ v = xW_v^\top + b_v"
@@ -68,9 +67,10 @@ if box := page.more("分数 → 掩码 → 概率（所选的层、头、行）"
         with c1:
             page.view(t("分数（掩码前）", "scores (before the mask)"), one["raw"],
                       scores_map(one["raw"], one["allowed"], labels_all, xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i"),
-                                 text_fmt=".1f" if S <= 16 else None,
+                                 text_fmt=".1f",
                                  title="q·kᵀ/√hd", subtitle=t("颜色只覆盖可见格；灰 = 被屏蔽（灰字为掩码前的值）",
-                                                               "colour spans the visible cells; grey = masked (raw value in grey)")), key="raw")
+                                                               "colour spans the visible cells; grey = masked (raw value in grey)")), key="raw",
+                      caption=t(*SCORES_SHIFT))
         with c2:
             page.view(t("掩码（因果 + 填充）", "mask (causal + padding)"), one["mask"],
                       heatmap(one["allowed"], x=labels_all, y=labels_all, colorscale=[[0, "#444444"], [1, "#fff3c4"]],

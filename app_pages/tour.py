@@ -8,7 +8,8 @@ from content import stages
 from content import tour as script
 from ops import analysis
 from ui.page import chart, picture, pipeline_strip, shape_str, tensor_view
-from ui.state import lang, query_int, require_trace, set_query, t
+from ui.sidebar import page_prompt
+from ui.state import lang, projector, query_int, require_trace, set_query, t
 from viz import labels as lbl
 from viz import tour as vt
 from viz.overview import pipeline_picture
@@ -44,15 +45,17 @@ ctx = dict(prompt=trace.prompts[b], pieces=[lbl.visible(p) for p in lbl.row_labe
            piece_short=lbl.short(piece), new_text=tok.decode([chosen]),
            top_labels=[lbl.short(p, 10) for p in lbl.pieces(tok, top["ids"].tolist())],
            raw=lbl.row_labels(tok, trace, b, None), vocab=model.config.vocab_size,
-           pipeline=lambda: pipeline_picture(model.config, trace.shapes(), trace.B, trace.S, lang(), height=560,
-                                                    max_height=vt.PIPELINE_HEIGHT))
+           pipeline=lambda: pipeline_picture(model.config, trace.shapes(), trace.B, trace.S, lang(),
+                                             **vt.pipeline_size(projector())))
 nums = script.numbers(model.config, n, lbl.short(piece, 12), float(top["probs"][0]), tok.vocab_size)
 data = analysis.tour_data(trace, b, step.key)
 if step.key == "pick":
     data = dict(name="next id", tensor=top["ids"][:1])
 tname, tensor = data.get("name"), data.get("tensor")
 
-c1, c2, c3 = st.columns([1, 1, 3])
+c1, c2, cp, c3 = st.columns([1, 1, 1, 2])
+with cp:                                           # the class's own sentence, without opening the sidebar
+    page_prompt("tour")
 c1.button(t("◀ 上一步", "◀ Back"), key="tour_back", on_click=go_to, args=(-1,), width="stretch",
           disabled=k == 0, shortcut="left")
 c2.button(t("下一步 ▶", "Next ▶"), key="tour_next", on_click=go_to, args=(1,), type="primary", width="stretch",

@@ -74,6 +74,11 @@ def sentences(c: ModelConfig, tok: dict | None, lm_head_stored: bool | None, fmt
         tok = QWEN25_TOKENIZER              # a Qwen2.5 config or tokenizer size: its tokenizer is known (FACTS.md)
     out = dict(arch=ARCH[c.model_type],
                attn_kind="MHA" if c.n_rep == 1 else ("MQA" if c.num_key_value_heads == 1 else "GQA"))
+    out.update(_both("attn_gloss", *(  # attn_kind in a few words, where a first screen names it
+        ("every query head has its own K/V", "每个查询头各有一组 K/V") if c.n_rep == 1 else
+        ("all query heads share one K/V", "所有查询头共用一组 K/V") if c.num_key_value_heads == 1 else
+        ("grouped-query attention: each group of query heads shares one K/V",
+         "分组查询注意力：每组查询头共用一组 K/V"))))
 
     # vocabulary: the tokenizer's tokens and the embedding's padding rows
     if tok is not None:

@@ -25,7 +25,7 @@ from content import costs_text, facts, stages, texts
 from ops import costs
 from ops.trace import CONTRACT, dims, eval_dim
 from viz import labels as lbl
-from viz.figures import upright_titles
+from viz.figures import projector_fonts, upright_titles
 
 from . import state as _state
 from .state import layer_picker, projector, require_trace, row_picker, set_query, t, token_picker
@@ -71,27 +71,6 @@ def npy_bytes(tensor) -> bytes:
     buf = io.BytesIO()
     np.save(buf, tensor.detach().float().cpu().numpy())
     return buf.getvalue()
-
-
-def projector_fonts(fig):
-    """A copy of fig with chart text for the back row: 19 px text, 24 px titles, nothing under 17 px.
-    A copy, since a figure may be cached and shown to other sessions too."""
-    fig = go.Figure(fig)
-    lay = fig.layout
-    lay.font.size = max(19, lay.font.size or 0)
-    lay.title.font.size = max(24, lay.title.font.size or 0)
-    for axis in [k for k in lay.to_plotly_json() if k.startswith(("xaxis", "yaxis"))]:
-        for f in (lay[axis].tickfont, lay[axis].title.font):
-            if f.size:
-                f.size = max(17, f.size)
-    for a in lay.annotations or ():
-        if a.font.size:
-            a.font.size = max(17, a.font.size)
-    for tr in fig.data:
-        f = getattr(tr, "textfont", None)
-        if f is not None and isinstance(f.size, (int, float)):
-            f.size = max(16, f.size)
-    return fig
 
 
 def chart(fig, key: str):

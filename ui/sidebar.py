@@ -4,11 +4,12 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
+from content import prompts
 from ops import inputs
 from ops.model import token_limit
 from . import classroom, state
 from .page import drawn, lazy
-from .state import follow_language, get_model, keep_settings, set_query, settings, t
+from .state import follow_language, get_model, keep_settings, lang, set_query, settings, t
 
 
 def navigation(pages: dict):
@@ -18,13 +19,25 @@ def navigation(pages: dict):
             st.page_link(page, label=page.title, icon=page.icon)
 
 
-def render():
-    """Draw the sidebar; returns the loaded model (or None after an error shown in the page)."""
+def render(pages: dict | None = None):
+    """Draw the sidebar: the prompt box at the top, then the page links (`pages`, navigation), then the settings;
+    returns the loaded model (or None after an error shown in the page)."""
     sb = st.sidebar
     sb.title(t("算子实验室", "Operator Lab"))
     bound(sb.radio, t("语言", "Language"), "lang", ["zh", "en"], horizontal=True,
           format_func={"zh": "中文", "en": "English"}.get)     # each language named in itself
     set_query("lang", st.session_state.lang)
+    batch = inputs.batch_limit()
+    typed = str(st.session_state.get("prompt_text", ""))
+    if inputs.sanitize(typed).surrogates:   # a lone surrogate (from a URL or the API) cannot be sent to the browser
+        st.session_state.prompt_text = inputs.replace_surrogates(typed)
+        sb.info(t("提示词中的孤立代理字符已替换为 U+FFFD �。", "Lone surrogates in the prompt were replaced by U+FFFD �."))
+    with sb:                                 # first, above the page links: what a class changes most (issue 42)
+        prompt_box()
+        examples()
+    bound(sb.toggle, t("套用聊天模板 (ChatML)", "Apply the chat template (ChatML)"), "chat")
+    if pages:
+        navigation(pages)
     bound(sb.toggle, t("投影模式", "Projector mode"), "projector",
           help=t("大字号、收起侧栏、隐藏下载按钮和张量名行；链接里写作 `?projector=1`。",
                      "Larger text, the sidebar folded away, no download buttons or tensor-name lines; `?projector=1` in a link."))
@@ -43,16 +56,6 @@ def render():
             _model_settings(room)
             card = st.container()
 
-    batch = inputs.batch_limit()
-    typed = str(st.session_state.get("prompt_text", ""))
-    if inputs.sanitize(typed).surrogates:   # a lone surrogate (from a URL or the API) cannot be sent to the browser
-        st.session_state.prompt_text = inputs.replace_surrogates(typed)
-        sb.info(t("提示词中的孤立代理字符已替换为 U+FFFD �。", "Lone surrogates in the prompt were replaced by U+FFFD �."))
-    bound(sb.text_area, t(f"提示词（每行一个，最多 {batch} 行 = 批大小 B）", f"Prompts (one per line, up to {batch} = batch B)"),
-          "prompt_text", height=110, max_chars=inputs.MAX_CHARS,
-          help=t("不可见的控制字符会被删除（保留换行和制表符）；无法编码的孤立代理字符替换为 �。",
-                        "Invisible control characters are removed (newlines and tabs kept); lone surrogates become �."))
-    bound(sb.toggle, t("套用聊天模板 (ChatML)", "Apply the chat template (ChatML)"), "chat")
     keep_settings()
     s = settings()
     if s.prompts:
@@ -83,6 +86,39 @@ def render():
                      f"⚠️ {len(failed)} job(s) prepared in the background failed (the page redoes them when opened):")
                    + " " + "; ".join(failed[-3:]))
     return model
+
+
+def prompt_box(where: str = ""):
+    """The prompt text area, bound to the prompt_text setting; `where` names a second box of it (on a page: the
+    tour's, projector mode's), which gets its own widget key and stays in step with the sidebar's."""
+    batch = inputs.batch_limit()
+    bound(st.text_area, t(f"提示词（每行一个，最多 {batch} 行 = 批大小 B）",
+                          f"Prompts (one per line, up to {batch} = batch B)"),
+          "prompt_text", height=110, max_chars=inputs.MAX_CHARS, suffix=where,
+          help=t("不可见的控制字符会被删除（保留换行和制表符）；无法编码的孤立代理字符替换为 �。",
+                 "Invisible control characters are removed (newlines and tabs kept); lone surrogates become �."))
+
+
+def examples():
+    """The curated prompts (content/prompts.py) in a selectbox: a choice fills the prompt box, in the current
+    language."""
+    keys = [c.key for c in prompts.CURATED]
+    st.selectbox(t("例句", "Example prompts"), keys, index=None, key="w_example", on_change=_use_example,
+                 format_func=lambda k: prompts.get(k).title(lang()),
+                 placeholder=t("选一句：代词、重复的名字、事实…", "Pick one: a pronoun, a repeated name, a fact…"))
+
+
+def _use_example():
+    key = st.session_state.get("w_example")
+    if key:
+        st.session_state.prompt_text = prompts.get(key).prompt(st.session_state.lang)
+
+
+def page_prompt(where: str = "page"):
+    """A prompt box on the page itself, folded into a small button: the sidebar is folded away on a projector,
+    and the tour is run in front of a class."""
+    with st.popover(t("✏️ 换一句提示词", "✏️ Change the prompt")):
+        prompt_box(where)
 
 
 def _model_settings(room: bool):
@@ -116,13 +152,13 @@ def _choice(label: str, options: list, setting: str, **kw):
     bound(st.selectbox, label, setting, options, **kw)
 
 
-def bound(widget, label: str, setting: str, *args, **kw):
+def bound(widget, label: str, setting: str, *args, suffix: str = "", **kw):
     """widget(label, ...) for a sidebar setting that lives in session_state under its own name; the widget has the
     key "w_<setting>" and copies its value over when the user changes it. Streamlit puts a widget's key back to
     the widget's default after a run that did not draw it (the model fold closed) or that the browser did not
     report it in (a page switch: Chinese and an empty prompt, bench/RESULTS.md "Night"); the setting's own key
-    is never touched, and the widget is set from it again."""
-    ss, key = st.session_state, "w_" + setting
+    is never touched, and the widget is set from it again. A second widget of one setting adds a key suffix."""
+    ss, key = st.session_state, "w_" + setting + (f"_{suffix}" if suffix else "")
     if ss.get(key) != ss[setting]:
         ss[key] = ss[setting]
     return widget(label, *args, key=key, on_change=_copy, args=(key, setting), **kw)

@@ -20,6 +20,7 @@ def scores_map(raw, allowed, labels, title: str = "", xlabel: str = "", ylabel: 
     seen = np.where(ok, z, np.nan)
     fig = heatmap(seen, x=labels, y=labels, title=title, xlabel=xlabel, ylabel=ylabel, text_fmt=text_fmt,
                   height=height, width_px=width_px, subtitle=subtitle)
+    text_fmt = text_fmt if fig.data[0].texttemplate else None      # the masked cells' numbers only where they fit
     if z.shape[0] <= MAX_CELLS and z.shape[1] <= MAX_CELLS and (~ok).any():
         x, y = fig.data[0].x, fig.data[0].y
         hidden = np.where(ok, np.nan, 1.0)

@@ -10,18 +10,20 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from .figures import block_max, FONT, as_numpy
+from .figures import block_max, FONT, as_numpy, wrap
 from .labels import CHOSEN, TOKEN_COLORS, token_color
 
 
 def pipeline_svg(steps: list[tuple[str, str]], layer_steps: list[tuple[str, str]], layer_index: int,
-                 title: str = "", height: int = 640, max_height: int | None = None) -> str:
+                 title: str = "", height: int = 640, max_height: int | None = None, min_px: float = 0) -> str:
     """The pipeline as one SVG picture (no Plotly: a first page that draws no chart needs none of its 4.7 MB
     script, and a fresh session's first page is drawn in about half the time; bench/browser.py).
     Main column: steps[k] = (box text, shape on the arrow leaving it); a box's text is its title, then any
     smaller lines after a newline. The box at layer_index is the stack of L layers; layer_steps (same form)
     draw its inside in a second column. Drawn 1000 units wide and `height` tall; it scales with the page, up to
-    1100 px wide, or to `max_height` px tall (a tour step's picture under its words, above the fold)."""
+    1100 px wide, or to `max_height` px tall (a tour step's picture under its words, above the fold).
+    min_px: no text draws smaller than this many px at that widest size (a projector's back row); a box's
+    smaller lines that no longer fit in it are left out."""
     W, top, bottom = 1000, 62, 10
     n, m = len(steps), len(layer_steps)
     unit = (height - top - bottom) / n                     # one main-column step, in units of the drawing
@@ -32,9 +34,11 @@ def pipeline_svg(steps: list[tuple[str, str]], layer_steps: list[tuple[str, str]
     h_in = min(0.75 * span / m, 1.1 * h_main)
     lys = [ys[0] - h_main / 2 + h_in / 2 + k * (span - h_in) / max(m - 1, 1) for k in range(m)]
     widest = 1100 if max_height is None else round(W * max_height / height)
+    least = min_px * W / widest                              # min_px, in units of the drawing
+    fs = lambda size: max(size, math.ceil(least * 10) / 10)     # rounded up: never under min_px
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {height}" role="img" '
            f'style="width:100%;max-width:{widest}px;height:auto;font-family:{FONT["family"].replace(chr(34), "")}">',
-           f'<text x="20" y="34" font-size="20" fill="#31333F">{_esc(title)}</text>']
+           f'<text x="20" y="{30 + fs(20) // 5}" font-size="{fs(20)}" fill="#31333F">{_esc(title)}</text>']
     yl = ys[layer_index]                                     # the layer box opens into the right column
     fan = [(x_main + w_main / 2, yl - h_main / 2), (x_in - w_in / 2, lys[0] - h_in / 2),
            (x_in - w_in / 2, lys[-1] + h_in / 2), (x_main + w_main / 2, yl + h_main / 2)]
@@ -42,13 +46,14 @@ def pipeline_svg(steps: list[tuple[str, str]], layer_steps: list[tuple[str, str]
                'stroke="rgba(255,152,0,0.5)" stroke-dasharray="4 4"/>')
     labels = []                                              # drawn last: over the fan and the boxes
     for k, (text, shape) in enumerate(steps):
-        out += _svg_box(x_main, ys[k], w_main, h_main, text, "#ffe0b2" if k == layer_index else "#e3f2fd", 17)
+        fill = "#ffe0b2" if k == layer_index else "#e3f2fd"
+        out += _svg_box(x_main, ys[k], w_main, h_main, text, fill, fs(17), fs(13), least > 13)
         if k + 1 < n:
-            out += _svg_arrow(x_main, ys[k] + h_main / 2, ys[k + 1] - h_main / 2, shape, labels)
+            out += _svg_arrow(x_main, ys[k] + h_main / 2, ys[k + 1] - h_main / 2, shape, labels, fs(16))
     for k, (text, shape) in enumerate(layer_steps):
-        out += _svg_box(x_in, lys[k], w_in, h_in, text, "#fff3e0", 15)
+        out += _svg_box(x_in, lys[k], w_in, h_in, text, "#fff3e0", fs(15), fs(13), least > 13)
         if k + 1 < m:
-            out += _svg_arrow(x_in, lys[k] + h_in / 2, lys[k + 1] - h_in / 2, shape, labels)
+            out += _svg_arrow(x_in, lys[k] + h_in / 2, lys[k + 1] - h_in / 2, shape, labels, fs(16))
     out += labels
     return "\n".join(out + ["</svg>"])     # one element a line, no blank line: markdown keeps it as raw HTML
 
@@ -57,26 +62,28 @@ def _esc(text) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _svg_box(x, y, w, h, text, fill, size) -> list[str]:
-    """A box centred on (x, y): its first line of text at `size`, any further lines smaller beneath it."""
+def _svg_box(x, y, w, h, text, fill, size, small=13, fit=False) -> list[str]:
+    """A box centred on (x, y): its first line of text at `size`, further lines at `small` beneath it; with
+    `fit`, only as many as the box's height holds."""
     lines = str(text).split("\n")
+    if fit:
+        lines = lines[:max(1, 1 + int((h - size) // (size * 1.05)))]
     parts = [f'<rect x="{x - w / 2:.1f}" y="{y - h / 2:.1f}" width="{w}" height="{h:.1f}" fill="{fill}" '
              f'stroke="#555" stroke-width="1.5"/>']
     step = size * 1.05
     y0 = y - step * (len(lines) - 1) / 2 + size * 0.35        # the block of lines centred on y
     for k, line in enumerate(lines):
-        fs = size if k == 0 else 13
-        parts.append(f'<text x="{x}" y="{y0 + k * step:.1f}" font-size="{fs}" text-anchor="middle" '
-                     f'fill="#111">{_esc(line)}</text>')
+        parts.append(f'<text x="{x}" y="{y0 + k * step:.1f}" font-size="{size if k == 0 else small}" '
+                     f'text-anchor="middle" fill="#111">{_esc(line)}</text>')
     return parts
 
 
-def _svg_arrow(x, y0, y1, label: str, labels: list) -> list[str]:
+def _svg_arrow(x, y0, y1, label: str, labels: list, size=16) -> list[str]:
     """A downward arrow from y0 to y1 at x; its label (a live shape) in red monospace to the right, into `labels`."""
     parts = [f'<line x1="{x}" y1="{y0:.1f}" x2="{x}" y2="{y1 - 7:.1f}" stroke="#333" stroke-width="2.2"/>',
              f'<polygon points="{x - 6},{y1 - 9:.1f} {x + 6},{y1 - 9:.1f} {x},{y1:.1f}" fill="#333"/>']
     if label:
-        labels.append(f'<text x="{x + 8}" y="{(y0 + y1) / 2 + 5:.1f}" font-size="16" font-family="monospace" '
+        labels.append(f'<text x="{x + 8}" y="{(y0 + y1) / 2 + 5:.1f}" font-size="{size}" font-family="monospace" '
                       f'fill="#b71c1c">{_esc(label)}</text>')
     return parts
 
@@ -149,11 +156,22 @@ def gqa_diagram(nh: int, nkv: int, highlight: int | None = None, title: str = ""
                      dict(x=-0.5, y=0, text=kv_label, showarrow=False, xanchor="right", font=dict(size=16))]))
 
 
+LABEL_PX = 30          # the band over each tile that holds its label ("h5 · kv0"), at up to 19 px (projector)
+
+
+def tile_px(n: int) -> int:
+    """A tile's height in px for n tokens (or blocks) a side: grows with n, from a readable 3-token tile to a
+    cap that keeps three rows of tiles on one screen."""
+    return int(min(160, max(84, 8 * n + 60)))
+
+
 def heads_grid(probs, allowed=None, title: str = "", cols: int = 7, subtitle=lambda h: f"head {h}",
-               height_per_row: int = 210, max_cells: int = 48, highlight: int | None = None) -> go.Figure:
+               max_cells: int = 48, highlight: int | None = None, note: str = "", width_px: int = 480) -> go.Figure:
     """All heads' (S, S) attention maps as small multiples on one colour scale 0..1. probs: (nh, S, S);
     allowed: (S, S) bool, False cells (masked) are left blank. Long prompts are shown as block maxima,
     at most max_cells per side (a tile is ~150 px wide on a projector). highlight: a head framed in red.
+    Each tile has a band of LABEL_PX above it for its label, whatever S is (the band is counted in cells of
+    the tile's own size); title and note (a smaller line under it) wrap at width_px.
 
     Drawn as ONE heatmap of tiles with blank gaps: plotly builds subplots slowly."""
     p = probs.detach().float().cpu() if torch.is_tensor(probs) else torch.from_numpy(np.asarray(probs, np.float32))
@@ -165,25 +183,31 @@ def heads_grid(probs, allowed=None, title: str = "", cols: int = 7, subtitle=lam
     nh, n, m = p.shape
     cols = max(1, min(cols, nh))
     rows = math.ceil(nh / cols)
-    gap = max(1, n // 8)
-    tiles = np.full((rows * (n + gap), cols * (m + gap)), np.nan)
+    cell = tile_px(n) / n                           # px per cell, down the page
+    gap = math.ceil(LABEL_PX / cell)                # the label band, in cells, above every row of tiles
+    xgap = max(1, m // 8)
+    band = n + gap
+    tiles = np.full((rows * band, cols * (m + xgap)), np.nan)
     for h in range(nh):
         r, c = divmod(h, cols)
-        tiles[r * (n + gap):r * (n + gap) + n, c * (m + gap):c * (m + gap) + m] = p[h]
-    notes = [dict(x=(h % cols) * (m + gap) + (m - 1) / 2, y=(h // cols) * (n + gap) - 0.5, yshift=12,
-                  text=subtitle(h), showarrow=False, font=dict(size=15)) for h in range(nh)]
+        tiles[r * band + gap:r * band + gap + n, c * (m + xgap):c * (m + xgap) + m] = p[h]
+    notes = [dict(x=(h % cols) * (m + xgap) + (m - 1) / 2, y=(h // cols) * band + gap - 0.5, yanchor="bottom",
+                  yshift=2, text=subtitle(h), showarrow=False, font=dict(size=15)) for h in range(nh)]
     if ky > 1 or kx > 1:
         title = f"{title}  (max over {ky}×{kx} blocks)"
+    title, note = wrap(title, width_px - 40, 20), wrap(note, width_px - 40, 15)
+    top = 40 + 24 * (title.count("<br>") + 1) + (20 + 18 * note.count("<br>") if note else 0)
     axis = dict(showticklabels=False, showgrid=False, zeroline=False)
     frame = []
     if highlight is not None and 0 <= highlight < nh:
         r, c = divmod(highlight, cols)
-        frame = [dict(type="rect", x0=c * (m + gap) - 0.5, x1=c * (m + gap) + m - 0.5, y0=r * (n + gap) - 0.5,
-                      y1=r * (n + gap) + n - 0.5, line=dict(color=CHOSEN, width=3))]
+        frame = [dict(type="rect", x0=c * (m + xgap) - 0.5, x1=c * (m + xgap) + m - 0.5, y0=r * band + gap - 0.5,
+                      y1=r * band + gap + n - 0.5, line=dict(color=CHOSEN, width=3))]
+    head = dict(text=title, font=dict(size=20), **({"subtitle": dict(text=note, font=dict(size=15))} if note else {}))
     return go.Figure([go.Heatmap(z=tiles, zmin=0, zmax=1, colorscale="Viridis", colorbar=dict(title="p", len=0.8),
                                  hovertemplate="p %{z:.3f}<extra></extra>")],
-                     layout=dict(annotations=notes, title=dict(text=title, font=dict(size=20)), font=FONT, shapes=frame,
-                                 height=80 + rows * height_per_row, margin=dict(l=20, r=20, t=80, b=20),
+                     layout=dict(annotations=notes, title=head, font=FONT, shapes=frame,
+                                 height=round(top + 20 + rows * band * cell), margin=dict(l=20, r=20, t=top, b=20),
                                  xaxis=axis, yaxis=dict(axis, autorange="reversed")))
 
 

@@ -52,6 +52,38 @@ def color_range(z, exclude=None) -> dict:
     return dict(colorscale=SEQUENTIAL, zmin=lo, zmax=hi if hi > lo else lo + 1e-9)
 
 
+WIDE = re.compile(r"[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]")
+
+
+def text_px(text: str, size: float) -> float:
+    """About how wide `text` draws at `size` px: a CJK or full-width character ~1 em, anything else ~0.6 em
+    (digits and Latin letters of a sans font; generous, so a text said to fit does)."""
+    return sum(size if WIDE.match(ch) else 0.6 * size for ch in str(text))
+
+
+CJK_CHARS = "\u3000-\u30ff\u3400-\u9fff\uff00-\uffef"
+WORD = re.compile(f"[{CJK_CHARS}]|[^\\s{CJK_CHARS}]+\\s*|\\s+")     # one CJK character, or a word and its spaces
+
+
+def wrap(text: str, width_px: float, size: float) -> str:
+    """`text` broken with <br> into lines no wider than width_px at `size` px: at spaces, or between any two
+    characters of a CJK run (Chinese has no spaces); a single word wider than the line keeps its own line."""
+    words = re.findall(WORD, str(text))
+    lines, line = [], ""
+    for w in words:
+        if line and text_px((line + w).rstrip(), size) > width_px:
+            lines.append(line.rstrip())
+            line = w.lstrip()
+        else:
+            line += w
+    return "<br>".join(lines + [line.rstrip()])
+
+
+def cell_text_fits(texts, cell_px: float, size: float) -> bool:
+    """True when every text fits its heatmap cell at `size` px, with a few px to spare on each side."""
+    return max((text_px(x, size) for row in texts for x in row), default=0) + 6 <= cell_px
+
+
 def _ticks(labels, n):
     """Tick labels for an axis of n cells: unique (index-prefixed) so repeated tokens stay apart."""
     if labels is None:
@@ -59,6 +91,8 @@ def _ticks(labels, n):
     return [f"{i}:{lab}" for i, lab in enumerate(labels)]
 
 
+CELL_FONT = 14         # numbers written in heatmap cells
+PLOT_SIDES = 190       # px of a heatmap's width_px outside its cells: margins (70 + 30) and the colour bar
 MAX_CELLS = 128        # per heatmap axis: a browser draws 512 x 512 cells x many figures far too slowly
 
 
@@ -106,18 +140,21 @@ def heatmap(z, x=None, y=None, title="", xlabel="", ylabel="", colorscale=None, 
     rows, cols = z.shape
     hm = go.Heatmap(z=z, x=xt, y=yt, colorscale=colorscale, zmid=zmid, zmin=zmin, zmax=zmax,
                     hovertemplate="row %{y}<br>col %{x}<br>value %{z:.4g}<extra></extra>")
-    if text_fmt and rows * cols <= 400:
-        hm.update(text=[[("" if np.isnan(v) else format(v, text_fmt)) for v in r] for r in z],
-                  texttemplate="%{text}", textfont=dict(size=14))
+    if text_fmt and rows * cols <= 400:               # numbers in the cells only where they fit; hover always
+        text = [[("" if np.isnan(v) else format(v, text_fmt)) for v in r] for r in z]
+        if cell_text_fits(text, (width_px - PLOT_SIDES) / cols, CELL_FONT):
+            hm.update(text=text, texttemplate="%{text}", textfont=dict(size=CELL_FONT))
     fit = max(2, width_px // TICK_PX)
-    xaxis = dict(type="category", nticks=fit if cols > fit else None) if xt is not None else \
+    xaxis = dict(type="category", nticks=fit if cols > fit else None, automargin=True) if xt is not None else \
         dict(showgrid=False, zeroline=False, nticks=min(fit, 12))
     yaxis = dict(type="category", autorange="reversed", nticks=MAX_TICKS if rows > MAX_TICKS else None) \
         if yt is not None else dict(autorange="reversed", showgrid=False, zeroline=False)
+    title, subtitle = wrap(title, width_px - 40, 20), wrap(subtitle, width_px - 40, 15)   # wrapped, never cut
     layout = base_layout(title, xlabel, ylabel, height, xaxis, yaxis)
-    if subtitle:                                  # a second, smaller title line (plotly's own subtitle)
+    layout["margin"]["t"] = 60 + 24 * title.count("<br>")
+    if subtitle:                                  # a smaller title line (plotly's own subtitle), under the title
         layout["title"]["subtitle"] = dict(text=subtitle, font=dict(size=15))
-        layout["margin"]["t"] = 84
+        layout["margin"]["t"] += 24 + 18 * subtitle.count("<br>")
     return go.Figure([hm], layout=layout)
 
 
@@ -200,4 +237,44 @@ def upright_titles(fig: go.Figure) -> go.Figure:
         lg = layout.legend
         if lg.orientation == "h" and lg.y is not None and lg.y >= 1:  # a legend on top moves right, clear of them
             fig.update_layout(legend=dict(x=1, xanchor="right"))
+    return fig
+
+
+PROJECTOR_PX = 18       # the smallest chart text the back row of a classroom reads from a projector
+
+
+def _grow(font, px: float):
+    """Raise a font's size to at least px (a font with no size of its own inherits the layout's, raised too)."""
+    if font is not None and isinstance(font.size, (int, float)):
+        font.size = max(px, font.size)
+
+
+def projector_fonts(fig: go.Figure, min_px: int = PROJECTOR_PX) -> go.Figure:
+    """A copy of fig with every text at least min_px: the layout's font (which every unsized text inherits) 19 px,
+    the title 24, and the subtitle, axis ticks and titles, colour bars, legends, annotations and the traces' own
+    text at least min_px. A copy, since a figure may be cached and shown to other sessions too."""
+    fig = go.Figure(fig)
+    lay = fig.layout
+    lay.font.size = max(min_px + 1, lay.font.size or 0)
+    grown = max(min_px + 6, lay.title.font.size or 0) / (lay.title.font.size or 20)
+    lay.title.font.size = max(min_px + 6, lay.title.font.size or 0)
+    if (lay.title.text or lay.title.subtitle.text) and lay.margin.t:   # larger titles keep clear of the plot
+        lay.margin.t = round(lay.margin.t * grown)
+    _grow(lay.title.subtitle.font, min_px)
+    _grow(lay.legend.font, min_px)
+    _grow(lay.legend.title.font, min_px)
+    for axis in [k for k in lay.to_plotly_json() if k.startswith(("xaxis", "yaxis"))]:
+        _grow(lay[axis].tickfont, min_px)
+        _grow(lay[axis].title.font, min_px)
+    for a in lay.annotations or ():
+        _grow(a.font, min_px)
+    if lay.uniformtext.minsize:
+        lay.uniformtext.minsize = max(min_px, lay.uniformtext.minsize)
+    for tr in fig.data:
+        for name in ("textfont", "insidetextfont", "outsidetextfont"):
+            _grow(getattr(tr, name, None), min_px)
+        bar = getattr(tr, "colorbar", None) or getattr(getattr(tr, "marker", None), "colorbar", None)
+        if bar is not None:
+            _grow(bar.tickfont, min_px)
+            _grow(bar.title.font, min_px)
     return fig

@@ -58,10 +58,11 @@ def pipeline_steps(config, shapes: dict, B: int, S: int, lang: str):
 
 
 def pipeline_picture(config, shapes: dict, B: int, S: int, lang: str, height: int = 640,
-                     max_height: int | None = None) -> str:
+                     max_height: int | None = None, min_px: float = 0) -> str:
     """The whole pipeline with live shapes, as SVG; the title gives the dimensions."""
     c = config
     steps, layer_steps, k = pipeline_steps(config, shapes, B, S, lang)
     title = (f"B = {B}, S = {S}, H = {c.hidden_size}, L = {c.num_hidden_layers}, V = {c.vocab_size:,}"
              f"{'（' if lang == 'zh' else ' ('}{c.name or c.model_type}{'）' if lang == 'zh' else ')'}")
-    return pipeline_svg(steps, layer_steps, layer_index=k, title=title, height=height, max_height=max_height)
+    return pipeline_svg(steps, layer_steps, layer_index=k, title=title, height=height, max_height=max_height,
+                        min_px=min_px)

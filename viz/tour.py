@@ -26,6 +26,14 @@ HEIGHT = 440          # leaves the picture above the fold of a 1500 x 900 projec
 PIPELINE_HEIGHT = 350  # the pipeline under the first step's words and its sentence
 
 
+def pipeline_size(projector: bool) -> dict:
+    """How the first step draws the pipeline: under its words and sentence; for a projector taller (the
+    sidebar is folded, the page wider) with no label under 18 px, at the cost of the boxes' second lines."""
+    if projector:
+        return dict(height=440, max_height=420, min_px=18)
+    return dict(height=560, max_height=PIPELINE_HEIGHT)
+
+
 def esc(text) -> str:
     return html.escape(str(text)).replace("\n", "<br>")
 

@@ -74,3 +74,28 @@ def test_merged_tokens_and_slider_ranges(tiny_app_dense):
     at = page_ok(PAGE, source=tiny_app_dense, prompt="小明把书借给了小红，因为她", **EXPECT)
     assert any("“因为她”" in c.value and "“她”" in c.value for c in at.caption), [c.value for c in at.caption]
     assert at.slider(key="layer").label == "层 i (0…1)" and at.slider(key="head").label.endswith("(0…3)")
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_scores_say_why_their_size_does_not_matter(tiny_app_dense, request, lang):
+    """Beside the raw scores (the fold scores -> mask -> probs), one sentence: a constant added to a row changes
+    no probability (softmax is shift-invariant); the differences within a row do."""
+    if lang == "en":
+        request.getfixturevalue("english")
+    at = page_ok(PAGE, source=tiny_app_dense, lang=lang, **EXPECT)
+    want = {"zh": ("加上同一个数", "softmax 的结果完全不变", "分数之间的差"),
+            "en": ("adding the same number to a whole row", "leaves softmax unchanged", "differences within a row")}
+    captions = [c.value for c in at.caption]
+    assert any(all(w in c for w in want[lang]) for c in captions), captions
+
+
+def test_an_example_prompt_fills_the_prompt_box(tiny_app_dense):
+    """Issue 42: the sidebar's curated prompts fill the prompt box; the plain text points at that sentence's row."""
+    from content.prompts import get
+
+    at = page_ok(PAGE, source=tiny_app_dense, **EXPECT)
+    at.sidebar.selectbox(key="w_example").select_index(1).run()          # the second: a repeated name
+    no_exception(at)
+    assert at.session_state["prompt_text"] == get("induction").zh
+    assert at.sidebar.text_area(key="w_prompt_text").value == get("induction").zh
+    assert "“她”" in texts(at) and "哥哥把苹果给了妹妹，她" in texts(at)      # the plain text's pointer (plain first)

@@ -76,3 +76,48 @@ def test_next_stage_follows_the_registry():
         if key != "tour":
             assert next_page(key).page == keys[k + 1], key
     assert next_page(keys[-1]) is None and next_page("tour") is None
+
+
+def spec_font_sizes(spec) -> list[float]:
+    """Every font size a chart's spec sets (its template aside): titles, ticks, cell text, annotations, legends."""
+    out = []
+    if isinstance(spec, dict):
+        for k, v in spec.items():
+            if k == "template":
+                continue
+            if k.endswith("font") and isinstance(v, dict) and isinstance(v.get("size"), (int, float)):
+                out.append(v["size"])
+            out += spec_font_sizes(v)
+    elif isinstance(spec, list):
+        for v in spec:
+            out += spec_font_sizes(v)
+    return out
+
+
+@pytest.mark.parametrize("page", ["attention", "sampling"])
+def test_projector_mode_grows_every_chart_text(tiny_app_dense, page):
+    """Issue 42: on a projector every text drawn in a chart is >= 18 px (normal mode has smaller ones: the
+    heads grid's labels, the cells' numbers, the subtitles)."""
+    normal = [spec_font_sizes(json.loads(c.proto.spec)) for c in open_page(page, source=tiny_app_dense,
+                                                                           prompt="a b c").get("plotly_chart")]
+    assert normal and min(min(s) for s in normal if s) < 18
+    at = open_page(page, source=tiny_app_dense, prompt="a b c", projector="1")
+    check_page(at, page, "zh")
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert specs
+    for spec in specs:
+        sizes = spec_font_sizes(spec)
+        assert sizes and min(sizes) >= 18, (spec["layout"].get("title"), sorted(sizes)[:4])
+        assert spec["layout"]["font"]["size"] >= 18                          # what every unsized text inherits
+
+
+def test_the_tour_pipeline_labels_grow_on_a_projector(tiny_app_dense):
+    """The tour's first step draws the pipeline; on a projector no label of it is under 18 px as drawn."""
+    import re
+
+    at = open_page("tour", source=tiny_app_dense, projector="1")
+    check_page(at, "tour", "zh")
+    svg = next(m.value for m in at.markdown if "<svg" in m.value)
+    widest = float(re.search(r"max-width:(\d+)px", svg).group(1))
+    px = [float(s) * widest / 1000 for s in re.findall(r'font-size="([\d.]+)"', svg)]
+    assert px and min(px) >= 18 - 1e-9, sorted(px)[:3]

@@ -127,3 +127,41 @@ def test_a_result_caption_waits_for_the_reveal(tiny_app_dense):
     assert at.session_state["tour_step"] == 16 and "%" not in tour_text(at).split("tour-title")[-1]
     button(at, "tour_reveal").click().run()
     assert "%" in tour_text(at).split("tour-title")[-1]
+
+
+def _in_order(node) -> list:
+    """The elements under an AppTest block, in the order the page draws them."""
+    out = []
+    for k in sorted(getattr(node, "children", {}) or {}):
+        child = node.children[k]
+        out += [child] + _in_order(child)
+    return out
+
+
+def test_the_prompt_box_comes_first_and_the_tour_has_its_own(tiny_app_dense):
+    """Issue 42: the prompt box sits above the page links in the sidebar; the tour has a prompt box of its own,
+    beside its buttons (the sidebar is folded away on a projector), in step with the sidebar's."""
+    at = open_page(PAGE, source=tiny_app_dense)
+    no_exception(at)
+    order = [(e.type, getattr(e, "key", None)) for e in _in_order(at.sidebar)]
+    box = order.index(("text_area", "w_prompt_text"))
+    links = [k for k, (kind, _) in enumerate(order) if kind == "page_link"]
+    from content import stages
+
+    assert len(links) == len(stages.pages()) and box < links[0], order[:8]
+    tour_box = at.main.text_area(key="w_prompt_text_tour")
+    assert tour_box.value == at.session_state["prompt_text"]
+    tour_box.set_value("一只猫坐在垫子上").run()
+    no_exception(at)
+    assert at.session_state["prompt_text"] == "一只猫坐在垫子上"
+    assert at.sidebar.text_area(key="w_prompt_text").value == "一只猫坐在垫子上"
+    assert "一只猫坐在垫子上" in at.session_state["prompt_text"] and at.session_state["tour_step"] == 0
+
+
+def test_projector_mode_puts_a_prompt_box_on_the_page(tiny_app_dense):
+    """On a projector the sidebar is folded away: every page has a prompt box of its own on the page."""
+    at = open_page("attention", source=tiny_app_dense, projector="1")
+    no_exception(at)
+    assert at.main.text_area(key="w_prompt_text_page").value == at.session_state["prompt_text"]
+    normal = open_page("attention", source=tiny_app_dense)
+    assert not [w for w in normal.main.text_area if w.key == "w_prompt_text_page"]
