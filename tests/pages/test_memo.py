@@ -8,7 +8,12 @@ from apptest_utils import open_page
 
 
 def titles(at) -> list[str]:
-    return [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "") for c in at.get("plotly_chart")]
+    """Each chart's title, with its subtitle (where a long title's second part goes) after it."""
+    out = []
+    for c in at.get("plotly_chart"):
+        title = json.loads(c.proto.spec)["layout"].get("title", {})
+        out.append(" ".join(x for x in (title.get("text", ""), title.get("subtitle", {}).get("text", "")) if x))
+    return out
 
 
 def test_memo_follows_the_language_and_the_pickers(tiny_app_dense):
@@ -18,7 +23,7 @@ def test_memo_follows_the_language_and_the_pickers(tiny_app_dense):
     assert titles(zh)[0].startswith("层 0，头 0") and titles(en)[0].startswith("Layer 0, head 0")
     en.slider(key="head").set_value(1).run()
     assert titles(en)[0].startswith("Layer 0, head 1")
-    assert "red = head 1)" in titles(en)[1]                          # the grid of every head frames the new one
+    assert "red frame = head 1" in titles(en)[1]                          # the grid of every head frames the new one
 
 
 def test_memo_is_shared_between_sessions(tiny_app_dense):
