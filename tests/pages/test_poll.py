@@ -1,0 +1,114 @@
+"""The class poll panel (ui/poll.py) in classroom mode, with AppTest: each AppTest is its own session, all sharing
+one SQLite store. The teacher enters the key, opens a poll on the page's next-token question, two students answer
+and the teacher's live histogram counts 2; a student never sees counts or the teacher's buttons before the reveal;
+a wrong key is refused; outside classroom mode there is no panel."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from apptest_utils import no_exception, open_page
+
+KEY = "s3cret-teacher-key"
+PAGE = "lm_head"
+
+
+@pytest.fixture
+def classroom(monkeypatch, tmp_path, tiny_app_dense):
+    monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "1")
+    monkeypatch.setenv("OPERATOR_LAB_TEACHER_KEY", KEY)
+    monkeypatch.setenv("OPERATOR_LAB_POLL_DB", str(tmp_path / "polls.sqlite"))
+    monkeypatch.setenv("OPERATOR_LAB_ALLOWED_MODELS", tiny_app_dense)
+    return tiny_app_dense
+
+
+def session(source, lang="en"):
+    at = open_page(PAGE, source=source, lang=lang, folds=False)
+    no_exception(at)
+    return at
+
+
+def button(at, label):
+    found = [b for b in at.button if b.label == label]
+    return found[0] if found else None
+
+
+def enter_key(at, key):
+    [box] = [x for x in at.text_input if x.label in ("Teacher key", "教师密钥")]
+    box.input(key)
+    [enter] = [b for b in at.button if b.label in ("Enter", "进入")]
+    enter.click().run()
+    no_exception(at)
+    return at
+
+
+def charts(at) -> dict:
+    """key -> the Plotly figure (as JSON) of every poll chart on the page (the page's own charts left out)."""
+    out = {}
+    for c in at.get("plotly_chart"):
+        key = c.proto.id.split("-", 2)[-1]
+        if key.startswith("poll"):
+            out[key] = json.loads(c.proto.spec)
+    return out
+
+
+def all_text(at) -> str:
+    parts = [str(x.value) for kind in ("markdown", "caption", "info", "success", "warning", "error")
+             for x in at.get(kind)]
+    return "\n".join(parts)
+
+
+def test_teacher_opens_two_students_answer_the_histogram_counts_two(classroom):
+    teacher = enter_key(session(classroom), KEY)
+    assert button(teacher, "Open the poll") is not None
+    assert KEY not in all_text(teacher) and KEY not in str(dict(teacher.query_params))
+    assert KEY not in [v for v in teacher.session_state.values() if isinstance(v, str)]   # not kept
+    button(teacher, "Open the poll").click().run()
+    no_exception(teacher)
+    live = charts(teacher)["poll-live"]
+    options = live["data"][0]["y"]
+    assert len(options) >= 2 and sum(live["data"][0]["x"]) == 0
+
+    students = [session(classroom), session(classroom)]
+    for st_at in students:
+        assert button(st_at, "Open the poll") is None and button(st_at, "Close and reveal") is None
+        [radio] = [r for r in st_at.radio if r.label == "Your answer"]
+        choice = radio.options[0]
+        radio.set_value(choice).run()
+        button(st_at, "Send my answer").click().run()
+        no_exception(st_at)
+        assert "Your answer is in" in all_text(st_at)
+        assert not charts(st_at), "a student saw the room's answers before the reveal"
+        assert "answered" not in all_text(st_at)
+
+    teacher.run()
+    no_exception(teacher)
+    counts = charts(teacher)["poll-live"]["data"][0]["x"]
+    assert sum(counts) == 2 and counts[0] == 2          # both answered the first option
+    assert "2 answered" in all_text(teacher)
+
+    button(teacher, "Close and reveal").click().run()
+    no_exception(teacher)
+    students[0].run()
+    revealed = charts(students[0])["poll-reveal"]["data"][0]["x"]
+    assert sum(revealed) == 2
+
+
+def test_a_wrong_key_is_refused(classroom):
+    at = enter_key(session(classroom), "not-the-key")
+    assert any("not the teacher's" in e.value for e in at.error)
+    assert button(at, "Open the poll") is None and button(at, "Close and reveal") is None
+
+
+def test_the_panel_speaks_chinese(classroom):
+    teacher = enter_key(session(classroom, lang="zh"), KEY)
+    assert button(teacher, "开启投票") is not None
+    student = session(classroom, lang="zh")
+    assert any("课堂投票" in s.value for s in student.subheader)
+
+
+def test_no_panel_outside_classroom_mode(tiny_app_dense, monkeypatch):
+    monkeypatch.delenv("OPERATOR_LAB_CLASSROOM", raising=False)
+    at = session(tiny_app_dense)
+    assert not any("Class poll" in s.value for s in at.subheader)
