@@ -20,7 +20,7 @@ from ops.loading import cache_dir
 from viz.labels import pieces, visible
 from viz.poll import poll_bars
 
-from . import settings, state
+from . import lesson_builder, settings, state
 from .poll_store import PollError, PollStore
 from .state import t
 
@@ -50,8 +50,8 @@ def student_id() -> str:
     return st.session_state[STUDENT]
 
 
-def panel():
-    """The poll, under the page, in classroom mode only."""
+def panel(page: str = ""):
+    """The poll, under the page, in classroom mode only (the teacher also gets the lesson tools for `page`)."""
     if not settings.current().classroom:
         return
     try:
@@ -64,6 +64,7 @@ def panel():
     st.subheader("🗳️ " + t("课堂投票", "Class poll"))
     if is_teacher():
         _teacher(s)
+        lesson_builder.tools(page)
     else:
         _student_live(s)
 

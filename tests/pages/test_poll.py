@@ -112,3 +112,29 @@ def test_no_panel_outside_classroom_mode(tiny_app_dense, monkeypatch):
     monkeypatch.delenv("OPERATOR_LAB_CLASSROOM", raising=False)
     at = session(tiny_app_dense)
     assert not any("Class poll" in s.value for s in at.subheader)
+
+
+def test_teacher_adds_this_view_to_a_lesson_and_exports_it(classroom):
+    """The lesson tools under the teacher's poll: this view (page + pickers) joins a draft that the strict loader
+    reads back, and the draft exports as the standalone HTML with its notes escaped; a student has no such tools."""
+    from content import lessons
+
+    teacher = enter_key(session(classroom), KEY)
+    [zh, en] = [x for x in teacher.text_area if x.label in ("Notes (Chinese)", "Notes (English)")]
+    zh.input("下一个 token")
+    en.input("<b>next</b> token")
+    button(teacher, "Add this view to the lesson").click().run()
+    no_exception(teacher)
+    [json_button] = [d for d in teacher.get("download_button") if "lesson-json" in d.proto.id]
+    lesson = lessons.loads(lessons.to_json(lessons.parse(teacher.session_state["lesson_draft"])))   # reads back
+    assert [s.page for s in lesson.steps] == [PAGE] and lesson.steps[0].notes["en"] == "<b>next</b> token"
+    assert json_button is not None
+    [pick] = [x for x in teacher.selectbox if x.key == "lesson-pick"]
+    pick.set_value("my draft").run()
+    button(teacher, "Build the HTML").click().run()
+    no_exception(teacher)
+    name, text = teacher.session_state["lesson-html"]
+    assert name == "my draft" and "&lt;b&gt;next&lt;/b&gt; token" in text and "<b>next</b>" not in text
+    assert "plotly-graph-div" in text
+    student = session(classroom)
+    assert button(student, "Add this view to the lesson") is None
