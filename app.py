@@ -41,6 +41,6 @@ with state.RUNS:               # background work at load waits while a page runs
     try:
         nav.run()
         page.next_stage("overview" if nav.url_path == "home" else nav.url_path)   # not after a page that stopped
-        poll.panel("overview" if nav.url_path == "home" else nav.url_path)   # classroom mode: the class poll
+        poll.panel("overview" if nav.url_path == "home" else nav.url_path)   # classroom mode: the poll
     finally:
         state.trim_heap()      # a page's freed temporaries leave the resident set (a class keeps the server up for hours)
