@@ -106,8 +106,7 @@ def view(step, model, trace):
         from ops import atlas
 
         scores = atlas.head_scores(model)["induction"]            # (L, nh)
-        return (heatmap(scores, x=[str(h) for h in range(scores.shape[1])], y=[str(i) for i in range(L)], zmin=0,
-                        zmax=1, title="induction score of every head · 每个头的归纳分数", xlabel="head",
+        return (heatmap(scores, zmin=0, zmax=1, title="induction score of every head · 每个头的归纳分数", xlabel="head",
                         ylabel="layer"), {"atlas.induction": scores})
     if step.page == "residual":
         norms = torch.stack([trace[f"layers.{i}.resid_out"][0, n - 1].float().norm() for i in range(L)])
