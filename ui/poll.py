@@ -27,6 +27,7 @@ from .state import t
 TEACHER = "poll_teacher"      # session: this session proved the teacher key (True), never the key itself
 STUDENT = "poll_student"      # session: the student's random id
 REFRESH = 2                   # seconds between the live views' redraws
+MAX_TRIES = 5                 # wrong teacher keys one session may type
 
 
 @functools.lru_cache(maxsize=4)
@@ -59,6 +60,13 @@ def panel(page: str = ""):
     except (PollError, OSError) as e:
         st.error(t(f"课堂投票不可用：{e}", f"The class poll is unavailable: {e}"))
         return
+    try:
+        _panel(s, page)
+    except PollError as e:                    # the store went away mid-lesson: say so, keep the page
+        st.error(t(f"课堂投票暂时不可用：{e}", f"The class poll is unavailable for now: {e}"))
+
+
+def _panel(s: PollStore, page: str):
     _teacher_login(s)
     st.divider()
     st.subheader("🗳️ " + t("课堂投票", "Class poll"))
@@ -80,10 +88,13 @@ def _teacher_login(s: PollStore):
         with st.form("poll-teacher", clear_on_submit=True):     # the typed key leaves the form once submitted
             key = st.text_input(t("教师密钥", "Teacher key"), type="password")
             if st.form_submit_button(t("进入", "Enter")):
-                if s.is_teacher(key):
+                tries = st.session_state.get("poll_tries", 0)
+                if tries < MAX_TRIES and s.is_teacher(key):
                     st.session_state[TEACHER] = True
                     st.rerun()
-                st.error(t("密钥不对。", "That key is not the teacher's."))
+                st.session_state["poll_tries"] = tries + 1       # a session guessing keys gets a few tries only
+                st.error(t("密钥不对。", "That key is not the teacher's.") if tries < MAX_TRIES else
+                         t("错误次数太多，请重新打开页面。", "Too many wrong keys: open the app again."))
 
 
 def _next_token_question() -> tuple[str, list[str], str, str]:
@@ -124,7 +135,18 @@ def _teacher(s: PollStore):
         _teacher_live(s, key)
 
 
+def _guarded(draw):
+    """A live view's redraw (run alone every REFRESH s, outside panel()'s guard): a store error is a message."""
+    def run(*args):
+        try:
+            draw(*args)
+        except PollError as e:
+            st.error(t(f"课堂投票暂时不可用：{e}", f"The class poll is unavailable for now: {e}"))
+    return run
+
+
 @st.fragment(run_every=REFRESH)
+@_guarded
 def _teacher_live(s: PollStore, key: str):
     poll = s.current()
     if poll is None:
@@ -159,6 +181,7 @@ def _escape(text: str) -> str:
 
 
 @st.fragment(run_every=REFRESH)
+@_guarded
 def _student_live(s: PollStore):
     poll = s.current()
     if poll is None:

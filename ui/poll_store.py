@@ -97,11 +97,14 @@ class PollStore:
                             "(docs/classroom.md)")
         if not self.postgres:
             Path(self.url).parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.url, timeout=self.timeout, isolation_level=None)
-            try:                      # readers never wait for the writer; the mode stays with the file
-                conn.execute("PRAGMA journal_mode=WAL")
-            finally:
-                conn.close()
+            try:
+                conn = sqlite3.connect(self.url, timeout=self.timeout, isolation_level=None)
+                try:                  # readers never wait for the writer; the mode stays with the file
+                    conn.execute("PRAGMA journal_mode=WAL")
+                finally:
+                    conn.close()
+            except sqlite3.Error as e:
+                raise PollError(f"the poll store {self.url} cannot be opened: {e}") from None
         self._p = "%s" if self.postgres else "?"
         with self._tx() as cur:
             if self.postgres:       # two processes creating the tables at once: one waits for the other
@@ -113,6 +116,21 @@ class PollStore:
     # -- connections: one per call (processes fork, threads come and go; both databases make it cheap enough)
     @contextmanager
     def _tx(self):
+        """One transaction; a database that cannot be reached or stays locked past the timeout is a PollError (the
+        page says so instead of failing)."""
+        errors = (sqlite3.OperationalError,)
+        if self.postgres:
+            import psycopg
+
+            errors = (psycopg.OperationalError,)
+        try:
+            with self._connection() as cur:
+                yield cur
+        except errors as e:
+            raise PollError(f"the poll store is unavailable: {str(e).strip().splitlines()[0]}") from None
+
+    @contextmanager
+    def _connection(self):
         if self.postgres:
             import psycopg
 

@@ -138,3 +138,20 @@ def test_teacher_adds_this_view_to_a_lesson_and_exports_it(classroom):
     assert "plotly-graph-div" in text
     student = session(classroom)
     assert button(student, "Add this view to the lesson") is None
+
+
+def test_a_session_gets_a_few_key_tries_only(classroom):
+    at = session(classroom)
+    for _ in range(5):
+        enter_key(at, "guess")
+    enter_key(at, KEY)                                   # the right key, after five wrong ones: still refused
+    assert button(at, "Open the poll") is None
+    assert any("Too many wrong keys" in e.value for e in at.error)
+
+
+def test_an_unreachable_store_is_a_message_not_a_crash(classroom, monkeypatch, tmp_path):
+    (tmp_path / "a-folder").mkdir()
+    monkeypatch.setenv("OPERATOR_LAB_POLL_DB", str(tmp_path / "a-folder"))          # not a file SQLite can open
+    at = session(classroom)
+    assert any("The class poll is unavailable" in e.value for e in at.error)
+    assert not any("Class poll" in s.value for s in at.subheader)

@@ -211,3 +211,12 @@ def test_a_killed_writer_loses_no_acknowledged_answer(store, url):
     assert not lost, f"{len(lost)} acknowledged answers lost: {lost[:5]}"
     assert store.answered(poll.id) >= len(last)        # at most one more: the answer in flight at the kill
     assert store.answered(poll.id) <= len(last) + 1
+
+
+def test_an_unreachable_store_is_a_poll_error(tmp_path):
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(PollError, match="cannot be opened"):
+        PollStore(tmp_path / "folder", teacher_key=KEY)
+    if postgres_available():
+        with pytest.raises(PollError, match="unavailable"):
+            PollStore("postgresql://postgres@127.0.0.1:1/none", teacher_key=KEY, timeout=2)
