@@ -78,6 +78,8 @@ def _panel(s: PollStore, page: str):
 
 
 def _teacher_login(s: PollStore):
+    if not settings.current().teacher_key:    # no key set: no one can be the teacher, so no form to guess into
+        return
     with st.sidebar.expander("🧑‍🏫 " + t("教师", "Teacher"), expanded=False):
         if is_teacher():
             st.caption(t("本会话已以教师身份进入。", "This session is the teacher's."))

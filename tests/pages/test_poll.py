@@ -155,3 +155,10 @@ def test_an_unreachable_store_is_a_message_not_a_crash(classroom, monkeypatch, t
     at = session(classroom)
     assert any("The class poll is unavailable" in e.value for e in at.error)
     assert not any("Class poll" in s.value for s in at.subheader)
+
+
+def test_no_key_set_means_no_teacher_form(classroom, monkeypatch):
+    monkeypatch.delenv("OPERATOR_LAB_TEACHER_KEY")
+    at = session(classroom)
+    assert not [x for x in at.text_input if x.label == "Teacher key"]
+    assert any("Class poll" in s.value for s in at.subheader)            # students still see the poll
