@@ -16,7 +16,7 @@ except settings.SettingError as e:
 
 import viz  # noqa: E402,F401  (sets the plotly template every page's figures use)
 from content import stages  # noqa: E402
-from ui import lab, page, sidebar, state  # noqa: E402  (after set_page_config)
+from ui import lab, page, poll, sidebar, state  # noqa: E402  (after set_page_config)
 state.FIRST_VISITS = lab.first_visits      # the work the load-time thread does ahead of the pages' first visits
 state.build_native()                       # the native library, once per process, in the background
 
@@ -42,5 +42,6 @@ with state.RUNS:               # background work at load waits while a page runs
     try:
         nav.run()
         page.next_stage("overview" if nav.url_path == "home" else nav.url_path)   # not after a page that stopped
+        poll.panel("overview" if nav.url_path == "home" else nav.url_path)   # classroom mode: the poll
     finally:
         state.trim_heap()      # a page's freed temporaries leave the resident set (a class keeps the server up for hours)

@@ -5,6 +5,7 @@ import streamlit as st
 from ops import analysis, checks
 from ops import functional as fn
 from ops.lens import lens_start, logit_lens, top_next
+from ui import predict
 from ui.page import StagePage
 from ui.state import picker, ranged, t
 from viz import bars
@@ -28,6 +29,9 @@ labels = [visible(p) for p in page.labels(b, None)]                # newlines as
 top = analysis.next_token_top(trace, b, s, topn)
 ids = top["ids"].tolist()
 names = [f"{short(p, 16)} ({i})" for p, i in zip(pieces(tok, ids), ids)]
+predict.first("lm_head", (tuple(labels), b, s), t(f"位置 {s}（“{short(labels[s], 12)}”）之后，模型排第一的下一个 token 是？",
+              f"After position {s} (“{short(labels[s], 12)}”), which next token does the model rank first?"), names[:4],
+              names[0], t("看下图最长的那根柱子：softmax(logits) 最大的那个 token。", "Look at the longest bar below: the token with the largest softmax(logits)."))
 page.view("logits", trace.logits,
           bars(top["probs"], names, horizontal=True, height=max(360, 30 * topn + 110),
                title=t(f"位置 {s}（“{short(labels[s], 12)}”）之后的下一个 token：softmax(logits[{b}, {s}]) 前 {topn} 名",

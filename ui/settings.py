@@ -24,7 +24,7 @@ class SettingError(ValueError):
 @dataclass(frozen=True)
 class Setting:
     name: str            # the environment variable
-    kind: str            # "int", "float", "bool", "path", "paths"
+    kind: str            # "int", "float", "bool", "path", "paths", "store" (a file path or postgresql:// URL), "key"
     default: object      # None: none (a path: the user cache folder; SESSION_MB: by mode)
     help_en: str
     help_zh: str
@@ -57,6 +57,13 @@ SETTINGS = (
     Setting("OPERATOR_LAB_SWEEPS", "int", 1, "experiment sweeps (the heaviest runs) at once", "同时运行的扫描数"),
     Setting("OPERATOR_LAB_SWEEP_QUEUE", "int", 8, "sweeps that may wait; one more is told to come back later",
             "扫描排队上限", lo=0),
+    Setting("OPERATOR_LAB_TEACHER_KEY", "key", None, "classroom mode: the teacher's key that opens, closes and clears "
+            "the class poll (never shown; no key: no one is a teacher)", "课堂模式：教师密钥（开启、关闭、清空投票）",
+            secret="teacher_key"),
+    Setting("OPERATOR_LAB_POLL_DB", "store", None, "classroom mode: where the class poll lives, shared by every "
+            "Streamlit process: an SQLite file (default: polls.sqlite in the cache folder) or a postgresql:// URL "
+            "for several machines (docs/classroom.md)", "课堂投票的存储：SQLite 文件或 postgresql:// 地址",
+            secret="poll_db"),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
@@ -76,6 +83,8 @@ class Settings:
     concurrent_decodes: int
     sweeps: int
     sweep_queue: int
+    teacher_key: str | None = None    # compared in constant time (ui/poll.py); never shown, never in a URL
+    poll_db: str | None = None        # None: polls.sqlite in the cache folder
 
     def limits(self):
         """The prompt, generation and batch limits ops/ applies (ops.inputs.Limits)."""
@@ -91,13 +100,15 @@ class Settings:
 def _accepts(s: Setting) -> str:
     return {"int": f"a whole number from {s.lo:g} to {s.hi:g}", "float": f"a number from {s.lo:g} to {s.hi:g}",
             "bool": "1/true/yes/on or 0/false/no/off", "path": "a folder path",
-            "paths": f"folder paths separated by '{os.pathsep}'"}[s.kind]
+            "paths": f"folder paths separated by '{os.pathsep}'", "key": "a non-empty text",
+            "store": "a file path or a postgresql:// URL"}[s.kind]
 
 
 def parse(s: Setting, raw) -> object:
     """raw (a string from the environment, or a TOML value) as the setting's type; SettingError if it is not one."""
     def bad():
-        return SettingError(f"{s.name}={raw!r} is not valid: it accepts {_accepts(s)}.")
+        shown = "(hidden)" if s.kind == "key" else repr(raw)     # a key is never echoed, even a wrong one
+        return SettingError(f"{s.name}={shown} is not valid: it accepts {_accepts(s)}.")
 
     if s.kind == "bool":
         if isinstance(raw, bool):
@@ -114,6 +125,11 @@ def parse(s: Setting, raw) -> object:
         if s.kind == "int" and value != int(value) or not s.lo <= value <= s.hi:
             raise bad()
         return int(value) if s.kind == "int" else value
+    if s.kind in ("key", "store"):
+        text = str(raw).strip()
+        if not text or s.kind == "store" and text.startswith("postgres") and "://" not in text:
+            raise bad()
+        return text
     if s.kind == "path":
         text = str(raw).strip()
         if not text:

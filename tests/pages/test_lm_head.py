@@ -1,6 +1,10 @@
 """LM head page: final norm -> logits over the vocabulary, the logit lens agreeing with the logits."""
 from __future__ import annotations
 
+import base64
+import json
+
+import numpy as np
 import pytest
 
 from apptest_utils import page_ok
@@ -30,3 +34,33 @@ def test_lm_head_tiny(tiny_app_dense):
 
 def test_lm_head_tiny_moe(tiny_app_moe):
     check_lm_head(page_ok(PAGE, source=tiny_app_moe))
+
+
+def test_predict_first_hides_the_answer_until_a_guess(tiny_app_dense):
+    """Predict first (ui/predict.py): with the switch on, the next-token chart and tables are absent and the page
+    stops at the question; after a committed guess the verdict names the model's top-1 and the chart is there."""
+    from apptest_utils import no_exception, open_page
+
+    for lang, switch, commit, word in (("en", "Predict first", "Commit and reveal", "model's answer"),
+                                       ("zh", "先猜再看", "确定，揭晓", "模型的答案")):
+        at = open_page(PAGE, source=tiny_app_dense, lang=lang, folds=False)
+        assert any(c.proto.id.endswith("lm-top") for c in at.get("plotly_chart"))     # switch off: as before
+        [toggle] = [x for x in at.toggle if x.label == switch]
+        toggle.set_value(True).run()
+        no_exception(at)
+        assert not any(c.proto.id.endswith("lm-top") for c in at.get("plotly_chart")), "answer shown before the guess"
+        assert not at.dataframe
+        [radio] = [r for r in at.radio if r.label in ("Your guess", "你的猜测")]
+        guess = radio.options[0]
+        radio.set_value(guess)
+        [b for b in at.button if b.label == commit][0].click().run()
+        no_exception(at)
+        [chart] = [c for c in at.get("plotly_chart") if c.proto.id.endswith("lm-top")]
+        bar = json.loads(chart.proto.spec)["data"][0]
+        x = bar["x"]
+        if isinstance(x, dict):                              # Plotly's binary array encoding
+            x = np.frombuffer(base64.b64decode(x["bdata"]), dtype=x["dtype"])
+        top1 = bar["y"][int(np.argmax(x))]                   # the longest bar: the model's answer
+        [verdict] = [v.value for v in [*at.success, *at.warning] if guess in v.value and "✓" not in v.value]
+        assert top1 in verdict and (guess == top1) == verdict.startswith(("Right", "猜对了"))
+        assert guess == top1 or word in verdict

@@ -1,0 +1,46 @@
+"""Predict first: a switch on a page that hides the answer until the learner commits a guess.
+
+    predict.first("lm_head", key, question, options, answer, why)   # may stop the page here
+
+With the switch on and no guess committed for this question (key: the page's prompt and pickers), the page shows
+the question and stops: nothing below it, the answer included, is drawn. Once the learner commits, the page says
+right or wrong, points at the part of the picture that decides it (`why`), and draws the rest as usual. The switch
+is off by default and kept per page in the session; ?predict=1 in the URL turns it on (a teacher's link).
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from .state import t
+
+
+def _on(page: str) -> bool:
+    key = f"predict-on-{page}"
+    if key not in st.session_state:
+        st.session_state[key] = st.query_params.get("predict") == "1"
+    return st.toggle(t("先猜再看", "Predict first"), key=key,
+                     help=t("先写下你的猜测，再看模型的答案。", "Commit a guess before the model's answer is shown."))
+
+
+def first(page: str, key: str, question: str, options: list[str], answer: str, why: str):
+    """Gate the rest of the page behind a committed guess when the switch is on (see the module docstring)."""
+    if not _on(page):
+        return
+    options = sorted(set(options))         # the model's ranking would give the answer away
+    guesses = st.session_state.setdefault("predict-guesses", {})
+    guess = guesses.get((page, key))
+    if guess is None:
+        with st.form(f"predict-{page}"):
+            st.markdown(f"**{question}**")
+            choice = st.radio(t("你的猜测", "Your guess"), options, index=None, horizontal=True,
+                              key=f"predict-choice-{page}")
+            if st.form_submit_button(t("确定，揭晓", "Commit and reveal"), type="primary") and choice is not None:
+                guesses[(page, key)] = choice
+                st.rerun()
+        st.caption(t("答案在你确定之后才显示。", "The answer appears once you commit a guess."))
+        st.stop()
+    if guess == answer:
+        st.success(t(f"猜对了：{guess}。{why}", f"Right: {guess}. {why}"))
+    else:
+        st.warning(t(f"你猜的是 {guess}，模型的答案是 {answer}。{why}",
+                     f"You guessed {guess}; the model's answer is {answer}. {why}"))
