@@ -33,7 +33,7 @@ stop_group() {   # a process group we started (its leader's pid), TERM then KILL
   for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
   kill -KILL -- "-$pid" 2>/dev/null || true
   STOP_RC=0
-  { wait "$pid"; } 2>/dev/null || STOP_RC=$?   # reaped here, so bash prints no "Aborted"/"Terminated" line of its own
+  wait "$pid" || STOP_RC=$?
 }
 
 bg() {           # run a long step in the background and wait for it, so INT/TERM reach the trap at once
@@ -49,7 +49,7 @@ cleanup() {
   trap - EXIT INT TERM
   [ -z "$CHILD_PID" ] || kill -TERM "$CHILD_PID" 2>/dev/null || true
   stop_group "$WALK_PID"
-  stop_group "$SERVER_PID"
+  stop_group "$SERVER_PID" 2>/dev/null     # bash's own "Aborted" line for it would be unexplained: the note says it
   # Streamlit exits 0 on SIGTERM; anything else is worth a look (a note, not a failure of the lane)
   if [ -n "$SERVER_PID" ] && (( STOP_RC != 0 )); then
     echo "plain install: note: the app server exited with status $STOP_RC when stopped: $(tail -1 "$WORK/server.log")"
@@ -63,6 +63,7 @@ cleanup() {
   done
   [ -f "$WORK/server.log" ] && cp "$WORK/server.log" "$OUT/server.log"
   [ -f "$WORK/pip.log" ] && cp "$WORK/pip.log" "$OUT/pip.log"
+  [[ $VENV != "$WORK"/* ]] || echo "plain install: removing the temp venv (~2 GB: up to a minute on a busy disk)"
   rm -rf "$WORK"
   echo "plain install: total $(( $(date +%s) - START )) s (logs in $OUT/)"
   exit "$rc"

@@ -4,13 +4,20 @@ Runs from the developer's Python (it has Playwright); the app it visits runs fro
 built, so nothing here is importable by the app. Usage (the shell script passes these):
 
     python scripts/plain_install_walk.py --url http://127.0.0.1:8612 --server-log /tmp/x/server.log \
-        --deadline <unix time> [--pages scale,overview] [--langs zh,en] [--shots DIR]
+        --deadline <unix time> [--pages scale,overview] [--langs zh,en] [--shots DIR] [--report FILE]
 
 A page is a Stage with a `page` in content/stages.py, at URL /<page>?lang=<zh|en> (ui/state.py _from_url). For
 each one it waits until the script has finished, then opens each fold (st.expander) and each tab (st.tabs) one at a
 time: click, wait for the rerun the click starts (the app's views are lazy: a fold or tab is drawn when opened),
 check, next; folds and tabs that only appear inside another are walked too. A check fails on an exception box, an
-st.error box, "Traceback" anywhere in the page, "Page not found", no title, or a page that never finishes.
+st.error box, "Traceback" anywhere in the page, "Page not found", no title, or a page that never finishes; and, once
+the walk is over, on a traceback in the server's log that no page showed.
+
+Every st.error fails, not only the ones that read like a crash (those are named so in the report): the app writes
+st.error for a bad input (an empty prompt, two prompts of different lengths on Compare, a wrong quiz answer) or a
+failed check (✗), and on the defaults with no input there is none of either; the walk types nothing.
+An exception box says only "This app has encountered an error" (.streamlit/config.toml redacts details, as users
+get it); the report gives the exception's own line from the server's log.
 Exit status 0 when nothing failed, 1 otherwise; the summary goes to stdout.
 """
 from __future__ import annotations
