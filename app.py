@@ -16,8 +16,8 @@ except settings.SettingError as e:
 
 import viz  # noqa: E402,F401  (sets the plotly template every page's figures use)
 from content import stages  # noqa: E402
-from ui import lab, page, sidebar, state  # noqa: E402  (after set_page_config)
-state.FIRST_VISITS = lab.first_visits      # the work the load-time thread does ahead of the pages' first visits
+from ui import experiments_state, page, sidebar, state  # noqa: E402  (after set_page_config)
+state.FIRST_VISITS = experiments_state.first_visits      # the work the load-time thread does ahead of the pages' first visits
 state.build_native()                       # the native library, once per process, in the background
 
 with state.RUNS:               # background work at load waits while a page runs (ui.state.RUNS)

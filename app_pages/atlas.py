@@ -1,11 +1,11 @@
 """Head atlas: every attention head of the loaded model scored (previous token, induction, sink, self, broad)
 and labelled by its strongest score; the chosen head's map on your prompt and on the induction test sequence.
-The atlas does not depend on the prompt: it is computed once per model (ui.lab.atlas, st.cache_resource)."""
+The atlas does not depend on the prompt: it is computed once per model (ui.experiments_state.atlas, st.cache_resource)."""
 import streamlit as st
 
-from ops import analysis, checks
-from ops import atlas as head_atlas
-from ui import lab
+from ops.lab import analysis, checks
+from ops.lab import atlas as head_atlas
+from ui import experiments_state
 from ui.page import StagePage
 from ui.state import picker, t
 from viz import heatmap
@@ -18,7 +18,7 @@ NAMES = {"previous": ("前一个 token", "previous token"), "induction": ("归�
 page = StagePage("atlas")
 model, trace, c = page.model, page.trace, page.config
 L, nh = c.num_hidden_layers, c.num_attention_heads
-A = lab.atlas(*lab.model_key())
+A = experiments_state.atlas(*experiments_state.model_key())
 scores, labels = A["scores"], A["labels"]
 order = [k for k in NAMES if k in scores] + sorted({x for row in labels for x in row} - set(NAMES))
 names = {k: t(*NAMES[k]) if k in NAMES else k for k in order}

@@ -2,9 +2,10 @@
 import pandas as pd
 import streamlit as st
 
-from ops import analysis, checks, costs
-from ops import functional as fn
-from ui import worked
+from ops.lab import analysis, checks
+from ops.arith import costs
+from ops.engine import functional as fn
+from ui import by_hand
 from ui.page import StagePage, shape_str
 from ui.state import picker, t
 from viz import heatmap
@@ -60,7 +61,7 @@ page.explain([r"q = xW_q^\top + b_q,\ k = xW_k^\top + b_k,\ v = xW_v^\top + b_v"
               % (hd, *(t("且", "and"), t("是真实 token", "real"), t("其他", "otherwise"))),
               r"\mathrm{out} = \mathrm{concat}_h(P_h V_{g(h)})\, W_o^\top,\quad g(h) = \lfloor h / %d \rfloor" % n_rep],
              fn.rope_cos_sin, fn.rotate_half, fn.apply_rope, fn.repeat_kv, fn.attention_mask,
-             fn.attention_scores, fn.softmax, fn.attention_context, by_hand=lambda: worked.attention_blocks(c.rope_theta, hd))
+             fn.attention_scores, fn.softmax, fn.attention_context, by_hand=lambda: by_hand.attention_blocks(c.rope_theta, hd))
 
 if box := page.more("分数 → 掩码 → 概率（所选的层、头、行）", "Scores → mask → probabilities (the chosen layer, head, row)", "scores"):
     with box:
@@ -121,17 +122,16 @@ if box := page.more(f"GQA：{nh} 个查询头共享 {nkv} 个 KV 头（每 {n_re
         page.chart(gqa_diagram(nh, nkv, highlight=h, q_label=t("查询头", "Q heads"), kv_label=t("KV 头", "KV heads"),
                                title=t(f"查询头 h 读取 KV 头 ⌊h / {n_rep}⌋（当前头 {h} → KV 头 {g}）",
                                        f"query head h reads KV head ⌊h / {n_rep}⌋ (head {h} → KV head {g})")), key="gqa")
-        ref = costs.reference_config()
-        kv_tok, kv_ref, kv_32k = costs.kv_cache_bytes(c, 1, 2), costs.kv_cache_bytes(ref, 1, 2), costs.kv_cache_bytes(ref, 32768, 2)
+        kv = costs.gqa_saving(c)
         cols = st.columns(4)
-        cols[0].metric(t("KV 缓存 / token（GQA, bf16）", "KV cache / token (GQA, bf16)"), costs.human(kv_tok, "B"),
+        cols[0].metric(t("KV 缓存 / token（GQA, bf16）", "KV cache / token (GQA, bf16)"), costs.human(kv["tok"], "B"),
                        help=f"2 · L · nkv · hd · 2 = 2·{L}·{nkv}·{hd}·2")
-        cols[1].metric(t("若为 MHA", "if it were MHA"), costs.human(kv_tok * n_rep, "B"), help=f"2 · L · nh · hd · 2 = 2·{L}·{nh}·{hd}·2")
-        cols[2].metric(t("32B：GQA / token", "32B: GQA / token"), costs.human(kv_ref, "B"))
-        cols[3].metric(t("32B：32k 上下文", "32B: 32k context"), costs.human(kv_32k, "B"), delta_color="off",
-                       delta=t(f"MHA 需 {costs.human(kv_32k * ref.n_rep, 'B')}", f"MHA: {costs.human(kv_32k * ref.n_rep, 'B')}"))
-        st.caption(t(f"KV 缓存只存 nkv 个头：省下 {n_rep} 倍显存（32B 为 {ref.n_rep} 倍）。",
-                     f"The KV cache keeps only nkv heads: {n_rep}× less memory ({ref.n_rep}× for 32B)."))
+        cols[1].metric(t("若为 MHA", "if it were MHA"), costs.human(kv["tok_mha"], "B"), help=f"2 · L · nh · hd · 2 = 2·{L}·{nh}·{hd}·2")
+        cols[2].metric(t("32B：GQA / token", "32B: GQA / token"), costs.human(kv["ref_tok"], "B"))
+        cols[3].metric(t("32B：32k 上下文", "32B: 32k context"), costs.human(kv["ref_ctx"], "B"), delta_color="off",
+                       delta="MHA: " + costs.human(kv["ref_ctx_mha"], "B"))
+        st.caption(t(f"KV 缓存只存 nkv 个头：省下 {n_rep} 倍显存（32B 为 {kv['ref'].n_rep} 倍）。",
+                     f"The KV cache keeps only nkv heads: {n_rep}× less memory ({kv['ref'].n_rep}× for 32B)."))
 
 if box := page.more("合并各头，再经 o_proj 投影回 H", "Heads concatenated, then o_proj back to H", "context"):
     with box:

@@ -4,8 +4,8 @@ patching (clean A into corrupted B) over layer × position. Every setting is in 
 import streamlit as st
 
 from content import pairs
-from ops import analysis, checks, sweeps
-from ui import lab
+from ops.lab import analysis, checks, sweeps
+from ui import experiments_state
 from ui.page import StagePage
 from ui.state import lang, t
 from ui.widgets import merged_note, show_chips, url_choice
@@ -22,15 +22,15 @@ choice = url_choice(t("提示词对", "pair"), "cmp_pair", list(PAIRS) + ["own"]
 if choice == "own":
     c1, c2 = st.columns(2)
     with c1:
-        a = lab.url_text(t("提示词 A（干净：给出要研究的答案）", "prompt A (clean: gives the answer studied)"), "cmp_a",
+        a = experiments_state.url_text(t("提示词 A（干净：给出要研究的答案）", "prompt A (clean: gives the answer studied)"), "cmp_a",
                          pairs.prompts("capital", lang())[0])
     with c2:
-        b = lab.url_text(t("提示词 B（被破坏：只改一个词）", "prompt B (corrupted: one word changed)"), "cmp_b",
+        b = experiments_state.url_text(t("提示词 B（被破坏：只改一个词）", "prompt B (corrupted: one word changed)"), "cmp_b",
                          pairs.prompts("capital", lang())[1])
 else:
     a, b = pairs.prompts(choice, lang())
     st.caption(PAIRS[choice]["note"][lang()])
-ta, tb = lab.prompt_trace(model, a), lab.prompt_trace(model, b)
+ta, tb = experiments_state.prompt_trace(model, a), experiments_state.prompt_trace(model, b)
 if ta is None or tb is None:
     st.stop()
 na, nb = ta.lengths[0], tb.lengths[0]
@@ -85,7 +85,7 @@ if equal:
                   f"{ans_a} 的 logit 找回了多少（1 = 全部，0 = 没有）。",
                   f"Clean A answers {ans_a}, corrupted B answers {ans_b}. Each cell: B's `resid_out` at layer i, position p "
                   f"replaced by A's; how much of {ans_a}'s logit comes back (1 = all of it, 0 = none)."))
-    res = lab.sweep(lab.model_key() + ("patch", a, b, st.session_state.get("chat", False), top["top_a"]),
+    res = experiments_state.sweep(experiments_state.model_key() + ("patch", a, b, st.session_state.get("chat", False), top["top_a"]),
                     lambda progress: sweeps.patch_sweep(model, ta, tb, top["top_a"], progress=progress),
                     t(f"运行修补扫描（{L} × {na} 个变体）", f"Run the patching sweep ({L} × {na} variants)"),
                     t("需要几十秒；结果保存在本会话中。", "Takes tens of seconds; the result is kept for this session."), "run-patch")

@@ -1,8 +1,8 @@
 """Stage 2 · Embedding: a gather of rows from the [V, H] table."""
 import streamlit as st
 
-from ops import analysis, checks
-from ops import functional as fn
+from ops.lab import analysis, checks
+from ops.engine import functional as fn
 from ui.page import StagePage
 from ui.state import t
 from viz.embedding import cosine_map, gather_figure

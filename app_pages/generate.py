@@ -1,13 +1,13 @@
-"""Stage 9 · Generate: prefill once, then one token per step with a KV cache: ops.decode.Decoder, one per session
-and settings, stepped once per click."""
+"""Stage 9 · Generate: prefill, then one token per click with a KV cache (ops.engine.decode.Decoder per session)."""
 import streamlit as st
 
 from content import facts, texts
-from ops import analysis, costs, quant
-from ops import sampling as smp
-from ops.decode import Decoder
-from ops.inputs import max_new_tokens_limit
-from ops.model import InputError
+from ops.lab import analysis
+from ops.arith import costs
+from ops.fast import quant
+from ops.engine import decode, sampling as smp
+from ops.engine.inputs import max_new_tokens_limit
+from ops.engine.model import InputError
 from ui import classroom
 from ui.page import StagePage
 from ui.state import (decode_step, decode_to_end, get_model, get_trace, sampling_input,
@@ -59,7 +59,7 @@ key = (id(model), prompt, s_.chat, max_new, params, path)
 ss = st.session_state
 
 
-def new_decoder() -> Decoder:
+def new_decoder() -> decode.Decoder:
     return model.decoder(prompt, chat=s_.chat, max_new_tokens=max_new, params=params, fast=None if path == "eager" else path)
 
 
@@ -71,7 +71,7 @@ try:
 except InputError as e:
     st.error(str(e))
     st.stop()
-d: Decoder = ss["_gen"]["decoder"]
+d: decode.Decoder = ss["_gen"]["decoder"]
 
 b1, b2, b3 = st.columns(3)
 clicked_next = b1.button(t("▶ 下一个 token", "▶ Next token"), key="gen_next", type="primary", width="stretch", disabled=d.done)
@@ -105,7 +105,7 @@ st.caption(t(f"聊天模板：{'开' if s_.chat else '关'}（在左侧边栏切
              f"Chat template: {'on' if s_.chat else 'off'} (toggle in the sidebar). The prompt is {S0} tokens" + (" (generation uses the first prompt line only)." if len(s_.prompts) > 1 else ".")))
 
 page.explain(r"x_{t+1} \sim \pi(\cdot \mid x_{\le t}),\qquad " + t(r"\text{预填充：全部 } S \text{ 个提示词 token 的 } K, V;\quad \text{解码：每步 } 1 \text{ 个 token，对照缓存}",
-             r"\text{prefill: } K, V \text{ of all } S \text{ prompt tokens};\quad \text{decode: } 1 \text{ token against the cache}"), Decoder.step,
+             r"\text{prefill: } K, V \text{ of all } S \text{ prompt tokens};\quad \text{decode: } 1 \text{ token against the cache}"), decode.Decoder.step,
              numbers=texts.numbers(c, B=1, S=S0, **facts.loaded(model)))
 page.section("每一步", "Step by step")
 if not d.steps:

@@ -2,9 +2,9 @@
 import pandas as pd
 import streamlit as st
 
-from ops import analysis, checks
-from ops import functional as fn
-from ops.lens import lens_start, logit_lens, top_next
+from ops.lab import analysis, checks
+from ops.engine import functional as fn
+from ops.lab.lens import lens_start, logit_lens, top_next
 from ui.page import StagePage
 from ui.state import picker, ranged, t
 from viz import bars

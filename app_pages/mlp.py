@@ -1,9 +1,9 @@
 """Stage 6 · MLP (SwiGLU) and MoE: each token widened, gated, and narrowed back."""
 import streamlit as st
 
-from ops import analysis, checks
-from ops import functional as fn
-from ops.tiny import moe_trace
+from ops.lab import analysis, checks
+from ops.engine import functional as fn
+from ops.models.tiny import moe_trace
 from ui.page import StagePage
 from ui.state import ranged, t
 from viz import bars, heatmap, histogram

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from content import stages, texts
-from ops import analysis
+from ops.lab import analysis
 from ui.page import StagePage, shape_str
 from ui.state import lang, t
 from viz.overview import pipeline_picture
@@ -30,7 +30,7 @@ st.markdown(t(
 
 page.explain()
 
-# ---- the live shapes against the trace contract (ops/trace.py) ---------------------------------------------
+# ---- the live shapes against the trace contract (ops/engine/trace.py) ---------------------------------------------
 st.header(t("形状核对：本次 trace 与 trace 契约", "Shape check: this trace against the trace contract"))
 chk = analysis.contract_check(trace)
 if chk["wrong"]:

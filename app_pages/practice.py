@@ -3,7 +3,7 @@ Stage names come from the registry (content/stages.py); questions and answers fr
 import streamlit as st
 
 from content import facts, practice, stages, texts
-from ops import costs
+from ops.arith import costs
 from ui.page import StagePage, more
 from ui.state import get_model, get_trace, lang, t
 
@@ -48,9 +48,9 @@ if browse:
         if query.strip():
             q_low = query.strip().lower()
             items = [q for q in items if q_low in (q["question"] + q["short"] + q["long"]).lower()]
-        st.caption(t(f"共 {len(items)} 题。{SEED} = 源文档中的面试题（已按事实校正）；{CALC} = 答案在渲染时由 ops/costs.py 从模型 config 算出；★ 越多越难（1–3）。",
+        st.caption(t(f"共 {len(items)} 题。{SEED} = 源文档中的面试题（已按事实校正）；{CALC} = 答案在渲染时由 ops/arith/costs.py 从模型 config 算出；★ 越多越难（1–3）。",
                      f"{len(items)} questions. {SEED} = from the source documents (facts corrected); {CALC} = the answer is computed "
-                     "from the model configs by ops/costs.py as the page renders; more ★, harder (1–3)."))
+                     "from the model configs by ops/arith/costs.py as the page renders; more ★, harder (1–3)."))
         by_stage = {}
         for q in items:
             by_stage.setdefault(q["stage"], []).append(q)

@@ -1,10 +1,11 @@
-"""Precision: the same prompt through float32, bfloat16 and int8 weights (ops.precision.precision_report):
+"""Precision: the same prompt through float32, bfloat16 and int8 weights (ops.lab.precision.precision_report):
 the residual stream's relative error layer by layer, top-1 / top-5 agreement, KL, the bytes each format
 needs, and what that means when serving (memory, bandwidth, error)."""
 import streamlit as st
 
-from ops import analysis, checks, costs, precision
-from ui import lab
+from ops.lab import analysis, checks, precision
+from ops.arith import costs
+from ui import experiments_state
 from ui.page import StagePage
 from ui.state import t
 from viz.precision import byte_bars, error_lines
@@ -16,7 +17,7 @@ L = c.num_hidden_layers
 b = page.row()
 prompt = trace.prompts[b]
 chat = bool(st.session_state.get("chat", False))
-rep = lab.kept(lab.precision_key(lab.model_key(), prompt, chat), lambda: precision.precision_report(model, prompt, chat),
+rep = experiments_state.kept(experiments_state.precision_key(experiments_state.model_key(), prompt, chat), lambda: precision.precision_report(model, prompt, chat),
                t("正在用 float32、bfloat16、int8 各运行一遍……", "Running float32, bfloat16 and int8 in turn..."), share=True)
 if rep is None:
     st.stop()

@@ -1,8 +1,8 @@
 """Stage 5 · Residual add: each sub-layer adds its output onto the running stream."""
 import streamlit as st
 
-from ops import analysis, checks
-from ops.model import Model
+from ops.lab import analysis, checks
+from ops.engine.model import Model
 from ui.page import StagePage
 from ui.state import t
 from viz import heatmap, lines

@@ -2,9 +2,9 @@
 import pandas as pd
 import streamlit as st
 
-from ops import analysis, checks
-from ops import functional as fn
-from ui import worked
+from ops.lab import analysis, checks
+from ops.engine import functional as fn
+from ui import by_hand
 from ui.page import StagePage
 from ui.state import t
 from ui.widgets import url_choice
@@ -51,7 +51,7 @@ page.explain([r"y = \frac{x}{\sqrt{\frac{1}{H}\sum_{i=1}^{H} x_i^2 + \varepsilon
               r"\qquad H = %d,\ \varepsilon = %g" % (H, eps),
               r"\text{LayerNorm: } y = \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} \odot \gamma + \beta"
               + t(r"\quad (\text{RMSNorm 去掉了 } \mu \text{ 和 } \beta)", r"\quad (\text{RMSNorm drops } \mu \text{ and } \beta)")],
-             fn.rms_norm, by_hand=lambda: worked.rmsnorm_block(eps))
+             fn.rms_norm, by_hand=lambda: by_hand.rmsnorm_block(eps))
 
 if box := page.more("所选 token 的计算步骤", "The steps on the chosen token's vector", "steps"):
     with box:

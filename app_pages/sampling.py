@@ -1,9 +1,9 @@
 """Stage 8 · Sampling: logits -> repetition penalty -> temperature -> top-k -> top-p -> softmax -> pick."""
 import streamlit as st
 
-from ops import analysis, checks
-from ops import sampling as smp
-from ui import worked
+from ops.lab import analysis, checks
+from ops.engine import sampling as smp
+from ui import by_hand
 from ui.page import StagePage
 from ui.state import ranged, sampling_input, t
 from viz.labels import pieces, short
@@ -52,7 +52,7 @@ page.explain([r"z'_v = \begin{cases} z_v/\rho & z_v>0,\ v\ \text{%s}\\ z_v\rho &
               % (seen, seen, other) + r"\quad\to\quad z''=z'/T\quad\to\quad z''_v=-\infty\ \ (v\notin\text{top-}k\ \text{%s}p%s)"
               % (top_p, t(r"\text{ 之外}", "")),
               r"\pi = \mathrm{softmax}(z''),\qquad \text{%s} \sim \pi\quad(T = 0:\ \text{%s} = \arg\max z')" % (nxt, nxt)],
-             smp.apply_repetition_penalty, smp.apply_top_k, smp.apply_top_p, smp.sample_stages, by_hand=worked.softmax_block)
+             smp.apply_repetition_penalty, smp.apply_top_k, smp.apply_top_p, smp.sample_stages, by_hand=by_hand.softmax_block)
 st.info(t("纠正：top-k 不是把其余的“设为 0”，而是把其余 token 的 **logit 设为 −∞**，softmax 之后它们的**概率**才是 0。"
           "（logit 为 0 的 token 仍有不小的概率！）",
           "A correction: top-k does not set the rest “to zero”; it sets their **logits to −inf**, so after softmax their "

@@ -1,11 +1,11 @@
 """Scale: parameters, FLOPs, memory and the roofline of any Qwen2-family config at the user's B and S.
-Every number comes from ops/costs.py (the config alone); the figures from viz/scale.py."""
+Every number comes from ops/arith/costs.py (the config alone); the figures from viz/scale.py."""
 import streamlit as st
 
 from content import costs_text, texts
 from content.scale import say
-from ops import costs
-from ops.costs import human
+from ops.arith import costs
+from ops.arith.costs import human
 from ui import config_compare, placement
 from ui.page import StagePage, metrics, table
 from ui.state import get_model, get_trace, lang, t

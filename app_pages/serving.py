@@ -1,13 +1,13 @@
 """Serving and optimisation: online softmax on this trace's real scores (FlashAttention's inner loop), then what a
 server does with a model: KV cache, quantisation (the bundled GGUF's own blocks), speculative decoding, long
 context, attention variants, tensor parallelism, and prefill vs decode timed on the loaded model.
-Compute: ops/serving.py; tables and captions: content/serving.py; figures: viz/serving.py."""
+Compute: ops/arith/serving_math.py; tables and captions: content/serving_text.py; figures: viz/serving.py."""
 import streamlit as st
 
-from content import serving as words
-from ops import costs, serving as sv
+from content import serving_text as words
+from ops.arith import costs, serving_math as sv
 from ops.errors import InputError, LoadError
-from ui import lab
+from ui import experiments_state
 from ui.page import StagePage, metrics, table as html_table
 from ui.state import lang, picker, t
 from viz import bars, serving as fig
@@ -136,7 +136,7 @@ if tabs[7]:
                                 roof_label=t("屋顶", "roof")), "roofline")
         table(words.h200_table(ref, L), "h200")
         m = words.MEASURE
-        measured = lab.sweep(lab.model_key() + ("serving-phases",),
+        measured = experiments_state.sweep(experiments_state.model_key() + ("serving-phases",),
                              lambda progress: sv.measure_phases(model, m["prefill"], m["context"], m["steps"], progress=progress),
                              t("在本机上实测一次", "Measure on this machine"), words.caption("measure", L, nums, **words.measure_live()),
                              button="sv-measure")

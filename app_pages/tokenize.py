@@ -3,8 +3,8 @@ import html
 
 import streamlit as st
 
-from ops import analysis, checks
-from ops.tokenizer import Tokenizer
+from ops.lab import analysis, checks
+from ops.models.tokenizer import Tokenizer
 from ui.page import StagePage, show_checks
 from ui.state import settings, t
 from ui.widgets import chips, show_chips, show_specials

@@ -1,12 +1,12 @@
 """Classroom tour (presenter mode): the whole pipeline for the current prompt, one large step per click.
 
-The script is content/tour.py, each step's numbers ops.analysis.tour_data, its picture viz/tour.py."""
+The script is content/tour.py, each step's numbers ops.lab.analysis.tour_data, its picture viz/tour.py."""
 import plotly.graph_objects as go
 import streamlit as st
 
 from content import stages
 from content import tour as script
-from ops import analysis
+from ops.lab import analysis
 from ui.page import chart, picture, pipeline_strip, shape_str, tensor_view
 from ui.state import lang, query_int, require_trace, set_query, t
 from viz import labels as lbl

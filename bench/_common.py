@@ -162,7 +162,7 @@ def load_reference(source: str = "cache", dtype="float32"):
     from transformers import AutoModelForCausalLM
 
     quiet_transformers()
-    from ops import loading
+    from ops.models import loading
 
     t0 = time.perf_counter()
     if source == "gguf":

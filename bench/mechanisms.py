@@ -4,8 +4,8 @@ without each native piece, interleaved round by round in one process.
     python bench/mechanisms.py [--repeats 3] [--new 48]
 
 Variants of generate(fast="int8"), greedy, the same prompt, the same tokens (checked):
-  all          the int8 product in C (ops/native/int8_linear.c) and the step's RMSNorm / RoPE / one-token
-               attention in C (ops/native/decode.c, kernels="native"), weights in 2 MiB pages where Linux gives them
+  all          the int8 product in C (ops/fast/native/int8_linear.c) and the step's RMSNorm / RoPE / one-token
+               attention in C (ops/fast/native/decode.c, kernels="native"), weights in 2 MiB pages where Linux gives them
   no 2 MiB     the same, the int8 set in ordinary 4 KiB pages
   no decode.c  the int8 product in C, the step's small operators PyTorch's (kernels="torch")
   no C         PyTorch's own int8 product (aten._weight_int8pack_mm) and operators: what a machine without a
@@ -27,7 +27,7 @@ PROMPT = "Write a Python function that checks whether a number is prime, with a 
 
 def decode_rate(model, weights, kernels: str, ids: list[int], new: int) -> tuple[float, list[int]]:
     """Decode tokens per second of a greedy run (prefill excluded) through model.forward with this int8 set."""
-    from ops.decode import KVCache
+    from ops.engine.decode import KVCache
 
     model._copies["int8"] = weights                      # the set forward(weights="int8") reads
 
@@ -53,7 +53,8 @@ def main():
     args = p.parse_args()
     repeats = args.repeats or (args._quick_repeats if args.quick else args._repeats)
     print(C.machine())
-    from ops import hugepages, load_model, native, quant
+    from ops.fast import hugepages, native, quant
+    from ops import load_model
 
     model = load_model()
     lib = native.load()

@@ -20,7 +20,7 @@ def main():
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     import ops
-    from ops import loading
+    from ops.models import loading
 
     gguf = loading.bundled_gguf_path()
     folder = loading.prepare_bundled()

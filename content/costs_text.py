@@ -1,9 +1,9 @@
-"""The words around ops/costs.py's numbers, in both languages: operator names, FLOPs formulas, the notes of
+"""The words around ops/arith/costs.py's numbers, in both languages: operator names, FLOPs formulas, the notes of
 each page's "At scale" section and the GPUs' sources. ops/ stays free of translations; the pages ask here.
 Never imports streamlit."""
 from __future__ import annotations
 
-# operator rows of costs.param_table / costs.flops: English as ops/costs.py names them -> Chinese
+# operator rows of costs.param_table / costs.flops: English as ops/arith/costs.py names them -> Chinese
 OPERATORS_ZH = {
     "embedding": "嵌入",
     "rmsnorm (2 per layer + final)": "RMSNorm（每层 2 个 + 最终 1 个）",
@@ -53,7 +53,7 @@ AT_SCALE = {
                  "softmax, top-k and top-p over V scores: about V·log V operations per sequence, tiny."),
 }
 
-# where each GPU's figures come from (ops.costs.GPUS[...]["note"] is the English): source, a remark on the
+# where each GPU's figures come from (ops.arith.costs.GPUS[...]["note"] is the English): source, a remark on the
 # peak, memory, and "约 " where the bandwidth is approximate
 GPU_SOURCES_ZH = {
     "H200 141GB": ("NVIDIA H200 SXM 规格表", "", "HBM3e", ""),
@@ -76,7 +76,7 @@ def at_scale_note(stage: str, lang: str, **fields) -> str:
 
 
 def gpu_note(gpu: str, spec: dict, lang: str) -> str:
-    """Where a GPU's figures come from; spec is ops.costs.GPUS[gpu] (its numbers and English note)."""
+    """Where a GPU's figures come from; spec is ops.arith.costs.GPUS[gpu] (its numbers and English note)."""
     if lang != "zh" or gpu not in GPU_SOURCES_ZH:
         return spec["note"]
     source, remark, memory, approx = GPU_SOURCES_ZH[gpu]

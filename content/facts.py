@@ -8,8 +8,8 @@ of that language see it under the name without the suffix (texts.in_lang). Never
 """
 from __future__ import annotations
 
-from ops import costs
-from ops.config import ModelConfig
+from ops.arith import costs
+from ops.engine.config import ModelConfig
 
 # The Qwen2.5 tokenizer (every Qwen2.5 size, FACTS.md): assumed for a qwen2 config loaded without a tokenizer.
 QWEN25_TOKENIZER = dict(size=151_665, added=22,

@@ -1,13 +1,13 @@
 """The words of the Models page (two models side by side) and of the Scale page's config comparison, in both
 languages: each config row's name and what it changes in the operator, the tables built from the rows of
-ops/compare_models.py, the tokenizer samples, and the placeholders of assets/explain/models.<lang>.md.
+ops/lab/compare_models.py, the tokenizer samples, and the placeholders of assets/explain/models.<lang>.md.
 Every number comes from the rows (computed from the two configs); no sentence assumes which two models these are.
 Never imports streamlit.
 """
 from __future__ import annotations
 
-from ops import costs
-from ops.config import ModelConfig
+from ops.arith import costs
+from ops.engine.config import ModelConfig
 
 # the same three texts through both tokenizers (the user's prompt is added as a fourth)
 SAMPLES = {"zh": "人工智能正在改变我们学习和工作的方式。", "en": "The quick brown fox jumps over the lazy dog.",
@@ -135,7 +135,7 @@ def effect_text(row: dict, lang: str) -> str:
 
 
 def config_table(rows: list[dict], lang: str, effects: bool = True) -> list[dict]:
-    """The difference table: one line per row of ops.compare_models.config_rows (A and B named above it)."""
+    """The difference table: one line per row of ops.lab.compare_models.config_rows (A and B named above it)."""
     out = []
     for r in rows:
         line = {"": "=" if r["same"] else "≠", _pick(("配置", "config"), lang): _pick(NAMES[r["key"]], lang),
@@ -149,7 +149,7 @@ def config_table(rows: list[dict], lang: str, effects: bool = True) -> list[dict
 
 
 def effect_table(rows: list[dict], lang: str) -> list[dict]:
-    """What each row changes in the operators, one line per row of ops.compare_models.config_rows."""
+    """What each row changes in the operators, one line per row of ops.lab.compare_models.config_rows."""
     return [{_pick(("配置", "config"), lang): _pick(NAMES[r["key"]], lang),
              _pick(("它改变了什么", "what it changes"), lang): effect_text(r, lang)} for r in rows]
 
@@ -168,7 +168,7 @@ def sample_name(name: str, lang: str) -> str:
 
 
 def atlas_table(rows: list[dict], name_a: str, name_b: str, lang: str) -> list[dict]:
-    """The head atlas counts of both models (ops.compare_models.atlas_rows), with their shares."""
+    """The head atlas counts of both models (ops.lab.compare_models.atlas_rows), with their shares."""
     names = atlas_names(lang)
     return [{_pick(("标签", "label"), lang): names.get(r["kind"], r["kind"]), f"A · {name_a}": r["a"],
              f"A %": f"{100 * r['share_a']:.0f}%", f"B · {name_b}": r["b"], f"B %": f"{100 * r['share_b']:.0f}%"}

@@ -4,7 +4,7 @@ assets/practice/*.json (every file, in sorted order): lists of
     {id, stage, difficulty, seed, question{zh,en}, short{zh,en}, long{zh,en}, compute?}
 stage is a registry key (content/stages.py); difficulty 1 (recall) .. 3 (derive or reason across stages).
 `compute` = {formula, config (label in assets/configs), params, unit, tol?}: the answer is computed by
-ops/costs.py at render time (FORMULAS below) and fills {answer} (exact, thousands separators) and
+ops/arith/costs.py at render time (FORMULAS below) and fills {answer} (exact, thousands separators) and
 {answer_h} (human units); a question with a compute block is "computed". Its config's own values are
 {cfg_H}, {cfg_L}, ... (every name of content.texts.config_numbers), so worked arithmetic is never typed.
 Texts may also use every placeholder of content.texts.numbers(). `quiz: false` keeps a question out of the live
@@ -20,9 +20,10 @@ import json
 import math
 import re
 
-from ops import analysis, attribution, costs
-from content import serving, texts
-from ops.config import ModelConfig
+from ops.lab import analysis, attribution
+from ops.arith import costs
+from content import serving_text, texts
+from ops.engine.config import ModelConfig
 
 PRACTICE_DIR = costs.ASSETS / "practice"  # every *.json here is a list of questions (same schema)
 
@@ -53,7 +54,7 @@ FORMULAS = {
     "heads_total": lambda c: c.num_hidden_layers * c.num_attention_heads,
     "norm_params": lambda c: (2 * c.num_hidden_layers + 1) * c.hidden_size,    # two per layer + the final norm
 }
-FORMULAS.update(serving.FORMULAS)      # the serving chapter's (content/serving.py)
+FORMULAS.update(serving_text.FORMULAS)      # the serving chapter's (content/serving_text.py)
 
 
 def load_questions() -> list[dict]:
@@ -233,8 +234,8 @@ def trace_extra_items(model, trace, b: int = 0) -> list[dict]:
 
 def experiment_items(model, trace, b: int = 0) -> list[dict]:
     """Questions answered by running the experiments engine on row b of the live trace: an MLP zeroed at one
-    position (ops.analysis.ablation_reach: two reruns of the row) and the direct logit attribution of the top
-    next token (ops/attribution.py). Kept with the trace (Trace.memo): the reruns happen once per trace."""
+    position (ops.lab.analysis.ablation_reach: two reruns of the row) and the direct logit attribution of the top
+    next token (ops/lab/attribution.py). Kept with the trace (Trace.memo): the reruns happen once per trace."""
     return trace.memo(("quiz_experiments", b), lambda: _experiment_items(model, trace, b))
 
 
@@ -243,8 +244,8 @@ def _experiment_items(model, trace, b: int) -> list[dict]:
     L, nh, n = c.num_hidden_layers, c.num_attention_heads, trace.lengths[b]
     k, p = (L - 1) // 2, n // 2        # a layer with layers after it: their attention carries the edit onwards
     reach = analysis.ablation_reach(model, trace, b, k, p)
-    ran = _both("由实验引擎在你的提示词上实际重跑算出（ops/edits.py、ops.analysis.ablation_reach）",
-                "computed by rerunning your prompt with the experiments engine (ops/edits.py, ops.analysis.ablation_reach)")
+    ran = _both("由实验引擎在你的提示词上实际重跑算出（ops/lab/edits.py、ops.lab.analysis.ablation_reach）",
+                "computed by rerunning your prompt with the experiments engine (ops/lab/edits.py, ops.lab.analysis.ablation_reach)")
     setup = (f"实验：把第 {k} 层 MLP 的输出只在位置 {p} 置零（第 {b} 行，共 {n} 个 token，位置 0…{n - 1}），重新运行。",
              f"Experiment: zero layer {k}'s MLP output at position {p} only (row {b}: {n} tokens, positions 0…{n - 1}), "
              "and rerun. ")
@@ -272,13 +273,13 @@ def _experiment_items(model, trace, b: int) -> list[dict]:
     bias = "L0.attn.bias" in attr
     word, logit = model.tokenizer.decode([tid]), float(trace.logits[b, n - 1, tid])
     sum_txt = f"1 + {L}·{nh}" + (f" + {L}" if bias else "") + f" + {L} = {len(attr)}"
-    items.append(_item("experiment", "ops/attribution.py", _both(
+    items.append(_item("experiment", "ops/lab/attribution.py", _both(
         f"直接 logit 归因把下一个 token “{word}” 的 logit（第 {b} 行最后一个位置）拆成几份：嵌入一份、每层每个头各一份、"
         + ("每层 o_proj 的偏置各一份、" if bias else "") + "每层的 MLP 各一份。一共多少份？",
         f"Direct logit attribution splits the logit of the next token “{word}” (row {b}, last position) into parts: one "
         "for the embedding, one per head of every layer, " + ("one per layer for o_proj's bias, " if bias else "")
         + "and one per layer for the MLP. How many parts?"), len(attr),
-        _both("由实验引擎的 logit 归因算出（ops/attribution.py）", "computed by the engine's logit attribution (ops/attribution.py)"),
+        _both("由实验引擎的 logit 归因算出（ops/lab/attribution.py）", "computed by the engine's logit attribution (ops/lab/attribution.py)"),
         _both(f"{sum_txt}。这些份加起来是 {sum(attr.values()):.4f}，正是 logit {logit:.4f}。",
               f"{sum_txt}. They add up to {sum(attr.values()):.4f}, which is the logit, {logit:.4f}.")))
     return items
@@ -286,7 +287,7 @@ def _experiment_items(model, trace, b: int) -> list[dict]:
 
 def serving_items(numbers: dict) -> list[dict]:
     """The serving chapter's computed questions (assets/practice/serving.json, not marked quiz: false), each
-    answer computed as it renders by content/serving.py's formulas from the reference configs."""
+    answer computed as it renders by content/serving_text.py's formulas from the reference configs."""
     out = []
     for q in load_questions():
         if q["stage"] != "serving" or not is_computed(q) or q.get("quiz") is False:
@@ -298,8 +299,8 @@ def serving_items(numbers: dict) -> list[dict]:
         whole = float(v).is_integer()
         tol = q["compute"].get("tol") or (0.01 if not whole or abs(v) > 1000 else 0)
         out.append(_item("serving", q["id"], _both(r["zh"]["question"], r["en"]["question"]), v,
-                         _both(f"由 ops/serving.py 按 {cfg} 的 config 算出（服务章节）",
-                               f"computed by ops/serving.py from {cfg}'s config (the serving chapter)"),
+                         _both(f"由 ops/arith/serving_math.py 按 {cfg} 的 config 算出（服务章节）",
+                               f"computed by ops/arith/serving_math.py from {cfg}'s config (the serving chapter)"),
                          _both(r["zh"]["short"], r["en"]["short"]), tol=tol, answer_text=_both(shown, shown)))
     return out
 

@@ -3,10 +3,10 @@ filled with live numbers by `say`. Never imports streamlit."""
 from __future__ import annotations
 
 NOTES = {
-    "intro": ("同一套算子，换一个 config 就是另一个模型：本页只用 config 计算（ops/costs.py），对已加载的模型还与真实权重逐个计数对照。"
+    "intro": ("同一套算子，换一个 config 就是另一个模型：本页只用 config 计算（ops/arith/costs.py），对已加载的模型还与真实权重逐个计数对照。"
               "{start}参考配置来自各模型官方 config.json（assets/configs/）；GPU 数字是厂商公开的规格表数值，不是本机实测。",
               "The same operators with a different config make a different model: this page computes everything from the "
-              "config alone (ops/costs.py); for the loaded model it also counts the real weights and compares. {start}"
+              "config alone (ops/arith/costs.py); for the loaded model it also counts the real weights and compares. {start}"
               "Reference configs are the models' published config.json files (assets/configs/); GPU figures are "
               "vendors' published spec-sheet numbers, not measured here."),
     "too_big": ("注意：bf16 下这个配置在 B = {B}, S = {S} 时放不进一张 {gpu}；上面的时间假设放得下（或多卡均摊）。",

@@ -1,7 +1,7 @@
 """The stage registry: every page and topic of Operator Lab, written down once.
 
 Navigation (app.py), the pipeline strip and page scaffold (ui/page.py), the overview, the explanations
-(content/texts.py), practice (content/practice.py) and the at-scale costs (ops/costs.py) all read it.
+(content/texts.py), practice (content/practice.py) and the at-scale costs (ops/arith/costs.py) all read it.
 A stage with a `page` is a page of the app (app_pages/<page>.py at URL /<page>); one without is a topic
 explained inside another page (`parent`). `number` is its place in the pipeline strip (1..9).
 """
@@ -22,7 +22,7 @@ class Stage:
     heading_en: str = ""
     io: tuple = ()               # (input, output): trace-contract names, whose live shapes the page shows
     reads: tuple = ()            # trace-contract names the page reads ("layers.{i}.attn.probs")
-    costs: str | None = None     # ops.costs.operator_costs stage for the at-scale section
+    costs: str | None = None     # ops.arith.costs.operator_costs stage for the at-scale section
     explain: bool = True         # has an explanation file
     parent: str | None = None    # for a topic: the page that shows it
 

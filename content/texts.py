@@ -23,8 +23,8 @@ from functools import lru_cache
 
 from content import facts, stages
 from content.template import fill, placeholders  # noqa: F401  (re-exported: texts.fill, texts.placeholders)
-from ops import costs
-from ops.config import ModelConfig
+from ops.arith import costs
+from ops.engine.config import ModelConfig
 
 EXPLAIN_DIR = costs.ASSETS / "explain"
 PAIRED = ("models",)                    # texts about two models at once: placeholders from content/models.py
@@ -154,8 +154,8 @@ def numbers(config: ModelConfig, tokenizer_vocab: int | None = None, B: int = 1,
         decode_tok_s_h200_32b=f"{1000 / float(out['decode_ms_h200_32b']):.0f}",
         params_72b=costs.human(costs.total_params(refs['Qwen2.5-72B-Instruct'])),
     )
-    from content import serving                     # the serving chapter's sv_ placeholders (of ref, cached)
-    out.update(serving.numbers(ref))
+    from content import serving_text            # the serving chapter's sv_ placeholders (of ref, cached)
+    out.update(serving_text.numbers(ref))
     return out
 
 

@@ -40,7 +40,10 @@ def main(argv=None) -> int:
                     help="weights to decode with: float32 (the model's own, the traced path), bf16 or int8 (fast paths)")
     args = p.parse_args(argv)
 
-    from . import ConfigError, InputError, LoadError, SamplingError, configure, inputs, load_model, loading, native
+    from . import ConfigError, InputError, LoadError, SamplingError, configure, load_model
+    from .engine import inputs
+    from .models import loading
+    from .fast import native
     if args.cache:
         configure(cache=args.cache, limits=inputs.LIMITS)
     if getattr(args, "fast", "") == "int8":      # the int8 product in C where it builds (once per machine)

@@ -15,7 +15,8 @@ if str(ROOT) not in sys.path:
 
 # The tests run the app as users get it: lazy views, the background pre-build and the native kernels all on. The
 # native library is built here once (as app.py does at start), so the tests that need it know whether it exists.
-from ops import loading as _loading, native as _native  # noqa: E402
+from ops.models import loading as _loading  # noqa: E402
+from ops.fast import native as _native
 
 _native.build(_loading.cache_dir() / "native")
 
@@ -35,7 +36,7 @@ def _default_ops_config():
 @pytest.fixture(scope="session")
 def bundled_gguf_path():
     """Path of the assembled, sha256-verified bundled GGUF (skips when the data packages are absent)."""
-    from ops import loading
+    from ops.models import loading
 
     try:
         return loading.bundled_gguf_path()
@@ -57,7 +58,7 @@ def reference(bundled_gguf_path):
 @pytest.fixture(scope="session")
 def bundled():
     """(config, weights, tokenizer) of the bundled model via load_source() (from the cache when warm)."""
-    from ops import loading
+    from ops.models import loading
 
     try:
         return loading.load_source(None)
@@ -97,7 +98,7 @@ TINY_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
 def tiny_tokenizer_fields():
     """A byte-level BPE with 256 byte tokens + a few merges + three ChatML specials, as GGUF fields."""
-    from ops.tokenizer import byte_to_unicode
+    from ops.models.tokenizer import byte_to_unicode
 
     tokens = [byte_to_unicode()[b] for b in range(256)]
     tokens += [m.replace(" ", "") for m in TINY_MERGES]
@@ -110,7 +111,7 @@ def tiny_tokenizer_fields():
 
 
 def tiny_tokenizer():
-    from ops.tokenizer import Tokenizer
+    from ops.models.tokenizer import Tokenizer
 
     return Tokenizer.from_gguf_fields(**tiny_tokenizer_fields())
 
@@ -161,8 +162,8 @@ def tiny_hf_folder(tmp_path_factory):
 
 
 def gguf_name_for(hf_name: str) -> str:
-    """Inverse of ops.gguf.hf_name for non-expert tensors (used to write test GGUF files)."""
-    from ops.gguf import gguf_name_of
+    """Inverse of ops.models.gguf.hf_name for non-expert tensors (used to write test GGUF files)."""
+    from ops.models.gguf import gguf_name_of
 
     return gguf_name_of(hf_name)
 
@@ -215,7 +216,7 @@ def make_tiny_app_folder(folder: Path, model_type: str = "qwen2") -> Path:
     import shutil
 
     import transformers as tf
-    from ops import loading
+    from ops.models import loading
 
     tok = loading.cache_dir() / "qwen2.5-coder-0.5b-instruct" / "tokenizer.json"
     if not tok.exists():

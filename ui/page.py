@@ -5,8 +5,8 @@
     page.view("embed.out", tensor, fig)    # the main picture first: it must sit above the fold
     page.explain(latex, fn.embedding)      # 学术版 / 白话版 / formula and code, live numbers filled in
     page.section("...", "...")             # more views
-    page.checks(checks.embedding(...))     # ops/checks.py against PyTorch
-    page.at_scale()                        # the same operator for Qwen2.5-32B (ops/costs.py)
+    page.checks(checks.embedding(...))     # ops/lab/checks.py against PyTorch
+    page.at_scale()                        # the same operator for Qwen2.5-32B (ops/arith/costs.py)
 """
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from content import costs_text, facts, stages, texts
-from ops import costs
-from ops.trace import CONTRACT, dims, eval_dim
+from ops.arith import costs
+from ops.engine.trace import CONTRACT, dims, eval_dim
 from viz import labels as lbl
 from viz.figures import upright_titles
 
@@ -186,7 +186,7 @@ def explain_level() -> str:
 
 def explanation(key: str, numbers: dict, extra_tab=None, by_hand=None):
     """学术版 / 白话版 tabs (and an optional third tab drawn by extra_tab()) with the stage's text, opened on the tab
-    the reader chose last, on any page (explain_level); by_hand() draws small worked examples (ui/worked.py) in an
+    the reader chose last, on any page (explain_level); by_hand() draws small worked examples (ui/by_hand.py) in an
     expander under the plain text."""
     names = [t("学术版", "Academic"), t("白话版", "Plain language")] + ([extra_tab[0]] if extra_tab else [])
     level = explain_level()
@@ -232,7 +232,7 @@ def formula_and_code(latex, *functions):
 
 
 def show_checks(results):
-    """ops/checks.py results: one green or red line each."""
+    """ops/lab/checks.py results: one green or red line each."""
     for c in results:
         (st.success if c.ok else st.error)(c.text(lang()))
 
@@ -267,9 +267,9 @@ def at_scale(stage: str, B: int, S: int):
         st.info(t("规模数据暂不可用：", "Scale figures unavailable: ") + str(e))
         return
     layers = c.get("layers", 1)
-    st.caption(t(f"B = {B}, S = {S}（当前提示词），由 ops/costs.py 依据 Qwen2.5-32B 的 config 计算；"
+    st.caption(t(f"B = {B}, S = {S}（当前提示词），由 ops/arith/costs.py 依据 Qwen2.5-32B 的 config 计算；"
                  f"这个算子每次前向要跑 {layers} 次，下面是全部次数的合计。",
-                 f"B = {B}, S = {S} (your prompts), computed by ops/costs.py from Qwen2.5-32B's config; this operator "
+                 f"B = {B}, S = {S} (your prompts), computed by ops/arith/costs.py from Qwen2.5-32B's config; this operator "
                  f"runs {layers} time(s) per forward pass, and the figures below add them all up."))
     metrics([(t("输入 → 输出", "input → output"), f"{shape_str(c['input_shape'])} → {shape_str(c['output_shape'])}"),
              (t("参数量", "parameters"), costs.human(c.get("params", 0))),
@@ -480,7 +480,7 @@ class StagePage:
 
     def explain(self, latex=None, *functions, key: str | None = None, numbers: dict | None = None, by_hand=None):
         """The explanation (学术版 / 白话版) with a third tab for the formula and the code that ran; by_hand():
-        worked examples to do by hand, in an expander under the plain text (ui/worked.py)."""
+        worked examples to do by hand, in an expander under the plain text (ui/by_hand.py)."""
         extra = (t("公式与代码", "Formula and code"), lambda: formula_and_code(latex, *functions)) if latex else None
         explanation(key or self.stage.key, numbers if numbers is not None else self.numbers, extra, by_hand)
 

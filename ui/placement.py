@@ -1,11 +1,11 @@
-"""The Scale page's "several GPUs" section: ops.placement's plan for 1, 2, 4, 8 GPUs of the chosen size."""
+"""The Scale page's "several GPUs" section: ops.arith.placement's plan for 1, 2, 4, 8 GPUs of the chosen size."""
 from __future__ import annotations
 
 import streamlit as st
 
-from ops import placement
-from ops.config import ModelConfig
-from ops.costs import human
+from ops.arith import placement
+from ops.engine.config import ModelConfig
+from ops.arith.costs import human
 from viz.placement import device_bars
 
 from .page import chart
@@ -51,8 +51,8 @@ def section(config: ModelConfig, name: str, gpu: str, gpu_gb: float, context: in
                                                             f"{name}: what each of {n} × {gpu} holds"),
                       t("GB（虚线 = 显存）", "GB (dashed = memory)")), f"placement-{n}")
     here = placement.local_gpus()
-    st.caption(t("运行时每层在持有它权重的那张卡上执行（ops.model.Model(device_map=...)），层与层之间只传 [B, S, H] 的残差流。",
-                 "At run time each layer runs on the GPU that holds its weights (ops.model.Model(device_map=...)); only "
+    st.caption(t("运行时每层在持有它权重的那张卡上执行（ops.engine.model.Model(device_map=...)），层与层之间只传 [B, S, H] 的残差流。",
+                 "At run time each layer runs on the GPU that holds its weights (ops.engine.model.Model(device_map=...)); only "
                  "the [B, S, H] residual stream moves between GPUs.")
                + t(f"本机有 {len(here)} 张 GPU（{'、'.join(here)}）。" if here else "本机没有 GPU：这里只是按配置算出的方案。",
                    f" This machine has {len(here)} GPU(s) ({', '.join(here)})." if here else

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from ops import compare_models
-from ops.costs import human
+from ops.lab import compare_models
+from ops.arith.costs import human
 from . import classroom, state
 from .state import t
 

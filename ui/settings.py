@@ -78,8 +78,8 @@ class Settings:
     sweep_queue: int
 
     def limits(self):
-        """The prompt, generation and batch limits ops/ applies (ops.inputs.Limits)."""
-        from ops.inputs import MAX_BATCH, Limits
+        """The prompt, generation and batch limits ops/ applies (ops.engine.inputs.Limits)."""
+        from ops.engine.inputs import MAX_BATCH, Limits
 
         if not self.classroom:
             return Limits(max_tokens=self.max_tokens, max_new_tokens=self.max_tokens, max_batch=MAX_BATCH)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from ops import inputs
-from ops.model import token_limit
+from ops.engine import inputs
+from ops.engine.model import token_limit
 from . import classroom
 from .page import drawn, lazy
 from .state import follow_language, get_model, keep_settings, set_query, settings, t

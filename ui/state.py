@@ -20,11 +20,12 @@ from pathlib import Path
 import streamlit as st
 
 import ops
-from ops.loading import prepare_bundled
-from ops.config import ConfigError
-from ops import inputs, native
-from ops.loading import cache_dir
-from ops.model import InputError, PromptTooLong
+from ops.models.loading import prepare_bundled
+from ops.engine.config import ConfigError
+from ops.engine import inputs
+from ops.fast import native
+from ops.models.loading import cache_dir
+from ops.engine.model import InputError, PromptTooLong
 from . import classroom
 from .settings import current as server_settings
 
@@ -187,7 +188,7 @@ def _keep(ss):
 def settings() -> Settings:
     ss = st.session_state
     get = lambda k: ss.get(k, DEFAULTS[k])
-    lines = inputs.split_lines(str(get("prompt_text")))   # sanitised: see ops/inputs.py for the policy
+    lines = inputs.split_lines(str(get("prompt_text")))   # sanitised: see ops/engine/inputs.py for the policy
     return Settings(get("source"), get("device"), get("dtype"), tuple(lines), bool(get("chat")), get("lang"))
 
 
@@ -210,8 +211,8 @@ PREBUILD = True     # load_model builds the weight sets and first visits in the 
 
 @st.cache_resource(show_spinner=False)
 def build_native() -> threading.Thread:
-    """The native library (ops/native), built once per process in the background as the app starts: no request
-    ever waits for a compiler, and an int8 weight set built meanwhile waits for this build (ops.native.load)."""
+    """The native library (ops/fast/native), built once per process in the background as the app starts: no request
+    ever waits for a compiler, and an int8 weight set built meanwhile waits for this build (ops.fast.native.load)."""
     return _background(native.build, (cache_dir() / "native",), "native-build")
 
 
@@ -271,13 +272,13 @@ def ahead_sets(model) -> list[str]:
     return ["bf16", "int8"] if 0 < 3 * params < mem_available() / 3 else []
 
 
-FIRST_VISITS = None    # (model, source, device, dtype, sets) -> jobs: ui.lab.first_visits, registered by app.py
+FIRST_VISITS = None    # (model, source, device, dtype, sets) -> jobs: ui.experiments_state.first_visits, registered by app.py
 BACKGROUND_FAILURES: list[str] = []    # what the load-time jobs could not do (the sidebar shows them)
 
 
 def _build_quietly(model, names: list[str], key: tuple):
     """model.weight_set(name) for each name ahead of its first use, then (outside classroom mode) the pages'
-    shared first-visit work (FIRST_VISITS: ui.lab.first_visits), each job once the server is quiet (RUNS), at the
+    shared first-visit work (FIRST_VISITS: ui.experiments_state.first_visits), each job once the server is quiet (RUNS), at the
     lowest CPU priority (the thread, and the OpenMP threads it starts, which inherit it), so a page run meanwhile
     goes first; a failure here only means the first use builds (and reports) it."""
     try:

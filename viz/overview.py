@@ -5,7 +5,7 @@ decoder layer, whose boxes follow the trace contract's per-layer outputs in orde
 from __future__ import annotations
 
 from content import stages
-from ops.trace import contract_shapes
+from ops.engine.trace import contract_shapes
 
 from .diagrams import pipeline_svg
 

@@ -35,7 +35,7 @@ def candidates_chart(stages: dict, cand: list[int], names: list[str], title: str
                      height: int | None = None) -> go.Figure:
     """The sampling page's one chart. Horizontal bars of the candidates (cand: ids, in the order shown):
     faint, the raw softmax of the logits (T = 1, nothing cut); solid, the probabilities under the current
-    settings (stages: ops.sampling.sample_stages); the chosen id red; rows cut by top-k or top-p shaded grey
+    settings (stages: ops.engine.sampling.sample_stages); the chosen id red; rows cut by top-k or top-p shaded grey
     and labelled so. words: display names for raw, now, cut_k, cut_p."""
     w = dict(raw="softmax(logits), T = 1", now="now", cut_k="cut by top-k", cut_p="cut by top-p") | (words or {})
     idx = torch.as_tensor(cand)

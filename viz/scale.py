@@ -11,7 +11,7 @@ COLORS = {"prefill": "#ff7f0e", "decode": "#1f77b4"}
 
 
 def roofline(points: dict, gpu: dict, names: dict, title: str, lang: str, height: int = 500) -> go.Figure:
-    """points: phase -> ops.costs.roofline dict; gpu: an ops.costs.GPUS entry; names: phase -> label.
+    """points: phase -> ops.arith.costs.roofline dict; gpu: an ops.arith.costs.GPUS entry; names: phase -> label.
     The attainable-compute roof min(peak, bandwidth x intensity) on log-log axes, with each phase on it."""
     T = (lambda zh, en: zh) if lang == "zh" else (lambda zh, en: en)
     peak, bw = gpu["tflops_bf16"] * 1e12, gpu["tb_per_s"] * 1e12
@@ -42,7 +42,7 @@ def roofline(points: dict, gpu: dict, names: dict, title: str, lang: str, height
 
 
 def param_bars(rows: list[dict], title: str, xlabel: str, ylabel: str) -> go.Figure:
-    """ops.costs.param_table rows with parameters, in millions, one horizontal bar per operator."""
+    """ops.arith.costs.param_table rows with parameters, in millions, one horizontal bar per operator."""
     shown = [r for r in rows if r["params"] > 0]
     return bars([r["params"] / 1e6 for r in shown], [r["operator"] for r in shown], horizontal=True, title=title,
                 xlabel=xlabel, ylabel=ylabel, height=120 + 48 * len(shown), text_fmt=",.1f")

@@ -1,4 +1,4 @@
-"""Figures for the "do it by hand" blocks (ops/worked.py): RoPE's pair as clock hands. Numbers in, go.Figure out."""
+"""Figures for the "do it by hand" blocks (ops/arith/worked_math.py): RoPE's pair as clock hands. Numbers in, go.Figure out."""
 from __future__ import annotations
 
 import math
@@ -14,7 +14,7 @@ K_COLOR = "#1f77b4"
 def rope_clock(hands: list[dict], q_at: dict, k_at: dict, title: str = "", names=("q at every position", "q", "k"),
                height: int = 480) -> go.Figure:
     """A dial: q's hand at every position m (grey, numbered: the clock ticking), q at position m (red) and
-    k at position n (blue) drawn as arrows from the centre. hands, q_at, k_at: ops.worked.rope_clock rows."""
+    k at position n (blue) drawn as arrows from the centre. hands, q_at, k_at: ops.arith.worked_math.rope_clock rows."""
     r = max([math.hypot(h["x0"], h["x1"]) for h in hands] + [math.hypot(k_at["x0"], k_at["x1"]), 1e-9]) * 1.25
     circle = [i * 2 * math.pi / 96 for i in range(97)]
     rq = math.hypot(q_at["x0"], q_at["x1"])

@@ -1,4 +1,4 @@
-"""Generate page: one token per click (prefill, then decode steps) on ops.decode.Decoder, the KV cache growing, the
+"""Generate page: one token per click (prefill, then decode steps) on ops.engine.decode.Decoder, the KV cache growing, the
 bf16 fast path."""
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def test_generate_page_fast_path_runs_to_the_end(bundled):
     df = at.dataframe[0].value
     assert 1 <= len(df) <= 6
     assert any("fast path bf16" in c.value and "bfloat16" in c.value for c in at.caption)
-    d = at.session_state["_gen"]["decoder"]                   # the page's ops.decode.Decoder
+    d = at.session_state["_gen"]["decoder"]                   # the page's ops.engine.decode.Decoder
     assert d.compute_dtype == "bfloat16" and d.done
     per_token_bf16 = 2 * 24 * 2 * 64 * 2                     # 2 (K, V) x L x nkv x hd x 2 bytes
     assert int(df.iloc[0, 7]) == per_token_bf16 * int(df.iloc[0, 6])   # KV bytes = entries x bf16 bytes
@@ -160,7 +160,7 @@ def test_generate_tiny_int8(tiny_app_dense):
 def test_classroom_starts_on_int8(tiny_app_dense, monkeypatch, on):
     """In classroom mode a class's generations share the server's cores, so the page starts on int8 where the
     native kernel runs; otherwise on the traced path."""
-    from ops import native
+    from ops.fast import native
     from ui import classroom
 
     if on:

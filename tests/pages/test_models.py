@@ -81,7 +81,7 @@ def check_rows(at, lang: str, folder_a: Path, folder_b: Path | None):
 
 
 def bundled_folder() -> Path:
-    from ops import loading
+    from ops.models import loading
 
     return loading.cache_dir() / loading.BUNDLED_DIRNAME
 

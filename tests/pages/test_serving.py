@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from apptest_utils import BATCH, open_tab, page_ok, texts
-from content import serving as words
-from ops import costs
+from content import serving_text as words
+from ops.arith import costs
 
 PAGE = "serving"
 EXPECT = dict(charts=5, tables=15, checks=2, passing=("online softmax",))
@@ -14,7 +14,7 @@ NUMS = words.numbers(costs.reference_config())
 
 
 def key_numbers(at, lang):
-    """The figures the page is for, as content/serving.py computes them, are on it."""
+    """The figures the page is for, as content/serving_text.py computes them, are on it."""
     body = texts(at)
     for value in (NUMS["sv_req_141"], NUMS["sv_req_80"], NUMS["sv_fa_eager_32k"], NUMS["sv_kv_mla_exact"],
                   NUMS["sv_yarn_ext"], NUMS["sv_spec_e"]):

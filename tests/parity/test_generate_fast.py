@@ -3,8 +3,8 @@ the same forward pass, configured by name (weights="bf16", attention="sdpa")."""
 import pytest
 import torch
 
-from ops import functional as fn
-from ops.model import KVCache
+from ops.engine import functional as fn
+from ops.engine.model import KVCache
 from test_parity_tiny import ARCHS, SMALL, tiny_pair
 
 

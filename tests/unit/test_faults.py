@@ -49,7 +49,7 @@ def test_cache_folder_deleted_between_runs(bundled, monkeypatch, tmp_path):
     next load rebuilds it (~30-60 s)."""
     import os
 
-    from ops import loading
+    from ops.models import loading
 
     real = loading.bundled_dir()
     cache = tmp_path / "cache"

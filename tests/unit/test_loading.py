@@ -11,10 +11,10 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from conftest import TINY_VOCAB, tiny_tokenizer, tiny_tokenizer_fields, write_tiny_gguf
-from ops import loading
-from ops.config import ConfigError
-from ops.gguf import unpermute
-from ops.loading import LoadError, expected_shapes, load_source
+from ops.models import loading
+from ops.engine.config import ConfigError
+from ops.models.gguf import unpermute
+from ops.models.loading import LoadError, expected_shapes, load_source
 
 ARCHS = ["qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "llama"]
 
@@ -327,7 +327,7 @@ def test_weights_match_transformers_dequant_kernels(bundled, bundled_gguf_path):
     """Our gguf-package dequantization equals transformers' own torch kernels (Q8_0, Q6_K, Q4_K)."""
     from transformers.integrations.gguf.dequant import dequantize as tf_dequantize
 
-    from ops.gguf import hf_name, open_gguf
+    from ops.models.gguf import hf_name, open_gguf
 
     f = open_gguf(bundled_gguf_path)
     seen = set()

@@ -12,8 +12,9 @@ import pytest
 
 from content import facts, practice, stages, texts
 from content import tour as script
-from ops import costs, functional as fn
-from ops.loading import load_source
+from ops.arith import costs
+from ops.engine import functional as fn
+from ops.models.loading import load_source
 
 MOE = "Qwen3-30B-A3B"
 

@@ -8,9 +8,9 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ops import functional as fn
-from ops import inputs
-from ops.sampling import apply_top_k, apply_top_p
+from ops.engine import functional as fn
+from ops.engine import inputs
+from ops.engine.sampling import apply_top_k, apply_top_p
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 

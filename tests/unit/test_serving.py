@@ -1,4 +1,4 @@
-"""The serving chapter's numbers (ops/serving.py, content/serving.py): online softmax against eager, KV-cache and
+"""The serving chapter's numbers (ops/arith/serving_math.py, content/serving_text.py): online softmax against eager, KV-cache and
 memory figures against the hand formulas of FACTS.md, the GGUF quantisation table against the file, speculative
 decoding's formula at its edges, YaRN against transformers, prefill/decode timing on a tiny model."""
 from __future__ import annotations
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from content import practice, serving as words, texts
-from ops import costs, serving as sv
+from content import practice, serving_text as words, texts
+from ops.arith import costs, serving_math as sv
 from ops.errors import InputError
 
 C32 = costs.reference_config("Qwen2.5-32B-Instruct")
@@ -197,7 +197,7 @@ def test_bundled_report_is_made_once_and_the_file_not_kept(tmp_path, monkeypatch
     """Serving's report of the bundled GGUF is kept beside the cache under the file's sha256: made once (the parts
     assembled for it), the assembled file removed again when it was not on disk before, and read back after that
     without assembling anything; a report kept for another sha256 is made again."""
-    from ops import loading
+    from ops.models import loading
     folder, made = tmp_path / "bundled", []
     folder.mkdir()
 
@@ -229,7 +229,7 @@ def test_bundled_report_is_made_once_and_the_file_not_kept(tmp_path, monkeypatch
 
 @pytest.mark.real
 def test_bundled_gguf_table_matches_the_file(bundled_gguf_path):
-    from ops.gguf import open_gguf
+    from ops.models.gguf import open_gguf
     report = sv.gguf_report(bundled_gguf_path)
     with open(bundled_gguf_path, "rb") as f:
         header = f.read(24)
@@ -333,7 +333,7 @@ def test_h200_phases_from_the_roofline():
 
 
 def test_measure_phases_on_a_tiny_model():
-    from ops.tiny import tiny_moe_model
+    from ops.models.tiny import tiny_moe_model
     result = sv.measure_phases(tiny_moe_model(), prefill=(4, 16), context=16, steps=2, reps=1)
     assert [r["phase"] for r in result["rows"]] == ["prefill", "prefill", "decode"]
     assert all(r["ms_per_token"] > 0 and r["predicted_ms_per_token"] > 0 for r in result["rows"])

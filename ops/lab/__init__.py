@@ -1,0 +1,1 @@
+"""The lab's analyses on a trace: edits, attribution, sweeps, the head atlas, logit lens, precision, checks, per-page helpers."""
