@@ -7,7 +7,8 @@ from ops.lab import analysis, checks
 from ops.lab import atlas as head_atlas
 from ui import experiments_state
 from ui.page import StagePage
-from ui.state import picker, t
+from ui.pickers import picker
+from ui.session import t
 from viz import heatmap
 from viz.atlas import atlas_grid, label_counts
 from viz.labels import pieces, short

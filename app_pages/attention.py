@@ -5,14 +5,14 @@ import streamlit as st
 from ops.lab import analysis, checks
 from ops.arith import costs
 from ops.engine import functional as fn
-from ui import by_hand
-from ui.page import StagePage, shape_str
-from ui.state import picker, t
+from ui import blocks, by_hand
+from ui.page import StagePage
+from ui.pickers import picker
+from ui.session import t
 from viz import heatmap
 from viz.attention import context_heads, scores_map
 from viz.diagrams import gqa_diagram, heads_grid, rope_pairs
 
-ROPE_POSITIONS = 16     # a drawn arc per position: a few read best, and draw fast
 page = StagePage("attention")
 model, trace, c = page.model, page.trace, page.config
 B, S, H, L = trace.B, trace.S, c.hidden_size, c.num_hidden_layers
@@ -83,7 +83,7 @@ page.section("形状", "Shapes")
 MEANING = dict(q="[B, nh, S, hd]", k="[B, nkv, S, hd]", v="[B, nkv, S, hd]", q_rope="[B, nh, S, hd]",
                k_rope="[B, nkv, S, hd]", scores="[B, nh, S, S]", probs="[B, nh, S, S]", context="[B, S, nh·hd]",
                out="[B, S, H]")
-st.dataframe([{t("张量", "tensor"): f"layers.{i}.attn.{p}", t("形状", "shape"): shape_str(trace.layer(i, f"attn.{p}").shape),
+st.dataframe([{t("张量", "tensor"): f"layers.{i}.attn.{p}", t("形状", "shape"): blocks.shape_str(trace.layer(i, f"attn.{p}").shape),
                t("含义", "meaning"): m} for p, m in MEANING.items() if f"layers.{i}.attn.{p}" in trace],
              hide_index=True, width="stretch", row_height=40)
 st.caption(t(f"nh = {nh} 个查询头，nkv = {nkv} 个 KV 头，每头 hd = {hd} 维；nh·hd = {nh * hd}，H = {H}。",
@@ -97,7 +97,7 @@ if box := page.more("RoPE：按位置旋转每一对维度", "RoPE: each dimensi
         rp = analysis.rope_pair(trace, i, b, h, j, c.rope_theta)
         c1, c2 = st.columns([1, 1])
         with c1:
-            shown = min(n, ROPE_POSITIONS)
+            shown = min(n, 16)          # a drawn arc per position: a few read best, and draw fast
             page.chart(rope_pairs(rp["before"][:shown], rp["after"][:shown], rp["angles"][:shown].numpy(), labels[:shown],
                                   title=t(f"q 的维度对 ({j}, {j + half})，头 {h}", f"q pair ({j}, {j + half}), head {h}"),
                                   names=(t("旋转轨迹", "rotation"), t("空心 = RoPE 前", "hollow = before RoPE"),

@@ -7,7 +7,7 @@ from content import pairs
 from ops.lab import analysis, checks, sweeps
 from ui import experiments_state
 from ui.page import StagePage
-from ui.state import lang, t
+from ui.session import lang, t
 from ui.widgets import merged_note, show_chips, url_choice
 from viz.experiments import layer_lines, layer_position_map, pair_bars
 from viz.labels import pieces, short

@@ -4,7 +4,7 @@ import streamlit as st
 from ops.lab import analysis, checks
 from ops.engine import functional as fn
 from ui.page import StagePage
-from ui.state import t
+from ui.session import t
 from viz.embedding import cosine_map, gather_figure
 
 page = StagePage("embedding")

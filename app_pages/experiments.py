@@ -1,12 +1,12 @@
-"""Experiments: one edit of the forward pass (a head or a layer's attention / MLP ablated, a patch, a steering
-vector, no RoPE, any named tensor scaled); the next token before and after, where the stream moved, the
-logit attribution as a waterfall, and a head sweep. Every setting is in the URL."""
+"""Experiments: one edit of the forward pass (an ablation, a patch, a steering vector, no RoPE, a scaled tensor); the
+next token before and after, the stream's move, the logit attribution, a head sweep. Every setting is in the URL."""
 import streamlit as st
 
 from ops.lab import analysis, attribution, checks, edits, sweeps
 from ui import experiments_state
 from ui.page import StagePage
-from ui.state import picker, t
+from ui.pickers import picker
+from ui.session import t
 from ui.widgets import url_choice
 from viz.experiments import layer_head_map, layer_lines, part_bars, top_bars, waterfall
 from viz.labels import pieces, short

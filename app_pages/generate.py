@@ -10,8 +10,10 @@ from ops.engine.inputs import max_new_tokens_limit
 from ops.engine.model import InputError
 from ui import classroom
 from ui.page import StagePage
-from ui.state import (decode_step, decode_to_end, get_model, get_trace, sampling_input,
-                      settings, t)
+from ui.jobs import decode_step, decode_to_end
+from ui.state import get_model, get_trace
+from ui.pickers import sampling_input
+from ui.session import settings, t
 from viz import lines
 from viz.generate import next_token_preview, text_box
 from viz.labels import pieces
@@ -58,7 +60,6 @@ except (smp.SamplingError, ValueError) as e:
 key = (id(model), prompt, s_.chat, max_new, params, path)
 ss = st.session_state
 
-
 def new_decoder() -> decode.Decoder:
     return model.decoder(prompt, chat=s_.chat, max_new_tokens=max_new, params=params, fast=None if path == "eager" else path)
 
@@ -78,7 +79,6 @@ clicked_next = b1.button(t("▶ 下一个 token", "▶ Next token"), key="gen_ne
 clicked_run = b2.button(t("⏩ 一直生成到结束", "⏩ Run to the end"), key="gen_run", width="stretch")
 clicked_reset = b3.button(t("↺ 重来", "↺ Reset"), key="gen_reset", width="stretch")
 box = st.empty()
-
 
 def show_text(live=False):
     box.markdown(text_box(prompt, d.text, live), unsafe_allow_html=True)

@@ -6,7 +6,8 @@ from ops.lab import analysis, checks
 from ops.engine import functional as fn
 from ops.lab.lens import lens_start, logit_lens, top_next
 from ui.page import StagePage
-from ui.state import picker, ranged, t
+from ui.pickers import picker, ranged
+from ui.session import t
 from viz import bars
 from viz.labels import NEUTRAL, pieces, short, visible
 from viz.lm_head import text_heatmap

@@ -5,7 +5,8 @@ from ops.lab import analysis, checks
 from ops.engine import functional as fn
 from ops.models.tiny import moe_trace
 from ui.page import StagePage
-from ui.state import ranged, t
+from ui.pickers import ranged
+from ui.session import t
 from viz import bars, heatmap, histogram
 from viz.labels import short, visible
 from viz.mlp import silu_curve, swiglu_diagram

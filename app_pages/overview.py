@@ -5,8 +5,9 @@ import streamlit as st
 
 from content import stages, texts
 from ops.lab import analysis
-from ui.page import StagePage, shape_str
-from ui.state import lang, t
+from ui.page import StagePage
+from ui.blocks import shape_str
+from ui.session import lang, t
 from viz.overview import pipeline_picture
 
 page = StagePage("overview")

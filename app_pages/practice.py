@@ -1,17 +1,17 @@
-"""Interview practice: the question bank by stage (browse) and predict-the-value questions on the live trace (quiz).
-Stage names come from the registry (content/stages.py); questions and answers from content/practice.py."""
+"""Interview practice: the question bank by stage and predict-the-value questions (content/practice.py)."""
 import streamlit as st
 
 from content import facts, practice, stages, texts
 from ops.arith import costs
-from ui.page import StagePage, more
-from ui.state import get_model, get_trace, lang, t
+from ui.page import StagePage
+from ui import blocks, state
+from ui.session import lang, t
 
 page = StagePage("practice", trace=False)
 LANG = lang()
 SEED, CALC = t("［源文档］", "[documents]"), t("［实算］", "[computed]")   # text, not emoji: projector PCs often lack an emoji font
-model = get_model()
-trace = get_trace(model) if model else None
+model = state.get_model()
+trace = state.get_trace(model) if model else None
 config = model.config if model is not None else costs.reference_configs()["Qwen2.5-0.5B-Instruct"]
 B, S = (trace.B, trace.S) if trace is not None else (1, 8)
 page.attach(model, trace)
@@ -58,7 +58,7 @@ if browse:
             st.subheader(stage_name(s))
             for q in by_stage[s]:
                 mark = (SEED + " " if q["seed"] else "") + (CALC + " " if q["computed"] else "") + "★" * q["difficulty"] + " "
-                if box := more(mark + q["question"], f"q-{q['id']}"):     # lazy: a closed question costs only its label
+                if box := blocks.more(mark + q["question"], f"q-{q['id']}"):     # lazy: a closed question costs only its label
                     with box:
                         st.markdown(f"**{t('简答', 'Short answer')}{t('：', ':')}** {q['short']}")
                         if st.toggle(t("展开详细解答", "Longer answer"), key=f"long-{q['id']}"):

@@ -7,7 +7,7 @@ from ops.lab import analysis, checks, precision
 from ops.arith import costs
 from ui import experiments_state
 from ui.page import StagePage
-from ui.state import t
+from ui.session import t
 from viz.precision import byte_bars, error_lines
 
 page = StagePage("precision")

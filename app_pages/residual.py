@@ -4,7 +4,7 @@ import streamlit as st
 from ops.lab import analysis, checks
 from ops.engine.model import Model
 from ui.page import StagePage
-from ui.state import t
+from ui.session import t
 from viz import heatmap, lines
 from viz.diagrams import roomy
 from viz.labels import token_color

@@ -6,7 +6,7 @@ from ops.lab import analysis, checks
 from ops.engine import functional as fn
 from ui import by_hand
 from ui.page import StagePage
-from ui.state import t
+from ui.session import t
 from ui.widgets import url_choice
 from viz import bars, lines
 from viz.diagrams import roomy

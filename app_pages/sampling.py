@@ -5,7 +5,8 @@ from ops.lab import analysis, checks
 from ops.engine import sampling as smp
 from ui import by_hand
 from ui.page import StagePage
-from ui.state import ranged, sampling_input, t
+from ui.pickers import ranged, sampling_input
+from ui.session import t
 from viz.labels import pieces, short
 from viz.sampling import bar_pair, candidates_chart, stage_bars
 
@@ -16,7 +17,7 @@ V = c.vocab_size
 # ---- the main picture: the candidates' probabilities, raw and under the settings beside it ------------
 knobs, main = st.columns([1, 3])
 with knobs:
-    # shared with the Generate page (ui.state.SAMPLING): a change here shows there
+    # shared with the Generate page (ui.pickers.SAMPLING): a change here shows there
     temp = sampling_input(st.slider, t("温度 T（0 = 贪心）", "temperature T (0 = greedy)"), "temperature",
                           "smp_temp")
     top_k = sampling_input(st.slider, t("top-k（0 = 关闭）", "top-k (0 = off)"), "top_k", "smp_topk")

@@ -8,8 +8,10 @@ from content import serving_text as words
 from ops.arith import costs, serving_math as sv
 from ops.errors import InputError, LoadError
 from ui import experiments_state
-from ui.page import StagePage, metrics, table as html_table
-from ui.state import lang, picker, t
+from ui.page import StagePage
+from ui.blocks import metrics, table as html_table
+from ui.session import lang, t
+from ui.pickers import picker
 from viz import bars, serving as fig
 
 page = StagePage("serving")

@@ -5,8 +5,9 @@ import streamlit as st
 
 from ops.lab import analysis, checks
 from ops.models.tokenizer import Tokenizer
-from ui.page import StagePage, show_checks
-from ui.state import settings, t
+from ui.page import StagePage
+from ui.explain import show_checks
+from ui.session import settings, t
 from ui.widgets import chips, show_chips, show_specials
 from viz import labels as lbl
 from viz.tokenize import ids_table

@@ -7,8 +7,9 @@ import streamlit as st
 from content import stages
 from content import tour as script
 from ops.lab import analysis
-from ui.page import chart, picture, pipeline_strip, shape_str, tensor_view
-from ui.state import lang, query_int, require_trace, set_query, t
+from ui.blocks import chart, picture, pipeline_strip, shape_str, tensor_view
+from ui.session import lang, query_int, set_query, t
+from ui.state import require_trace
 from viz import labels as lbl
 from viz import tour as vt
 from viz.overview import pipeline_picture

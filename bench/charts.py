@@ -14,7 +14,6 @@ switch; what the rest of a real page costs is bench/browser.py's figure less thi
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys

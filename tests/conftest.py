@@ -253,7 +253,7 @@ def tiny_app_moe(tmp_path_factory):
 def english(monkeypatch):
     """Run the app in English. AppTest formats radio options outside a script run, where session_state is
     empty, so the sidebar's t()-based format_func would fall back to Chinese: pin the language instead."""
-    import ui.state
+    import ui.session
 
-    monkeypatch.setattr(ui.state, "lang", lambda: "en")
+    monkeypatch.setattr(ui.session, "lang", lambda: "en")
     return "en"

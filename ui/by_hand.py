@@ -11,8 +11,8 @@ import streamlit as st
 from ops.arith import worked_math
 from viz.worked import rope_clock
 
-from .page import chart, table
-from .state import t
+from .blocks import chart, table
+from .session import t
 
 HAND_TITLE = ("动手算一遍", "Do it by hand")
 

@@ -6,8 +6,8 @@ import streamlit as st
 
 from content import models as words
 from ops.lab import compare_models
-from .page import table
-from .state import lang, t
+from .blocks import table
+from .session import lang, t
 
 
 def fold(box, refs: dict, first: str, first_config):

@@ -16,7 +16,9 @@ import streamlit as st
 from ops.errors import InputError
 from ops.lab.runqueue import RunQueue
 from .settings import current as server_settings
-from .state import RUN_SLOTS, load_model, set_query, settings, t
+from .jobs import RUN_SLOTS
+from .state import load_model
+from .session import set_query, settings, t
 
 # sweeps, the heaviest runs, queue for their own turn: one at a time by default, so page runs always keep a
 # slot of RUN_SLOTS and one student's sweep cannot stall the class (OPERATOR_LAB_SWEEPS, _SWEEP_QUEUE)
@@ -141,7 +143,7 @@ def first_visits(model, source: str, device: str, dtype: str, sets: bool) -> lis
     from content import pairs
     from ops.lab import precision
     from ops.arith import serving_math
-    from .state import DEFAULT_PROMPTS
+    from .session import DEFAULT_PROMPTS
 
     mk = (source, device, dtype)
     first = next(iter(pairs.pairs()))
@@ -178,7 +180,7 @@ def experiments_default(model, mk: tuple, prompt: str):
 
 
 def url_text(label: str, key: str, default: str, height: int | None = None) -> str:
-    """A text box whose value lives in the URL (like ui.state.picker, for text), so a link repeats the run."""
+    """A text box whose value lives in the URL (like ui.pickers.picker, for text), so a link repeats the run."""
     if key not in st.session_state:
         st.session_state[key] = st.query_params.get(key, default)
     value = (st.text_area(label, key=key, height=height) if height else st.text_input(label, key=key))

@@ -8,8 +8,9 @@ from ops.engine.config import ModelConfig
 from ops.arith.costs import human
 from viz.placement import device_bars
 
-from .page import chart
-from .state import ranged, t
+from .blocks import chart
+from .pickers import ranged
+from .session import t
 
 
 @st.cache_data(show_spinner=False, max_entries=32)

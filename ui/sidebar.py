@@ -7,8 +7,9 @@ import torch
 from ops.engine import inputs
 from ops.engine.model import token_limit
 from . import classroom
-from .page import drawn, lazy
-from .state import follow_language, get_model, keep_settings, set_query, settings, t
+from .blocks import drawn, lazy
+from .session import follow_language, keep_settings, set_query, settings, t
+from .state import get_model
 
 
 def navigation(pages: dict):

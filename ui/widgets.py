@@ -7,7 +7,7 @@ import re
 
 import streamlit as st
 
-from ui.state import set_query, t
+from ui.session import set_query, t
 from viz.labels import merged_cjk, pieces, token_color, visible
 
 SPECIAL_STYLE = "background:#6a1b9a;color:white"
@@ -79,7 +79,7 @@ def show_specials(text: str, specials):
 
 
 def url_choice(label: str, key: str, options: list[str], format_func=str, horizontal: bool = True) -> str:
-    """A radio whose value lives in the URL (like ui.state.picker, for named choices)."""
+    """A radio whose value lives in the URL (like ui.pickers.picker, for named choices)."""
     if key not in st.session_state or st.session_state[key] not in options:
         v = st.query_params.get(key)
         if v is not None and v not in options:

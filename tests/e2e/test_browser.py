@@ -164,9 +164,9 @@ def test_root_opens_the_overview(server, browser):
 
 def test_first_page_loads_later_pages_component_scripts(server, browser):
     """A fresh session's overview (no chart, no table) has the browser fetch the component scripts later pages use
-    (ui.page.WARM_CHUNKS: Plotly's, the table's, ...) while it is drawn, so the first chart page does not wait for
+    (ui.browser.WARM_CHUNKS: Plotly's, the table's, ...) while it is drawn, so the first chart page does not wait for
     them; and the overview itself still draws no Plotly chart."""
-    from ui.page import warm_files            # the repo root is on the path (tests/conftest.py)
+    from ui.browser import warm_files            # the repo root is on the path (tests/conftest.py)
 
     files = warm_files()
     assert any(f.startswith("PlotlyChart.") for f in files), files      # the installed Streamlit has the chunk

@@ -93,11 +93,11 @@ def test_generate_tiny(tiny_app_dense):
 
 
 def test_every_decode_step_takes_a_decode_slot(tiny_app_dense, monkeypatch):
-    """Decode steps run inside ui.state.DECODE_SLOTS, the semaphore that bounds a server's concurrent decode steps:
+    """Decode steps run inside ui.jobs.DECODE_SLOTS, the semaphore that bounds a server's concurrent decode steps:
     a class's generations take turns instead of all crawling at once."""
     import threading
 
-    from ui import state
+    from ui import jobs
 
     class Counting:
         def __init__(self):
@@ -115,7 +115,7 @@ def test_every_decode_step_takes_a_decode_slot(tiny_app_dense, monkeypatch):
 
     at = page_ok(PAGE, source=tiny_app_dense)
     slots = Counting()
-    monkeypatch.setattr(state, "DECODE_SLOTS", slots)
+    monkeypatch.setattr(jobs, "DECODE_SLOTS", slots)
     button(at, "gen_next").click()
     at.run()
     no_exception(at)
@@ -177,7 +177,7 @@ def test_classroom_starts_on_int8(tiny_app_dense, monkeypatch, on):
 
 
 def test_sampling_settings_are_shared_with_the_sampling_page(tiny_app_dense):
-    """One set of sampling settings: what is set on Sampling opens on Generate, and back (ui.state.SAMPLING)."""
+    """One set of sampling settings: what is set on Sampling opens on Generate, and back (ui.pickers.SAMPLING)."""
     at = page_ok("sampling", source=tiny_app_dense)
     at.slider(key="smp_temp").set_value(1.25)
     at.slider(key="smp_topk").set_value(7)

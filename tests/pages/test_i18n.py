@@ -201,7 +201,7 @@ def _report(page, lang, bad):
 
 def stray_strings(at, lang: str, tok) -> list[tuple[str, str, list]]:
     """(kind, text, stray words) for every string on the page that holds the other language."""
-    from ui.state import DEFAULT_PROMPT
+    from ui.session import DEFAULT_PROMPT
 
     tokens = [tok.decode([i]) for i in tok.encode(DEFAULT_PROMPT)] + [DEFAULT_PROMPT]
     allowed = _tensor_words()

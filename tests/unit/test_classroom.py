@@ -213,7 +213,7 @@ def test_weight_sets_built_at_load(monkeypatch, tiny_hf_folder, mode):
         assert torch.bfloat16 not in want or model.weight_set("bf16") is model._copies[torch.bfloat16]
         # outside classroom mode, the pages' shared first-visit work is done too: asking again computes nothing
         from ops.lab import atlas as head_atlas
-        from ui import experiments_state
+        from ui import experiments_state, session
 
         ahead = mode in ("normal", "normal, little memory")
         assert ("merges" in model.tokenizer.__dict__) == ahead
@@ -221,10 +221,10 @@ def test_weight_sets_built_at_load(monkeypatch, tiny_hf_folder, mode):
         monkeypatch.setattr(head_atlas, "induction_trace", lambda *a, **k: pytest.fail("the atlas was recomputed"))
         if ahead:
             assert experiments_state._atlas(*key, experiments_state.ATLAS_SEED, experiments_state.ATLAS_N)["labels"] is not None
-            assert experiments_state._shared(experiments_state.precision_key(key, state.DEFAULT_PROMPT, False),
+            assert experiments_state._shared(experiments_state.precision_key(key, session.DEFAULT_PROMPT, False),
                                lambda: pytest.fail("recomputed")) if mode == "normal" else True
             kind, layer, p = experiments_state.EXPERIMENTS_DEFAULT                  # Experiments' first view
-            ids = model.encode_prompts([state.DEFAULT_PROMPT], False)[2][0]
+            ids = model.encode_prompts([session.DEFAULT_PROMPT], False)[2][0]
             edited = experiments_state._shared(experiments_state.experiments_key(key, ids, kind, layer, p), lambda: pytest.fail("recomputed"))
             assert edited.layer(layer, "attn.context")[0, :, :model.config.head_dim].abs().max() == 0
     finally:
@@ -246,7 +246,7 @@ def test_background_jobs_wait_for_a_quiet_moment():
     import threading
     import time
 
-    from ui.state import Runs
+    from ui.jobs import Runs
 
     runs, started = Runs(), []
     with runs:
