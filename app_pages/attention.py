@@ -2,7 +2,7 @@
 import pandas as pd
 import streamlit as st
 
-from ops.lab import analysis, checks
+from ops.lab import checks, stage_data
 from ops.arith import costs
 from ops.engine import functional as fn
 from ui import blocks, by_hand
@@ -31,7 +31,7 @@ if missing:
     st.info(t("这次运行没有记录：", "This run did not record: ") + ", ".join(missing))
     st.stop()
 probs, ctx, out = trace.attention_probs(i), trace.layer(i, "attn.context"), trace.layer(i, "attn.out")
-one = page.memo(("head", i, b, h), lambda: analysis.attention_head(trace, i, b, h))   # its raw scores, mask, probabilities
+one = page.memo(("head", i, b, h), lambda: stage_data.attention_head(trace, i, b, h))   # its raw scores, mask, probabilities
 fmt = ".2f" if S <= 16 else None
 key_j, query_i = t("键 j（被看的位置）", "key j (looked at)"), t("查询 i（正在看的位置）", "query i (looking)")
 
@@ -94,7 +94,7 @@ if box := page.more("RoPE：按位置旋转每一对维度", "RoPE: each dimensi
         half = hd // 2
         j = picker(t(f"维度对 j（j 与 j+{half} 组成一对；j 越小转得越快）", f"dimension pair j (j with j+{half}; small j turns fastest)"),
                    "pair", 0, half - 1)
-        rp = analysis.rope_pair(trace, i, b, h, j, c.rope_theta)
+        rp = stage_data.rope_pair(trace, i, b, h, j, c.rope_theta)
         c1, c2 = st.columns([1, 1])
         with c1:
             shown = min(n, 16)          # a drawn arc per position: a few read best, and draw fast

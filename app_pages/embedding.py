@@ -1,7 +1,7 @@
 """Stage 2 · Embedding: a gather of rows from the [V, H] table."""
 import streamlit as st
 
-from ops.lab import analysis, checks
+from ops.lab import checks, stage_data
 from ops.engine import functional as fn
 from ui.page import StagePage
 from ui.session import t
@@ -33,11 +33,11 @@ page.section("查表：从表中取出这些行", "The gather: these rows are pi
 st.dataframe([{t("位置", "position"): r["position"], "token": labels[r["position"]], "id": r["id"],
                t("取出的行", "row taken"): f"W_E[{r['id']}, :]",
                t("前 4 个数", "first 4 numbers"): ", ".join(f"{v:.4f}" for v in r["first"])}
-              for r in analysis.gathered_rows(trace, b)], hide_index=True, width="stretch")
+              for r in stage_data.gathered_rows(trace, b)], hide_index=True, width="stretch")
 
 if box := page.more("token 之间的余弦相似度", "Cosine similarity between the prompt's tokens", "cosine"):
     with box:
-        cos = analysis.cosine_similarity(emb)
+        cos = stage_data.cosine_similarity(emb)
         page.view("cosine(embed.out)", cos,
                   cosine_map(cos, labels, title=t("余弦相似度（对角线恒为 1，留空，不占色标）", "cosine similarity (the diagonal, always 1, left blank)"),
                              xlabel=t("token（位置:片段）", "token (position:piece)"), ylabel=t("token（位置:片段）", "token (position:piece)")),

@@ -2,7 +2,7 @@
 next token before and after, the stream's move, the logit attribution, a head sweep. Every setting is in the URL."""
 import streamlit as st
 
-from ops.lab import analysis, attribution, checks, edits, sweeps
+from ops.lab import analysis, attribution, checks, edits, sweeps, stage_data
 from ui import experiments_state
 from ui.page import StagePage
 from ui.pickers import picker
@@ -35,7 +35,7 @@ with cols[0]:
 ids = analysis.row_ids(trace, b)
 key, s = experiments_state.model_key() + (tuple(ids),), len(ids) - 1              # s: the next token after the row's last token
 base = trace if trace.B == 1 else experiments_state.kept(key + ("base",), lambda: model.trace_ids([ids], capture=experiments_state.CAPTURE), share=True)
-top = analysis.next_token_top(base, 0, s, 10)
+top = stage_data.next_token_top(base, 0, s, 10)
 top_ids = top["ids"].tolist()
 with cols[3]:
     target = int(url_choice(t("目标 token（编辑前的前 5 名）", "target token (the top 5 before the edit)"), "x_target",
@@ -78,7 +78,7 @@ edited = None if None in runs.values() else experiments_state.kept(experiments_s
 what = KINDS[kind][2].format(i=i, **dict(p, mode=t(*MODES[p["mode"]])) if "mode" in p else p)
 
 # ---- the main picture: the next token before and after the edit -------------------------------------------
-after = analysis.next_token_top(edited, 0, s, 10) if edited is not None else None
+after = stage_data.next_token_top(edited, 0, s, 10) if edited is not None else None
 xmax = max(float(top["probs"].max()), float(after["probs"].max()) if after else 0.0)
 label = lambda xs: [f"{short(pc, 10)} ({x})" for pc, x in zip(pieces(tok, xs), xs)]  # noqa: E731
 tgt = repr(pieces(tok, [target])[0])

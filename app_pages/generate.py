@@ -2,7 +2,7 @@
 import streamlit as st
 
 from content import facts, texts
-from ops.lab import analysis
+from ops.lab import analysis, stage_data
 from ops.arith import costs
 from ops.fast import quant
 from ops.engine import decode, sampling as smp
@@ -92,7 +92,7 @@ elif clicked_run:
     decode_to_end(d, lambda: show_text(live=True))      # drawn as tokens come, at most 5 times a second
 show_text()
 if not d.steps and (tr := get_trace(model)).token_ids[0, :tr.lengths[0]].tolist() == list(d.prompt_ids):  # preview, from the trace
-    top, greedy = analysis.next_token_top(tr, 0, tr.lengths[0] - 1, 8), params.greedy and params.repetition_penalty == 1
+    top, greedy = stage_data.next_token_top(tr, 0, tr.lengths[0] - 1, 8), params.greedy and params.repetition_penalty == 1
     page.chart(next_token_preview(top, pieces(model.tokenizer, top["ids"].tolist()), greedy, t("概率", "probability"),
                                   t("预览：下一个 token 的前 8 个候选", "Preview: the top 8 candidates for the next token") + (
                                       t("（贪心取红色那个）", " (greedy takes the red one)") if greedy else t("（按上面的设置抽样）", " (drawn with the settings above)"))), key="gen-preview")

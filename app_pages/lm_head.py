@@ -2,7 +2,7 @@
 import pandas as pd
 import streamlit as st
 
-from ops.lab import analysis, checks
+from ops.lab import checks, stage_data
 from ops.engine import functional as fn
 from ops.lab.lens import lens_start, logit_lens, top_next
 from ui.page import StagePage
@@ -26,7 +26,7 @@ with c2:
 with c3:
     topn = st.slider(ranged(t("显示前几名", "top N shown"), 5, 30), 5, 30, 10, key="lm_topn")
 labels = [visible(p) for p in page.labels(b, None)]                # newlines as \n, spaces as ␣
-top = analysis.next_token_top(trace, b, s, topn)
+top = stage_data.next_token_top(trace, b, s, topn)
 ids = top["ids"].tolist()
 names = [f"{short(p, 16)} ({i})" for p, i in zip(pieces(tok, ids), ids)]
 page.view("logits", trace.logits,

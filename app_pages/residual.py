@@ -1,7 +1,7 @@
 """Stage 5 · Residual add: each sub-layer adds its output onto the running stream."""
 import streamlit as st
 
-from ops.lab import analysis, checks
+from ops.lab import checks, stage_data
 from ops.engine.model import Model
 from ui.page import StagePage
 from ui.session import t
@@ -21,13 +21,13 @@ n = trace.lengths[b]
 labels = page.labels(b)
 
 # ---- the main picture: the stream's norm through the layers, per token ---------------------------
-norms = page.memo(("norms", b), lambda: analysis.stream_norms(trace, b))        # (L + 1, n)
+norms = page.memo(("norms", b), lambda: stage_data.stream_norms(trace, b))        # (L + 1, n)
 first = f"0:{labels[0]}"
 if n <= MAX_LINES:
     series = {f"{k}:{lab}": norms[:, k] for k, lab in enumerate(labels)}
     colors = [token_color(k) for k in range(n)]
 else:
-    median, q90 = analysis.norm_summary(norms)
+    median, q90 = stage_data.norm_summary(norms)
     series = {first: norms[:, 0], f"{s}:{labels[s]}": norms[:, s],
               t(f"{n} 个 token 的中位数", f"median of the {n} tokens"): median, t("90% 分位", "90th percentile"): q90}
     colors = [token_color(0), token_color(s), "#555555", "#999999"]
@@ -54,7 +54,7 @@ page.explain([r"h = x + \mathrm{Attn}(\mathrm{RMSNorm}_1(x)) \qquad (\texttt{res
 # ---- how much each sub-layer adds ----------------------------------------------------------------
 page.section(f"每层的注意力与 MLP 各加了多少（token {s}：“{labels[s]}”）",
              f"How much attention and the MLP add at each layer (token {s}: “{labels[s]}”)")
-layers_ok, ratios = page.memo(("ratios", b), lambda: analysis.update_ratios(trace, b))   # (2, L, n): attention, MLP
+layers_ok, ratios = page.memo(("ratios", b), lambda: stage_data.update_ratios(trace, b))   # (2, L, n): attention, MLP
 mlp_rel = ratios[1]
 if layers_ok:
     rel = page.memo(("rel", b, s), lambda: roomy(lines(
@@ -74,7 +74,7 @@ else:
 
 # ---- the add itself, on one token (below the fold: drawn when unfolded) ---------------------------
 try:
-    rows = analysis.layer_adds(trace, i, b, s, min(64, H))
+    rows = stage_data.layer_adds(trace, i, b, s, min(64, H))
 except KeyError as e:
     st.info(t("这次运行没有记录：", "This run did not record: ") + str(e))
     st.stop()
@@ -87,8 +87,8 @@ if box := page.more(f"第 {i} 层的两次相加（token {s}，前 64 维）", f
 
 page.checks(page.memo(("checks", i), lambda: checks.residual(trace, i)),
             zh="对照：逐元素完全相等", en="Check: exactly equal, element by element")
-st.caption(t(f"全部 {len(layers_ok)} 层 resid_out − resid_mid − mlp.out 的最大 |差| = {analysis.residual_worst(trace, layers_ok):g}。"
+st.caption(t(f"全部 {len(layers_ok)} 层 resid_out − resid_mid − mlp.out 的最大 |差| = {stage_data.residual_worst(trace, layers_ok):g}。"
              "残差相加是纯加法：没有参数。",
              f"Across all {len(layers_ok)} layers max |resid_out − resid_mid − mlp.out| = "
-             f"{analysis.residual_worst(trace, layers_ok):g}. The residual add is a plain sum: no parameters."))
+             f"{stage_data.residual_worst(trace, layers_ok):g}. The residual add is a plain sum: no parameters."))
 page.at_scale()

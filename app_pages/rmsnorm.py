@@ -2,7 +2,7 @@
 import pandas as pd
 import streamlit as st
 
-from ops.lab import analysis, checks
+from ops.lab import checks, stage_data
 from ops.engine import functional as fn
 from ui import by_hand
 from ui.page import StagePage
@@ -36,7 +36,7 @@ except KeyError as e:
     st.stop()
 wname = checks.NORMS[which][2].format(i=i)
 labels = page.labels(b)
-one = analysis.rmsnorm_steps(x[b, s], gamma, eps)
+one = stage_data.rmsnorm_steps(x[b, s], gamma, eps)
 
 # ---- the main picture: one token before and after, each on its own axis ------------------------------
 both = page.memo(("y", which, i, b, s), lambda: before_after(
@@ -76,7 +76,7 @@ if box := page.more("所选 token 的计算步骤", "The steps on the chosen tok
         page.chart(histograms({"x": one["x"], "x · rsqrt": one["normed"], "y = γ·x·rsqrt": one["y"]}, color=token_color(s),
                               title=t("归一化前后的数值分布（这个 token，各自的横轴）", "Values before / after (this token, each on its own axis)"),
                               xlabel=t("数值", "value"), ylabel=t("个数", "count")), key="hist")
-        rms_all = analysis.token_rms(x[b, :n])
+        rms_all = stage_data.token_rms(x[b, :n])
         page.view(f"rms({xname})", rms_all,
                   bars(rms_all, [f"{k}:{lab}" for k, lab in enumerate(labels)], height=360,
                        title=t("每个 token 的 RMS（归一化前；红框 = 当前 token）", "RMS of each token (before the norm; red outline = this token)"),
@@ -89,7 +89,7 @@ if box := page.more("所选 token 的计算步骤", "The steps on the chosen tok
 
 if box := page.more("对比 LayerNorm：不减均值，没有 β", "Contrast with LayerNorm: no mean subtraction, no β", "layernorm"):
     with box:
-        ln = analysis.layer_norm_contrast(x[b, s], gamma, eps)
+        ln = stage_data.layer_norm_contrast(x[b, s], gamma, eps)
         page.metrics([(t("均值 μ", "mean μ"), f"{ln['mean']:.4f}"),
                       (t("RMS（RMSNorm 除以它）", "RMS (RMSNorm divides by)"), f"{one['rms']:.4f}"),
                       (t("标准差 σ（LayerNorm 除以它）", "std σ (LayerNorm divides by)"), f"{ln['std']:.4f}"),

@@ -1,7 +1,7 @@
 """Stage 8 · Sampling: logits -> repetition penalty -> temperature -> top-k -> top-p -> softmax -> pick."""
 import streamlit as st
 
-from ops.lab import analysis, checks
+from ops.lab import checks, stage_data
 from ops.engine import sampling as smp
 from ui import by_hand
 from ui.page import StagePage
@@ -29,7 +29,7 @@ with knobs:
     b = page.row()
 params = smp.SamplingParams(float(temp), int(top_k), float(top_p), float(rp), int(seed))
 n = trace.lengths[b]
-sv = page.memo(("view", b, params, N), lambda: analysis.sampling_view(trace, b, params, N))
+sv = page.memo(("view", b, params, N), lambda: stage_data.sampling_view(trace, b, params, N))
 stages, cand, chosen = sv["stages"], sv["cand"].tolist(), sv["stages"]["chosen"]
 names = [short(p, 10) for p in pieces(model.tokenizer, cand)]
 names = [f"{nm}·{i}" if names.count(nm) > 1 else nm for nm, i in zip(names, cand)]
@@ -84,7 +84,7 @@ DRAWS = [100, 1000, 5000]
 if box := page.more("抽样很多次 vs 概率", "Drawing many times vs the probabilities", "draws"):
     with box:
         draws = st.select_slider(ranged(t("抽样次数", "draws"), *DRAWS[::2]), options=DRAWS, value=1000, key="smp_draws")
-        freq, gap = analysis.draw_frequencies(stages["probs"], draws, params.seed, chosen if params.greedy else None)
+        freq, gap = stage_data.draw_frequencies(stages["probs"], draws, params.seed, chosen if params.greedy else None)
         page.view("sampling.frequency", freq,
                   bar_pair(names, stages["probs"][cand], freq[cand], t("概率 π", "probability π"),
                            t(f"{draws} 次抽样的频率", f"frequency in {draws} draws"),

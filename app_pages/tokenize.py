@@ -3,7 +3,7 @@ import html
 
 import streamlit as st
 
-from ops.lab import analysis, checks
+from ops.lab import checks, stage_data
 from ops.models.tokenizer import Tokenizer
 from ui.page import StagePage
 from ui.explain import show_checks
@@ -80,13 +80,13 @@ word_choice = col1.radio(t("选一个词", "Pick a word"), preset + ["…"], hor
 typed = col2.text_input(t("自己输入一个词", "Type a word"), value="transformer", key="bpe_typed")
 word = word_choice
 if word_choice == "…":
-    word, count = analysis.first_pretoken(tok, typed)
+    word, count = stage_data.first_pretoken(tok, typed)
     if count > 1:
         st.caption(t(f"预分词先把它切成 {count} 段，下面只演示第一段；其余段各自独立合并。",
                      f"Pre-tokenization splits this into {count} pieces first; the first is shown, the others merge independently."))
 if word:
     try:
-        steps = analysis.bpe_steps(tok, word)
+        steps = stage_data.bpe_steps(tok, word)
     except Exception as e:
         steps = []
         st.info(t("这个分词器无法展示合并过程：", "This tokenizer cannot show merges: ") + str(e))

@@ -4,14 +4,12 @@ The script is content/tour.py, each step's numbers ops.lab.analysis.tour_data, i
 import plotly.graph_objects as go
 import streamlit as st
 
-from content import stages
-from content import tour as script
-from ops.lab import analysis
+from content import stages, tour as script
+from ops.lab import analysis, stage_data
 from ui.blocks import chart, picture, pipeline_strip, shape_str, tensor_view
 from ui.session import lang, query_int, set_query, t
 from ui.state import require_trace
-from viz import labels as lbl
-from viz import tour as vt
+from viz import labels as lbl, tour as vt
 from viz.overview import pipeline_picture
 
 st.markdown(vt.CSS, unsafe_allow_html=True)            # the app's own CSS comes from app.py
@@ -37,7 +35,7 @@ step = script.STEPS[k]
 # ---- row 0 of the batch: its labels and the top next tokens (the last steps' words need them) ------------
 b = 0
 n = trace.lengths[b]
-top = analysis.next_token_top(trace, b, n - 1, 10)
+top = stage_data.next_token_top(trace, b, n - 1, 10)
 chosen = int(top["ids"][0])
 piece = lbl.pieces(tok, [chosen])[0]
 ctx = dict(prompt=trace.prompts[b], pieces=[lbl.visible(p) for p in lbl.row_labels(tok, trace, b, None)],

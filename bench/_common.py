@@ -162,15 +162,15 @@ def load_reference(source: str = "cache", dtype="float32"):
     from transformers import AutoModelForCausalLM
 
     quiet_transformers()
-    from ops.models import loading
+    from ops.models import bundled
 
     t0 = time.perf_counter()
     if source == "gguf":
-        path = loading.bundled_gguf_path()
+        path = bundled.bundled_gguf_path()
         ref = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=getattr(torch, dtype),
                                                    attn_implementation="eager")
     else:
-        folder = loading.prepare_bundled()
+        folder = bundled.prepare_bundled()
         ref = AutoModelForCausalLM.from_pretrained(str(folder), dtype=getattr(torch, dtype),
                                                    attn_implementation="eager")
     ref.eval()

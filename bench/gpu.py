@@ -8,7 +8,7 @@ decode step reads (ops.fast.quant.decode_bytes) / HBM bandwidth (a large device-
 and a trace of the 512 tokens with a capture filter (the embedding, the first and last layers, the final norm and
 the logits; every kept tensor copied to the CPU): its time, the CPU bytes it keeps and the GPU's peak above the weights.
 The bundled model is the real one (ops.load_model(device="cuda", dtype="bfloat16")); 32B weights cannot be fetched
-here (no network), so its are random (randn * 0.02, made on the GPU, HF names from ops.models.loading.expected_shapes):
+here (no network), so its are random (randn * 0.02, made on the GPU, HF names from ops.models.checkpoints.expected_shapes):
 speed and memory depend on the shapes only. 32B in bfloat16 is 65.5 GB: it needs a GPU with 80 GB.
 A CUDA run writes its table into bench/RESULTS.md (--results; --results "" writes nothing), in the section between
 the two "bench/gpu.py" markers, with the GPU and the CPU named. Without CUDA it prints "no GPU: skipped" and exits 0.
@@ -37,7 +37,7 @@ def sync(device):
 
 
 def random_weights(config, device, dtype):
-    from ops.models.loading import expected_shapes
+    from ops.models.checkpoints import expected_shapes
 
     g = torch.Generator(device=device).manual_seed(0)
     w = {}

@@ -20,10 +20,10 @@ def main():
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     import ops
-    from ops.models import loading
+    from ops.models import bundled
 
-    gguf = loading.bundled_gguf_path()
-    folder = loading.prepare_bundled()
+    gguf = bundled.bundled_gguf_path()
+    folder = bundled.prepare_bundled()
     ready = {}
 
     def ours():

@@ -171,7 +171,7 @@ def atlas_table(rows: list[dict], name_a: str, name_b: str, lang: str) -> list[d
     """The head atlas counts of both models (ops.lab.compare_models.atlas_rows), with their shares."""
     names = atlas_names(lang)
     return [{_pick(("标签", "label"), lang): names.get(r["kind"], r["kind"]), f"A · {name_a}": r["a"],
-             f"A %": f"{100 * r['share_a']:.0f}%", f"B · {name_b}": r["b"], f"B %": f"{100 * r['share_b']:.0f}%"}
+             "A %": f"{100 * r['share_a']:.0f}%", f"B · {name_b}": r["b"], "B %": f"{100 * r['share_b']:.0f}%"}
             for r in rows]
 
 
@@ -206,7 +206,7 @@ def _sentences(a: ModelConfig, b: ModelConfig, name_a: str, name_b: str) -> dict
     out = {}
     ba, bb = a.attention_bias, b.attention_bias
     if ba == bb:
-        out["bias_sentence_en"] = (f"Both put a bias on q, k and v." if ba else "Neither puts a bias on q, k or v.")
+        out["bias_sentence_en"] = ("Both put a bias on q, k and v." if ba else "Neither puts a bias on q, k or v.")
         out["bias_sentence_zh"] = ("两者的 q、k、v 都带偏置。" if ba else "两者的 q、k、v 都不带偏置。")
     else:
         has, hasnt = (name_a, name_b) if ba else (name_b, name_a)

@@ -21,8 +21,10 @@ import math
 import re
 
 from ops.lab import analysis, attribution
+from ops.lab import stage_data
 from ops.arith import costs
-from content import serving_text, texts
+from content import texts
+from content import serving_numbers
 from ops.engine.config import ModelConfig
 
 PRACTICE_DIR = costs.ASSETS / "practice"  # every *.json here is a list of questions (same schema)
@@ -54,7 +56,7 @@ FORMULAS = {
     "heads_total": lambda c: c.num_hidden_layers * c.num_attention_heads,
     "norm_params": lambda c: (2 * c.num_hidden_layers + 1) * c.hidden_size,    # two per layer + the final norm
 }
-FORMULAS.update(serving_text.FORMULAS)      # the serving chapter's (content/serving_text.py)
+FORMULAS.update(serving_numbers.FORMULAS)      # the serving chapter's (content/serving_text.py)
 
 
 def load_questions() -> list[dict]:
@@ -208,7 +210,7 @@ def trace_extra_items(model, trace, b: int = 0) -> list[dict]:
     """Numbers read off the live trace: the top next token's probability, and where the last layer's head 0
     looks from the last token."""
     c, n, tok = model.config, trace.lengths[b], model.tokenizer
-    top = analysis.next_token_top(trace, b, n - 1, 1)
+    top = stage_data.next_token_top(trace, b, n - 1, 1)
     tid, prob = int(top["ids"][0]), float(top["probs"][0])
     word = tok.decode([tid])
     items = [_item("trace", "softmax(logits)", _both(
@@ -266,7 +268,7 @@ def _experiment_items(model, trace, b: int) -> list[dict]:
         f"The positions that changed: {span}. The later layers' attention carries the edit to the positions after it, "
         "and the causal mask keeps it from the ones before, which stay exactly the same.")))
     try:
-        tid = int(analysis.next_token_top(trace, b, n - 1, 1)["ids"][0])
+        tid = int(stage_data.next_token_top(trace, b, n - 1, 1)["ids"][0])
         attr = attribution.logit_attribution(model, trace, b, -1, tid)
     except KeyError:                          # a trace that did not keep attn.context / resid_out: no such question
         return items

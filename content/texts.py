@@ -154,8 +154,8 @@ def numbers(config: ModelConfig, tokenizer_vocab: int | None = None, B: int = 1,
         decode_tok_s_h200_32b=f"{1000 / float(out['decode_ms_h200_32b']):.0f}",
         params_72b=costs.human(costs.total_params(refs['Qwen2.5-72B-Instruct'])),
     )
-    from content import serving_text            # the serving chapter's sv_ placeholders (of ref, cached)
-    out.update(serving_text.numbers(ref))
+    from content import serving_numbers
+    out.update(serving_numbers.numbers(ref))
     return out
 
 

@@ -18,8 +18,8 @@ def configure(cache=None, limits=None) -> None:
     models and the native library (None: the user cache folder), and the prompt / generation / batch limits
     (an ops.engine.inputs.Limits; None: the defaults)."""
     from .engine import inputs
-    from .models import loading
-    loading.CACHE = cache
+    from .models import bundled
+    bundled.CACHE = cache
     inputs.set_limits(limits or inputs.Limits())
 
 

@@ -42,12 +42,12 @@ def main(argv=None) -> int:
 
     from . import ConfigError, InputError, LoadError, SamplingError, configure, load_model
     from .engine import inputs
-    from .models import loading
+    from .models import bundled
     from .fast import native
     if args.cache:
         configure(cache=args.cache, limits=inputs.LIMITS)
     if getattr(args, "fast", "") == "int8":      # the int8 product in C where it builds (once per machine)
-        native.build(loading.cache_dir() / "native")
+        native.build(bundled.cache_dir() / "native")
     try:
         model = load_model(args.model, device=args.device, dtype=args.dtype, progress=progress)
         if args.command == "trace":

@@ -15,10 +15,10 @@ if str(ROOT) not in sys.path:
 
 # The tests run the app as users get it: lazy views, the background pre-build and the native kernels all on. The
 # native library is built here once (as app.py does at start), so the tests that need it know whether it exists.
-from ops.models import loading as _loading  # noqa: E402
+from ops.models import bundled as _bundled  # noqa: E402
 from ops.fast import native as _native
 
-_native.build(_loading.cache_dir() / "native")
+_native.build(_bundled.cache_dir() / "native")
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +39,7 @@ def bundled_gguf_path():
     from ops.models import loading
 
     try:
-        return loading.bundled_gguf_path()
+        return _bundled.bundled_gguf_path()
     except loading.LoadError as e:
         pytest.skip(f"bundled model unavailable: {e}")
 
@@ -216,9 +216,8 @@ def make_tiny_app_folder(folder: Path, model_type: str = "qwen2") -> Path:
     import shutil
 
     import transformers as tf
-    from ops.models import loading
 
-    tok = loading.cache_dir() / "qwen2.5-coder-0.5b-instruct" / "tokenizer.json"
+    tok = _bundled.cache_dir() / "qwen2.5-coder-0.5b-instruct" / "tokenizer.json"
     if not tok.exists():
         pytest.skip("the bundled tokenizer.json is not prepared")
     torch.manual_seed(0)

@@ -142,7 +142,7 @@ def first_visits(model, source: str, device: str, dtype: str, sets: bool) -> lis
     its background thread, each when the server is quiet; each result lands where the page looks for it."""
     from content import pairs
     from ops.lab import precision
-    from ops.arith import serving_math
+    from ops.arith import formats
     from .session import DEFAULT_PROMPTS
 
     mk = (source, device, dtype)
@@ -152,7 +152,7 @@ def first_visits(model, source: str, device: str, dtype: str, sets: bool) -> lis
     jobs += [lambda text=text: _shared(prompt_key(mk, text, False),
                                        lambda: model.trace([text], chat=False, capture=CAPTURE)) for text in texts]
     if source == "default":
-        jobs.append(serving_math.bundled_gguf_report)       # Serving's table of the file: kept on disk once made
+        jobs.append(formats.bundled_gguf_report)       # Serving's table of the file: kept on disk once made
     for prompt in DEFAULT_PROMPTS.values():            # a session starts on its language's default prompt
         jobs.append(lambda prompt=prompt: experiments_default(model, mk, prompt))
         if sets:

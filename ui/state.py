@@ -21,7 +21,7 @@ from ops.engine import inputs
 from ops.engine.config import ConfigError
 from ops.engine.model import InputError, PromptTooLong
 from ops.fast import native
-from ops.models.loading import cache_dir, prepare_bundled
+from ops.models.bundled import cache_dir, prepare_bundled
 
 from . import classroom
 from .jobs import RUN_SLOTS, RUNS, STOPPING, background, trim_heap

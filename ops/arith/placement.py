@@ -21,7 +21,7 @@ from . import costs
 from ..engine.config import ModelConfig
 from ..errors import InputError
 from ..engine.inputs import estimate_trace_bytes
-from ..models.loading import expected_shapes
+from ..models.checkpoints import expected_shapes
 
 GB = 1e9                     # GPU sizes are quoted in decimal GB (80 GB, 141 GB), as the spec sheets do
 RESERVE_GB = 2.0             # CUDA context, allocator slack and activations, per GPU

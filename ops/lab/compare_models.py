@@ -13,7 +13,8 @@ from pathlib import Path
 import torch
 
 from ..arith import costs
-from ..models import gguf, loading
+from ..models import gguf
+from ..models import bundled
 from ..engine.config import ModelConfig
 from ..errors import LoadError
 from ..models.tokenizer import bytes_to_raw, readable
@@ -225,7 +226,7 @@ def source_config(source) -> ModelConfig:
     """A model source's config without its weights: config.json of a folder (or of the bundled model's prepared
     cache), or a GGUF file's header. Raises LoadError."""
     if source is None or str(source).strip() in ("", "default"):
-        path = loading.bundled_dir() / "config.json"
+        path = bundled.bundled_dir() / "config.json"
         if not path.exists():
             raise LoadError("the bundled model is not prepared yet (open any page with it first)")
         return ModelConfig.from_dict(json.loads(path.read_text("utf-8")))

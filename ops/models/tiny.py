@@ -10,7 +10,7 @@ from functools import lru_cache
 import torch
 
 from ..engine.config import ModelConfig
-from .loading import expected_shapes
+from .checkpoints import expected_shapes
 from ..engine.model import Model
 
 TINY_MOE = dict(vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,

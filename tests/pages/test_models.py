@@ -81,9 +81,9 @@ def check_rows(at, lang: str, folder_a: Path, folder_b: Path | None):
 
 
 def bundled_folder() -> Path:
-    from ops.models import loading
+    from ops.models import bundled as bundled_mod
 
-    return loading.cache_dir() / loading.BUNDLED_DIRNAME
+    return bundled_mod.cache_dir() / bundled_mod.BUNDLED_DIRNAME
 
 
 @pytest.mark.real

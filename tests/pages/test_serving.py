@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from apptest_utils import BATCH, open_tab, page_ok, texts
-from content import serving_text as words
+from content import serving_numbers
 from ops.arith import costs
 
 PAGE = "serving"
 EXPECT = dict(charts=5, tables=15, checks=2, passing=("online softmax",))
-NUMS = words.numbers(costs.reference_config())
+NUMS = serving_numbers.numbers(costs.reference_config())
 
 
 def key_numbers(at, lang):

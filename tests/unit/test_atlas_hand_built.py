@@ -19,7 +19,7 @@ import torch
 
 from ops.lab import atlas
 from ops.engine.config import ModelConfig
-from ops.models.loading import expected_shapes
+from ops.models.checkpoints import expected_shapes
 from ops.engine.model import Model
 
 V, H, HD = 32, 96, 64

@@ -95,10 +95,10 @@ def test_atlas_rows():
 # ---- tokenizers ---------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def qwen_tok():
-    from ops.models import loading
+    from ops.models import bundled as bundled_mod
     from ops.models.tokenizer import Tokenizer
 
-    path = loading.cache_dir() / loading.BUNDLED_DIRNAME / "tokenizer.json"
+    path = bundled_mod.cache_dir() / bundled_mod.BUNDLED_DIRNAME / "tokenizer.json"
     if not path.exists():
         pytest.skip("the bundled tokenizer.json is not prepared")
     return Tokenizer.from_file(path)

@@ -7,7 +7,7 @@ import torch
 
 from ops.fast import hugepages, quant
 from ops.engine.config import ModelConfig
-from ops.models.loading import expected_shapes
+from ops.models.checkpoints import expected_shapes
 from ops.engine.model import Model
 
 THP = hugepages.available()

@@ -11,7 +11,7 @@ from ops.fast import native, quant
 from ops.engine.config import ModelConfig
 from ops.engine.decode import decode_path
 from ops.errors import InputError
-from ops.models.loading import expected_shapes
+from ops.models.checkpoints import expected_shapes
 from ops.engine.model import Model
 from ops.lab.precision import precision_report
 from ops.models.tiny import tiny_moe_model

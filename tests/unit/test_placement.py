@@ -7,7 +7,7 @@ import torch
 from ops.arith import costs, placement
 from ops.engine.config import ModelConfig
 from ops.errors import InputError
-from ops.models.loading import expected_shapes
+from ops.models.checkpoints import expected_shapes
 from ops.engine.model import Model
 
 GB = 1e9
