@@ -17,7 +17,9 @@ except settings.SettingError as e:
 import viz  # noqa: E402,F401  (sets the plotly template every page's figures use)
 from content import stages  # noqa: E402
 from ui import browser, experiments_state, jobs, page, session, sidebar, state  # noqa: E402  (after set_page_config)
-state.FIRST_VISITS = experiments_state.first_visits      # the work the load-time thread does ahead of the pages' first visits
+
+# the work the load-time thread does ahead of the pages' first visits
+state.FIRST_VISITS = experiments_state.first_visits
 state.build_native()                       # the native library, once per process, in the background
 
 with jobs.RUNS:               # background work at load waits while a page runs (ui.jobs.RUNS)
@@ -42,4 +44,5 @@ with jobs.RUNS:               # background work at load waits while a page runs 
         nav.run()
         page.next_stage("overview" if nav.url_path == "home" else nav.url_path)   # not after a page that stopped
     finally:
-        jobs.trim_heap()      # a page's freed temporaries leave the resident set (a class keeps the server up for hours)
+        # a page's freed temporaries leave the resident set (a class keeps the server up for hours)
+        jobs.trim_heap()

@@ -3,7 +3,7 @@ and labelled by its strongest score; the chosen head's map on your prompt and on
 The atlas does not depend on the prompt: it is computed once per model (ui.experiments_state.atlas, st.cache_resource)."""
 import streamlit as st
 
-from ops.lab import analysis, checks, atlas as head_atlas
+from ops.lab import analysis, atlas as head_atlas, checks
 from ui import experiments_state
 from ui.page import StagePage
 from ui.pickers import picker

@@ -2,9 +2,9 @@
 import pandas as pd
 import streamlit as st
 
-from ops.lab import checks, stage_data
 from ops.arith import costs
 from ops.engine import functional as fn
+from ops.lab import checks, stage_data
 from ui import blocks, by_hand
 from ui.page import StagePage
 from ui.pickers import picker

@@ -1,8 +1,8 @@
 """Stage 2 · Embedding: a gather of rows from the [V, H] table."""
 import streamlit as st
 
-from ops.lab import checks, stage_data
 from ops.engine import functional as fn
+from ops.lab import checks, stage_data
 from ui.page import StagePage
 from ui.session import t
 from viz.embedding import cosine_map, gather_figure

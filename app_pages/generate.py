@@ -2,18 +2,18 @@
 import streamlit as st
 
 from content import facts, texts
-from ops.lab import analysis, stage_data
 from ops.arith import costs
-from ops.fast import quant
 from ops.engine import decode, sampling as smp
 from ops.engine.inputs import max_new_tokens_limit
 from ops.engine.model import InputError
+from ops.fast import quant
+from ops.lab import analysis, stage_data
 from ui import classroom
-from ui.page import StagePage
 from ui.jobs import decode_step, decode_to_end
-from ui.state import get_model, get_trace
+from ui.page import StagePage
 from ui.pickers import sampling_input
 from ui.session import settings, t
+from ui.state import get_model, get_trace
 from viz import lines
 from viz.generate import next_token_preview, text_box
 from viz.labels import pieces

@@ -2,8 +2,8 @@
 import pandas as pd
 import streamlit as st
 
-from ops.lab import checks, stage_data
 from ops.engine import functional as fn
+from ops.lab import checks, stage_data
 from ops.lab.lens import lens_start, logit_lens, top_next
 from ui.page import StagePage
 from ui.pickers import picker, ranged

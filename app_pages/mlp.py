@@ -1,8 +1,8 @@
 """Stage 6 · MLP (SwiGLU) and MoE: each token widened, gated, and narrowed back."""
 import streamlit as st
 
-from ops.lab import checks, stage_data
 from ops.engine import functional as fn
+from ops.lab import checks, stage_data
 from ops.models.tiny import moe_trace
 from ui.page import StagePage
 from ui.pickers import ranged

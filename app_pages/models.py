@@ -7,10 +7,10 @@ import streamlit as st
 from content import models as words
 from ops.lab import compare_models as cm
 from ui import experiments_state, second
-from ui.page import StagePage
 from ui.blocks import table
-from ui.session import lang, settings, t
+from ui.page import StagePage
 from ui.pickers import picker
+from ui.session import lang, settings, t
 from viz import models as vm
 from viz.labels import short
 

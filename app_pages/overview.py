@@ -5,8 +5,8 @@ import streamlit as st
 
 from content import stages, texts
 from ops.lab import analysis
-from ui.page import StagePage
 from ui.blocks import shape_str
+from ui.page import StagePage
 from ui.session import lang, t
 from viz.overview import pipeline_picture
 

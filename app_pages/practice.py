@@ -3,8 +3,8 @@ import streamlit as st
 
 from content import facts, practice, stages, texts
 from ops.arith import costs
-from ui.page import StagePage
 from ui import blocks, state
+from ui.page import StagePage
 from ui.session import lang, t
 
 page = StagePage("practice", trace=False)

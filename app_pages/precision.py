@@ -3,8 +3,8 @@ the residual stream's relative error layer by layer, top-1 / top-5 agreement, KL
 needs, and what that means when serving (memory, bandwidth, error)."""
 import streamlit as st
 
-from ops.lab import analysis, checks, precision
 from ops.arith import costs
+from ops.lab import analysis, checks, precision
 from ui import experiments_state
 from ui.page import StagePage
 from ui.session import t

@@ -1,8 +1,8 @@
 """Stage 5 · Residual add: each sub-layer adds its output onto the running stream."""
 import streamlit as st
 
-from ops.lab import checks, stage_data
 from ops.engine.model import Model
+from ops.lab import checks, stage_data
 from ui.page import StagePage
 from ui.session import t
 from viz import heatmap, lines

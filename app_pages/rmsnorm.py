@@ -2,8 +2,8 @@
 import pandas as pd
 import streamlit as st
 
-from ops.lab import checks, stage_data
 from ops.engine import functional as fn
+from ops.lab import checks, stage_data
 from ui import by_hand
 from ui.page import StagePage
 from ui.session import t

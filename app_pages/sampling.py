@@ -1,8 +1,8 @@
 """Stage 8 · Sampling: logits -> repetition penalty -> temperature -> top-k -> top-p -> softmax -> pick."""
 import streamlit as st
 
-from ops.lab import checks, stage_data
 from ops.engine import sampling as smp
+from ops.lab import checks, stage_data
 from ui import by_hand
 from ui.page import StagePage
 from ui.pickers import ranged, sampling_input

@@ -7,8 +7,8 @@ from ops.arith import costs
 from ops.arith.costs import human
 from ui import blocks, config_compare, placement
 from ui.page import StagePage
-from ui.state import get_model, get_trace
 from ui.session import lang, t
+from ui.state import get_model, get_trace
 from viz import scale as vs
 
 LOADED = "__loaded__"           # the selectbox value that stands for the model in the sidebar

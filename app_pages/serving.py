@@ -1,15 +1,15 @@
 """Serving and optimisation: online softmax on this trace, then what a server does with a model (docs/architecture.md)."""
 import streamlit as st
 
-from content import serving_text as words, serving_numbers
+from content import serving_numbers, serving_text as words
 from ops.arith import costs, formats, serving_math as sv
-from ops.lab import online_softmax, phases
 from ops.errors import InputError, LoadError
+from ops.lab import online_softmax, phases
 from ui import experiments_state
-from ui.page import StagePage
 from ui.blocks import metrics, table as html_table
-from ui.session import lang, t
+from ui.page import StagePage
 from ui.pickers import picker
+from ui.session import lang, t
 from viz import bars, serving as fig
 
 page = StagePage("serving")

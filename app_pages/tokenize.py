@@ -5,8 +5,8 @@ import streamlit as st
 
 from ops.lab import checks, stage_data
 from ops.models.tokenizer import Tokenizer
-from ui.page import StagePage
 from ui.explain import show_checks
+from ui.page import StagePage
 from ui.session import settings, t
 from ui.widgets import chips, show_chips, show_specials
 from viz import labels as lbl

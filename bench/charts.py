@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 
 import browser as B
-
 from load_test import free_port, start_server, stop_server
 
 sys.path.insert(2, str(B.ROOT / "tests"))

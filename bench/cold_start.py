@@ -12,13 +12,12 @@ the OS page cache for both sides (no cold-disk effects); imports are done before
 """
 from __future__ import annotations
 
-import _common as C  # noqa: I001
-
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
+import _common as C  # noqa: I001
 import torch
 
 

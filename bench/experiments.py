@@ -12,10 +12,9 @@ be shared with other work.
 """
 from __future__ import annotations
 
-import _common as C  # noqa: I001  (puts the repo root on sys.path)
-
 import time
 
+import _common as C  # noqa: I001  (puts the repo root on sys.path)
 import torch
 
 

@@ -14,10 +14,9 @@ large (1 GiB) matrix-vector product in each dtype (the faster of F.linear and to
 """
 from __future__ import annotations
 
-import _common as C  # noqa: I001
-
 import time
 
+import _common as C  # noqa: I001
 import torch
 import torch.nn.functional as F
 

@@ -17,8 +17,6 @@ the script itself; tests/unit/test_gpu_bench.py does, writing to a temporary fil
 """
 from __future__ import annotations
 
-import _common as C  # noqa: I001
-
 import datetime
 import gc
 import re
@@ -26,6 +24,7 @@ import sys
 import time
 from pathlib import Path
 
+import _common as C  # noqa: I001
 import torch
 
 BEGIN, END = "<!-- bench/gpu.py: begin -->", "<!-- bench/gpu.py: end -->"
@@ -84,8 +83,8 @@ def build(which: str, device: str, smoke: bool):
 
 def measure(model, S: int, new: int, bw: float) -> dict:
     """Prefill, decode (fast and eager) against the bound, and a capture-filtered trace of S tokens."""
-    from ops.fast import quant
     from ops.engine.model import KVCache
+    from ops.fast import quant
 
     config, device, dtype = model.config, model.device, model.dtype
     ids = torch.randint(0, config.vocab_size, (1, S), device=device)

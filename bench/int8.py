@@ -21,13 +21,11 @@
 """
 from __future__ import annotations
 
-import _common as C  # noqa: I001
-
 import time
 
+import _common as C  # noqa: I001
 import torch
 import torch.nn.functional as F
-
 from generate import NEW, PROMPT, gemv_bandwidth
 
 SHAPES = {  # name -> (out, in, products per decode step of Qwen2.5-0.5B)

@@ -15,11 +15,10 @@ Each prints decode tok/s (median of the repeats) and the ratio to "all". A mecha
 """
 from __future__ import annotations
 
-import _common as C  # noqa: I001
-
 import statistics
 import time
 
+import _common as C  # noqa: I001
 import torch
 
 PROMPT = "Write a Python function that checks whether a number is prime, with a short explanation."
@@ -53,8 +52,8 @@ def main():
     args = p.parse_args()
     repeats = args.repeats or (args._quick_repeats if args.quick else args._repeats)
     print(C.machine())
-    from ops.fast import hugepages, native, quant
     from ops import load_model
+    from ops.fast import hugepages, native, quant
 
     model = load_model()
     lib = native.load()

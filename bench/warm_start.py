@@ -11,7 +11,6 @@ imports done before timing.
 from __future__ import annotations
 
 import _common as C  # noqa: I001
-
 import torch
 
 

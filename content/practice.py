@@ -20,12 +20,10 @@ import json
 import math
 import re
 
-from ops.lab import analysis, attribution
-from ops.lab import stage_data
+from content import serving_numbers, texts
 from ops.arith import costs
-from content import texts
-from content import serving_numbers
 from ops.engine.config import ModelConfig
+from ops.lab import analysis, attribution, stage_data
 
 PRACTICE_DIR = costs.ASSETS / "practice"  # every *.json here is a list of questions (same schema)
 
@@ -112,7 +110,8 @@ def questions(numbers: dict, lang: str = "en", stage: str | None = None) -> list
 _SHAPE_QUESTIONS = [  # (trace name, zh, en)
     ("tokens.ids", "分词后 token id 张量的形状？", "Shape of the token-id tensor after tokenising?"),
     ("embed.out", "嵌入层输出的形状？", "Shape of the embedding output?"),
-    ("layers.0.attn.q", "第 0 层投影后 q 的形状（[B, nh, S, hd]）？", "Shape of layer 0's projected q ([B, nh, S, hd])?"),
+    ("layers.0.attn.q", "第 0 层投影后 q 的形状（[B, nh, S, hd]）？",
+     "Shape of layer 0's projected q ([B, nh, S, hd])?"),
     ("layers.0.attn.k", "第 0 层投影后 k 的形状？", "Shape of layer 0's projected k?"),
     ("layers.0.attn.probs", "第 0 层注意力概率的形状？", "Shape of layer 0's attention probabilities?"),
     ("layers.0.attn.context", "第 0 层多头拼接后 context 的形状？", "Shape of layer 0's concatenated context?"),
@@ -151,8 +150,10 @@ def quiz_items(config: ModelConfig, trace_shapes: dict[str, tuple], lengths: lis
         zeros = s * s - n * (n + 1) // 2 - (s - n) * n
         pad_zh = f"（这一行有 {n} 个真实 token，补齐到 S = {s}）" if n < s else ""
         pad_en = f" (this row has {n} real tokens, padded to S = {s})" if n < s else ""
-        numbers.append(("layers.0.attn.probs", f"因果掩码和填充掩码下，第 0 行每个头的概率矩阵里有多少个恰好为 0 的元素？{pad_zh}",
-                        f"Under the causal and padding masks, how many entries of one head's probability matrix in batch "
+        numbers.append(("layers.0.attn.probs",
+                        f"因果掩码和填充掩码下，第 0 行每个头的概率矩阵里有多少个恰好为 0 的元素？{pad_zh}",
+                        "Under the causal and padding masks, how many entries of one head's probability matrix in "
+                        "batch "
                         f"row 0 are exactly 0?{pad_en}", zeros))
     items += [dict(question=dict(zh=zh, en=en), answer=v, kind="number", source=src, tol=0.01 if v > 1000 else 0)
               for src, zh, en, v in numbers]
@@ -214,7 +215,8 @@ def trace_extra_items(model, trace, b: int = 0) -> list[dict]:
     tid, prob = int(top["ids"][0]), float(top["probs"][0])
     word = tok.decode([tid])
     items = [_item("trace", "softmax(logits)", _both(
-        f"第 {b} 行最后一个 token 之后，模型最看好的下一个 token 是 “{word}”。它的概率是多少？（0 到 1 之间的数，误差 0.02 以内算对）",
+        f"第 {b} 行最后一个 token 之后，模型最看好的下一个 token 是 “{word}”。它的概率是多少？（0 到 1 之间的数，误差 "
+        "0.02 以内算对）",
         f"After row {b}'s last token the model's favourite next token is “{word}”. What probability does it get? "
         "(a number between 0 and 1; within 0.02 counts)"), prob,
         _both("由 trace 的 logits 经 softmax 算出", "softmax of the trace's logits"), abs_tol=0.02,
@@ -224,7 +226,8 @@ def trace_extra_items(model, trace, b: int = 0) -> list[dict]:
         row = trace.attention_probs(last)[b, 0, n - 1, :n].float()
         j, w = int(row.argmax()), float(row.max())
         items.append(_item("trace", f"layers.{last}.attn.probs", _both(
-            f"最后一层（第 {last} 层）的头 0 里，第 {b} 行最后一个 token（位置 {n - 1}）把最多的注意力给了哪个位置？（写位置号 0…{n - 1}）",
+            f"最后一层（第 {last} 层）的头 0 里，第 {b} 行最后一个 token（位置 {n - 1}）把最多的注意力给了哪个位置？（"
+            f"写位置号 0…{n - 1}）",
             f"In the last layer (layer {last}), head 0: which position does row {b}'s last token (position {n - 1}) "
             f"give the most attention to? (a position, 0…{n - 1})"), j,
             _both(f"trace 中的 layers.{last}.attn.probs", f"layers.{last}.attn.probs in the trace"),
@@ -247,9 +250,11 @@ def _experiment_items(model, trace, b: int) -> list[dict]:
     k, p = (L - 1) // 2, n // 2        # a layer with layers after it: their attention carries the edit onwards
     reach = analysis.ablation_reach(model, trace, b, k, p)
     ran = _both("由实验引擎在你的提示词上实际重跑算出（ops/lab/edits.py、ops.lab.analysis.ablation_reach）",
-                "computed by rerunning your prompt with the experiments engine (ops/lab/edits.py, ops.lab.analysis.ablation_reach)")
+                "computed by rerunning your prompt with the experiments engine (ops/lab/edits.py, "
+                "ops.lab.analysis.ablation_reach)")
     setup = (f"实验：把第 {k} 层 MLP 的输出只在位置 {p} 置零（第 {b} 行，共 {n} 个 token，位置 0…{n - 1}），重新运行。",
-             f"Experiment: zero layer {k}'s MLP output at position {p} only (row {b}: {n} tokens, positions 0…{n - 1}), "
+             f"Experiment: zero layer {k}'s MLP output at position {p} only (row {b}: {n} tokens, positions "
+             f"0…{n - 1}), "
              "and rerun. ")
     items = []
     if reach["first_layer"] is not None:
@@ -258,7 +263,8 @@ def _experiment_items(model, trace, b: int) -> list[dict]:
             setup[0] + "从哪一层开始，层的输出 resid_out 出现变化？（写层号）",
             setup[1] + "What is the first layer whose output resid_out changes? (a layer number)"), f, ran, _both(
             f"resid_out = resid_mid + mlp.out，所以第 {f} 层自己的输出就变了；它之前的层完全没有受影响。",
-            f"resid_out = resid_mid + mlp.out, so layer {f}'s own output changes; every layer before it is untouched.")))
+            f"resid_out = resid_mid + mlp.out, so layer {f}'s own output changes; "
+            "every layer before it is untouched.")))
     ch = reach["changed"]
     span = f"{ch[0]}…{ch[-1]}" if ch else "–"
     items.append(_item("experiment", f"edit layers.{k}.mlp.out", _both(
@@ -276,12 +282,15 @@ def _experiment_items(model, trace, b: int) -> list[dict]:
     word, logit = model.tokenizer.decode([tid]), float(trace.logits[b, n - 1, tid])
     sum_txt = f"1 + {L}·{nh}" + (f" + {L}" if bias else "") + f" + {L} = {len(attr)}"
     items.append(_item("experiment", "ops/lab/attribution.py", _both(
-        f"直接 logit 归因把下一个 token “{word}” 的 logit（第 {b} 行最后一个位置）拆成几份：嵌入一份、每层每个头各一份、"
+        f"直接 logit 归因把下一个 token “{word}” 的 logit（第 {b} 行最后一个位置）拆成几份：嵌入一份、每层每个头各一份"
+        "、"
         + ("每层 o_proj 的偏置各一份、" if bias else "") + "每层的 MLP 各一份。一共多少份？",
-        f"Direct logit attribution splits the logit of the next token “{word}” (row {b}, last position) into parts: one "
+        f"Direct logit attribution splits the logit of the next token “{word}” (row {b}, last position) into parts: "
+        "one "
         "for the embedding, one per head of every layer, " + ("one per layer for o_proj's bias, " if bias else "")
         + "and one per layer for the MLP. How many parts?"), len(attr),
-        _both("由实验引擎的 logit 归因算出（ops/lab/attribution.py）", "computed by the engine's logit attribution (ops/lab/attribution.py)"),
+        _both("由实验引擎的 logit 归因算出（ops/lab/attribution.py）",
+              "computed by the engine's logit attribution (ops/lab/attribution.py)"),
         _both(f"{sum_txt}。这些份加起来是 {sum(attr.values()):.4f}，正是 logit {logit:.4f}。",
               f"{sum_txt}. They add up to {sum(attr.values()):.4f}, which is the logit, {logit:.4f}.")))
     return items

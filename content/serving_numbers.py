@@ -100,7 +100,8 @@ def numbers(ref: ModelConfig) -> dict:
         ex_b1=ex[0]["keys"], ex_b2=ex[1]["keys"], ex_m1=f"{ex[0]['m']:g}", ex_l1=f"{ex[0]['l']:.3f}",
         ex_m2=f"{ex[1]['m']:g}", ex_alpha=f"{ex[1]['alpha']:.3f}", ex_l2=f"{ex[1]['l']:.3f}",
         ex_probs=", ".join(f"{p:.3f}" for p in ex[-1]["probs"]),
-        S4k=_fmt(TRAFFIC_LENGTHS[0]), S32k=_fmt(TRAFFIC_LENGTHS[1]), bw_h200=f"{costs.GPUS['H200 141GB']['tb_per_s']:g}",
+        S4k=_fmt(TRAFFIC_LENGTHS[0]), S32k=_fmt(TRAFFIC_LENGTHS[1]),
+        bw_h200=f"{costs.GPUS['H200 141GB']['tb_per_s']:g}",
         fa_matrix_4k=_b(t4["matrix"]), fa_eager_4k=_b(t4["eager_matrix"]), fa_qkvo_4k=_b(t4["qkvo"]),
         fa_eager_ms_4k=f"{t4['eager_ms']:.0f}", fa_flash_ms_4k=f"{t4['flash_ms']:.1f}",
         fa_matrix_32k=_b(t32["matrix"]), fa_eager_32k=_b(t32["eager_matrix"]), fa_qkvo_32k=_b(t32["qkvo"]),
@@ -109,7 +110,8 @@ def numbers(ref: ModelConfig) -> dict:
         req_tokens=_fmt(REQUEST_TOKENS), gpu_80=ops_sv.SERVING_GPUS[0], gpu_141=ops_sv.SERVING_GPUS[1],
         req_80=_fmt(f80["requests"]), req_141=_fmt(f141["requests"]), free_80=_gb(f80["free"]),
         free_141=_gb(f141["free"]), req_bytes=_b(f141["per_request"]),
-        block=_fmt(paged["block"]), block_bytes=_b(paged["block_bytes"]), block_bytes_layer=_b(paged["block_bytes_layer"]),
+        block=_fmt(paged["block"]), block_bytes=_b(paged["block_bytes"]),
+        block_bytes_layer=_b(paged["block_bytes_layer"]),
         block_waste=_b(paged["max_waste"]), reserve_tokens=_fmt(ref.max_position_embeddings), reserve_bytes=_b(reserve),
         req_reserved_141=_fmt(int(free141 // reserve)),
         sim_n=_fmt(SIM["n"]), sim_slots=_fmt(SIM["slots"]), sim_lo=_fmt(SIM["lo"]), sim_hi=_fmt(SIM["hi"]),
@@ -151,7 +153,8 @@ def numbers(ref: ModelConfig) -> dict:
         # (f) attention variants
         **{f"kv_{v.lower()}": _b(r["bytes_per_token"]) for v, r in var.items()},
         **{f"kv_{v.lower()}_exact": _fmt(r["bytes_per_token"]) for v, r in var.items()},
-        mla_rank=_fmt(ops_sv.MLA_DEEPSEEK_V3["kv_lora_rank"]), mla_rope=_fmt(ops_sv.MLA_DEEPSEEK_V3["qk_rope_head_dim"]),
+        mla_rank=_fmt(ops_sv.MLA_DEEPSEEK_V3["kv_lora_rank"]),
+        mla_rope=_fmt(ops_sv.MLA_DEEPSEEK_V3["qk_rope_head_dim"]),
         # (g) tensor parallelism
         tp_max=_fmt(nkv), tp1_weights=_gb(tp[1]["weights_per_gpu"]), tp_nkv_weights=_gb(tp[nkv]["weights_per_gpu"]),
         tp1_kv=_b(tp[1]["kv_per_token_per_gpu"]), tp_nkv_kv=_b(tp[nkv]["kv_per_token_per_gpu"]),
@@ -182,7 +185,8 @@ FORMULAS = {
     "paged_block_bytes": lambda c, block=16: ops_sv.paged_blocks(c, [block], block)["block_bytes"],
     "prefix_kv_saved": lambda c, prefix, requests: ops_sv.prefix_caching(c, prefix, requests)["kv_saved"],
     "gguf_bits_per_weight": lambda c, qtype: 8 * formats.ggml_sizes(qtype)[1] / formats.ggml_sizes(qtype)[0],
-    "group_weight_bytes": lambda c, bits, group, scale_bits=16: int(costs.total_params(c) * (bits + scale_bits / group) / 8),
+    "group_weight_bytes": lambda c, bits, group,
+    scale_bits=16: int(costs.total_params(c) * (bits + scale_bits / group) / 8),
     "kv_bytes_per_token": lambda c, dtype_bytes=2: costs.kv_bytes_per_token(c, dtype_bytes),
     "spec_expected_tokens": lambda c, a, k: ops_sv.spec_expected_tokens(a, k),
     "spec_speedup": lambda c, a, k, draft=DRAFT_LABEL:
@@ -195,5 +199,6 @@ FORMULAS = {
     "tp_kv_per_token_per_gpu": lambda c, tp: _tp_row(c, tp)["kv_per_token_per_gpu"],
     "prefill_crossover": lambda c, B=1, gpu="H200 141GB": costs.prefill_crossover(c, B, gpu),
     "batching_steps": lambda c, slots, continuous=True: ops_sv.batching(
-        ops_sv.output_lengths(SIM["n"], 0, SIM["lo"], SIM["hi"]), slots)["continuous_steps" if continuous else "static_steps"],
+        ops_sv.output_lengths(SIM["n"], 0, SIM["lo"],
+                              SIM["hi"]), slots)["continuous_steps" if continuous else "static_steps"],
 }

@@ -100,7 +100,8 @@ def config_numbers(c: ModelConfig) -> dict:
         weights_bf16_gb=f"{w16 / 1e9:.1f}", weights_int4_gb=f"{costs.weight_bytes(c, 4) / 1e9:.1f}",
         decode_ms_h200=f"{w16 / (costs.GPUS['H200 141GB']['tb_per_s'] * 1e12) * 1e3:.2f}",
         heads_total=_fmt(c.num_hidden_layers * c.num_attention_heads),
-        weights_fp32_gb=f"{costs.weight_bytes(c, 32) / 1e9:.1f}", weights_int8_gb=f"{costs.weight_bytes(c, 8) / 1e9:.1f}",
+        weights_fp32_gb=f"{costs.weight_bytes(c, 32) / 1e9:.1f}",
+        weights_int8_gb=f"{costs.weight_bytes(c, 8) / 1e9:.1f}",
         decode_ms_h200_int8=f"{costs.weight_bytes(c, 8) / (costs.GPUS['H200 141GB']['tb_per_s'] * 1e12) * 1e3:.2f}",
         E=c.num_experts, k=c.num_experts_per_tok, Im=c.moe_intermediate_size,
         Is=c.shared_expert_intermediate_size, E_idle=c.num_experts - c.num_experts_per_tok,
@@ -168,4 +169,5 @@ def cheatsheet(numbers: dict) -> list[dict]:
     """assets/cheatsheet.json rows with their shape templates filled from `numbers`."""
     rows = json.loads((costs.ASSETS / "cheatsheet.json").read_text("utf-8"))
     zh, en = in_lang(numbers, "zh"), in_lang(numbers, "en")
-    return [{k: fill(v, zh if k.endswith("_zh") else en) if isinstance(v, str) else v for k, v in r.items()} for r in rows]
+    return [{k: fill(v, zh if k.endswith("_zh") else en) if isinstance(v, str) else v for k,
+             v in r.items()} for r in rows]

@@ -6,11 +6,11 @@
     trace["layers.0.attn.probs"].shape         # (B, nh, S, S)
 """
 from .engine.config import ModelConfig
-from .errors import ConfigError, InputError, LoadError, SamplingError
 from .engine.inputs import token_limit
 from .engine.model import Model
 from .engine.sampling import SamplingParams
 from .engine.trace import Trace
+from .errors import ConfigError, InputError, LoadError, SamplingError
 
 
 def configure(cache=None, limits=None) -> None:
@@ -30,5 +30,6 @@ def load_model(source=None, device=None, dtype=None, progress=None) -> Model:
     return Model(config, weights, tokenizer, device=device, dtype=dtype)
 
 
-__all__ = ["configure", "load_model", "Model", "ModelConfig", "Trace", "ConfigError", "InputError", "LoadError", "SamplingError",
+__all__ = ["configure", "load_model", "Model", "ModelConfig", "Trace", "ConfigError", "InputError", "LoadError",
+           "SamplingError",
            "SamplingParams", "token_limit"]

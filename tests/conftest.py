@@ -15,8 +15,8 @@ if str(ROOT) not in sys.path:
 
 # The tests run the app as users get it: lazy views, the background pre-build and the native kernels all on. The
 # native library is built here once (as app.py does at start), so the tests that need it know whether it exists.
+from ops.fast import native as _native  # noqa: E402
 from ops.models import bundled as _bundled  # noqa: E402
-from ops.fast import native as _native
 
 _native.build(_bundled.cache_dir() / "native")
 

@@ -6,6 +6,7 @@ import streamlit as st
 
 from content import models as words
 from ops.lab import compare_models
+
 from .blocks import table
 from .session import lang, t
 

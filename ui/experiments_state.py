@@ -15,10 +15,11 @@ import streamlit as st
 
 from ops.errors import InputError
 from ops.lab.runqueue import RunQueue
-from .settings import current as server_settings
+
 from .jobs import RUN_SLOTS
-from .state import load_model
 from .session import set_query, settings, t
+from .settings import current as server_settings
+from .state import load_model
 
 # sweeps, the heaviest runs, queue for their own turn: one at a time by default, so page runs always keep a
 # slot of RUN_SLOTS and one student's sweep cannot stall the class (OPERATOR_LAB_SWEEPS, _SWEEP_QUEUE)
@@ -102,7 +103,8 @@ def sweep(key, run, label: str, note: str = "", button: str = "run-sweep"):
         bar.progress(min(1.0, done / max(total, 1)), text=t(f"已完成 {done} / {total}（点击页面任意控件可中止）",
                                                              f"{done} / {total} done (any click on the page stops it)"))
     def waiting(place: int, queued: int):
-        bar.progress(0.0, text=t(f"排队中：你是第 {place} 个（共 {queued} 个在等；同一时间只跑 {SWEEPS.running} 个扫描）",
+        bar.progress(0.0,
+                     text=t(f"排队中：你是第 {place} 个（共 {queued} 个在等；同一时间只跑 {SWEEPS.running} 个扫描）",
                                  f"Queued: you are number {place} of {queued} waiting "
                                  f"({SWEEPS.running} sweep(s) run at a time)"))
     try:
@@ -122,7 +124,8 @@ def prompt_trace(model, text: str):
         st.error(t("提示词是空的：请写一句话。", "The prompt is empty: type a sentence."))
         return None
     chat = settings().chat
-    return kept(prompt_key(model_key(), text, chat), lambda: model.trace([text], chat=chat, capture=CAPTURE), share=True)
+    return kept(prompt_key(model_key(), text, chat), lambda: model.trace([text], chat=chat, capture=CAPTURE),
+                share=True)
 
 
 def prompt_key(model_key: tuple, text: str, chat: bool) -> tuple:
@@ -141,14 +144,16 @@ def first_visits(model, source: str, device: str, dtype: str, sets: bool) -> lis
     (sets), Precision's report on those prompts; 0.4-1.3 s each on the bundled model. ui.state runs them in
     its background thread, each when the server is quiet; each result lands where the page looks for it."""
     from content import pairs
-    from ops.lab import precision
     from ops.arith import formats
+    from ops.lab import precision
+
     from .session import DEFAULT_PROMPTS
 
     mk = (source, device, dtype)
     first = next(iter(pairs.pairs()))
     texts = sorted({x for lang in ("en", "zh") for x in pairs.prompts(first, lang)})
-    jobs = [lambda: getattr(model.tokenizer, "merges", None), lambda: _atlas(source, device, dtype, ATLAS_SEED, ATLAS_N)]
+    jobs = [lambda: getattr(model.tokenizer, "merges", None), lambda: _atlas(source, device, dtype, ATLAS_SEED,
+                                                                             ATLAS_N)]
     jobs += [lambda text=text: _shared(prompt_key(mk, text, False),
                                        lambda: model.trace([text], chat=False, capture=CAPTURE)) for text in texts]
     if source == "default":
@@ -200,8 +205,7 @@ def atlas(source: str, device: str, dtype: str, seed: int = ATLAS_SEED, n: int =
 
 @st.cache_resource(show_spinner=False, max_entries=3)
 def _atlas(source: str, device: str, dtype: str, seed: int, n: int) -> dict:
-    from ops.lab import analysis
-    from ops.lab import atlas as head_atlas
+    from ops.lab import analysis, atlas as head_atlas
 
     model = load_model(source, device, dtype)
     with RUN_SLOTS:

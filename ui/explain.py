@@ -33,7 +33,8 @@ def explanation(key: str, numbers: dict, extra_tab=None, by_hand=None):
     level = explain_level()
     want = names[min(LEVELS.index(level), len(names) - 1)]       # no formula tab here: the plain text
     tab_key = f"explain-{key}"
-    if not blocks.LAZY:                                                 # tabs without state: opened on the level, all drawn
+    # tabs without state: opened on the level, all drawn
+    if not blocks.LAZY:
         boxes = [drawn(x) for x in st.tabs(names, default=want)]
     else:
         # the tab state Streamlit keeps lasts while this page is shown; on arrival (or in a new language) it is
@@ -54,7 +55,8 @@ def explanation(key: str, numbers: dict, extra_tab=None, by_hand=None):
             except Exception as e:              # a missing text must not take the page down
                 st.info(t("这一段讲解暂缺：", "This explanation is missing: ") + f"{key}/{level} ({e})")
             if level == "plain" and by_hand is not None:
-                box = drawn(st.expander(t("动手算一遍", "Do it by hand"), icon=":material/calculate:", **lazy(f"by-hand-{key}")))
+                box = drawn(st.expander(t("动手算一遍", "Do it by hand"), icon=":material/calculate:",
+                                        **lazy(f"by-hand-{key}")))
                 if box:
                     with box:
                         by_hand()
@@ -90,7 +92,8 @@ def at_scale(stage: str, B: int, S: int):
     layers = c.get("layers", 1)
     st.caption(t(f"B = {B}, S = {S}（当前提示词），由 ops/arith/costs.py 依据 Qwen2.5-32B 的 config 计算；"
                  f"这个算子每次前向要跑 {layers} 次，下面是全部次数的合计。",
-                 f"B = {B}, S = {S} (your prompts), computed by ops/arith/costs.py from Qwen2.5-32B's config; this operator "
+                 f"B = {B}, S = {S} (your prompts), computed by ops/arith/costs.py from Qwen2.5-32B's config; this "
+                 "operator "
                  f"runs {layers} time(s) per forward pass, and the figures below add them all up."))
     metrics([(t("输入 → 输出", "input → output"), f"{shape_str(c['input_shape'])} → {shape_str(c['output_shape'])}"),
              (t("参数量", "parameters"), costs.human(c.get("params", 0))),

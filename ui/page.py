@@ -41,7 +41,8 @@ def next_stage(current: str):
         return
     st.divider()
     with st.container(key="next_stage"):          # a link, not a button + switch_page: the sidebar's settings stay
-        st.page_link(f"app_pages/{nxt.page}.py", label=t(f"下一步：{nxt.title('zh')}", f"Next: {nxt.title('en')}") + "  ▶",
+        st.page_link(f"app_pages/{nxt.page}.py", label=t(f"下一步：{nxt.title('zh')}",
+                                                         f"Next: {nxt.title('en')}") + "  ▶",
                      icon=nxt.icon)
 
 
@@ -101,7 +102,8 @@ class StagePage:
         return tr.memo(("numbers",), make) if tr is not None else make()
 
     def sentence(self, name: str) -> str:
-        """One sentence about the loaded model (content/facts.py: tie_sentence, vocab_sentence, ...) in the reader's language."""
+        """One sentence about the loaded model (content/facts.py: tie_sentence, vocab_sentence, ...) in the reader's
+        language."""
         make = lambda: texts.in_lang(self.numbers, lang())
         return (self.trace.memo(("numbers", lang()), make) if self.trace is not None else make())[name]
 

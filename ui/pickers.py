@@ -6,6 +6,7 @@ import streamlit as st
 
 from .session import query_int, set_query, t
 
+
 def picker(label: str, key: str, lo: int, hi: int, default: int = 0) -> int:
     """A slider (or nothing when the range is one value) whose value lives in the URL for shareable links."""
     if hi <= lo:

@@ -105,7 +105,8 @@ def _from_url(key: str):
 
 
 def keep_settings():
-    """Copy the sidebar's settings where Streamlit's widget clean-up does not reach (after the sidebar's widgets ran)."""
+    """Copy the sidebar's settings where Streamlit's widget clean-up does not reach (after the sidebar's widgets
+    ran)."""
     _keep(st.session_state)
 
 

@@ -25,7 +25,7 @@ from ops.models.bundled import cache_dir, prepare_bundled
 
 from . import classroom
 from .jobs import RUN_SLOTS, RUNS, STOPPING, background, trim_heap
-from .session import Settings, settings, t, lang
+from .session import Settings, lang, settings, t
 
 PREBUILD = True     # load_model builds the weight sets and first visits in the background (a test may turn it off)
 
@@ -72,13 +72,15 @@ def ahead_sets(model) -> list[str]:
     return ["bf16", "int8"] if 0 < 3 * params < mem_available() / 3 else []
 
 
-FIRST_VISITS = None    # (model, source, device, dtype, sets) -> jobs: ui.experiments_state.first_visits, registered by app.py
+# (model, source, device, dtype, sets) -> jobs: ui.experiments_state.first_visits, registered by app.py
+FIRST_VISITS = None
 BACKGROUND_FAILURES: list[str] = []    # what the load-time jobs could not do (the sidebar shows them)
 
 
 def _build_quietly(model, names: list[str], key: tuple):
     """model.weight_set(name) for each name ahead of its first use, then (outside classroom mode) the pages'
-    shared first-visit work (FIRST_VISITS: ui.experiments_state.first_visits), each job once the server is quiet (RUNS), at the
+    shared first-visit work (FIRST_VISITS: ui.experiments_state.first_visits), each job once the server is quiet (RUNS),
+    at the
     lowest CPU priority (the thread, and the OpenMP threads it starts, which inherit it), so a page run meanwhile
     goes first; a failure here only means the first use builds (and reports) it."""
     try:
@@ -119,7 +121,8 @@ def get_model():
     good = ss.get("_good_source")
     try:
         if classroom.classroom_mode() and not classroom.is_allowed(s.source):
-            raise InputError(t(f"课堂模式下不允许这个模型来源：{s.source}", f"this model source is not allowed in classroom mode: {s.source}"))
+            raise InputError(t(f"课堂模式下不允许这个模型来源：{s.source}",
+                               f"this model source is not allowed in classroom mode: {s.source}"))
         # a model this session has loaded before is in load_model's cache: no check of the files, no spinner (a
         # spinner starts a timer thread, which waits for the GIL on a busy server: milliseconds on every run)
         known = good == (s.source, s.device, s.dtype)
@@ -133,7 +136,8 @@ def get_model():
             return None
         # keep the session on the last model that loaded, and say so
         ss.source = good[0]
-        st.warning(t(f"继续使用上一个成功加载的模型：{good[0]}", f"Still showing the last model that loaded: {good[0]}"))
+        st.warning(t(f"继续使用上一个成功加载的模型：{good[0]}",
+                     f"Still showing the last model that loaded: {good[0]}"))
         try:
             return load_model(*good)
         except Exception:

@@ -49,7 +49,8 @@ def atlas_grid(labels: list[list[str]], best, order: list[str], names: dict, tit
                     hovertemplate="layer %{y}, head %{x}<br>%{customdata}<br>score %{text}<extra></extra>",
                     colorbar=dict(tickvals=[k + 0.5 for k in range(K)], ticktext=[names.get(n, n) for n in order],
                                   tickfont=dict(size=15), len=0.9))
-    layout = base_layout(title, xlabel, ylabel, height or 110 + 23 * L, dict(dtick=1), dict(autorange="reversed", dtick=2))
+    layout = base_layout(title, xlabel, ylabel, height or 110 + 23 * L, dict(dtick=1), dict(autorange="reversed",
+                                                                                            dtick=2))
     fig = go.Figure([hm], layout=layout)
     fig.update_layout(margin=dict(l=60, r=10, t=50, b=50), title=dict(font=dict(size=18)))
     if highlight is not None:

@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from .figures import block_max, FONT, as_numpy
+from .figures import FONT, as_numpy, block_max
 from .labels import CHOSEN, TOKEN_COLORS, token_color
 
 

@@ -25,7 +25,8 @@ def stage_bars(values, names, chosen: int | None, ids, title="", xlabel="logit",
     colors = [CHOSEN if int(i) == chosen else NEUTRAL for i in ids]
     bar = go.Bar(x=shown, y=list(names), orientation="h", text=text, textposition="outside", marker_color=colors,
                  textfont=dict(size=15), cliponaxis=False)
-    layout = base_layout(title, xlabel, "", height or 110 + 30 * len(v), None, dict(type="category", autorange="reversed"),
+    layout = base_layout(title, xlabel, "", height or 110 + 30 * len(v), None, dict(type="category",
+                                                                                    autorange="reversed"),
                          uniformtext=dict(minsize=15, mode="show"))
     layout["margin"] = dict(l=110, r=60, t=60, b=50)
     return go.Figure([bar], layout=layout)

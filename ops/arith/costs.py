@@ -335,7 +335,9 @@ def operator_costs(c: ModelConfig, stage: str, B: int, S: int, bits=16) -> dict:
     spec = {
         "embedding": (_shape(B, S), _shape(B, S, H), pick("embedding", table), [], 1,
                       "a gather: T rows of H copied, no multiplications"),
-        "rmsnorm": (_shape(B, S, H), _shape(B, S, H), pick("attn_norm", table) + pick("mlp_norm", table) + pick("final_norm", table),
+        "rmsnorm": (_shape(B, S, H), _shape(B, S, H), pick("attn_norm", table) + pick("mlp_norm",
+                                                                                      table) + pick("final_norm",
+                                                                                                    table),
                     pick("rmsnorm", fl), 2 * L + 1, "2 per layer + 1 final; FLOPs for all of them"),
         "attention": (_shape(B, S, H), _shape(B, S, H), pick("attention", table), pick("attention", fl), L,
                       f"scores [B, nh, S, S] = {[B, c.num_attention_heads, S, S]}; full S×S counted"),

@@ -9,10 +9,10 @@ from functools import lru_cache
 
 import torch
 
-from . import costs
 from ..engine.config import ModelConfig
 from ..errors import InputError
 from ..lab.checks import Check
+from . import costs
 
 # ---- (c) quantisation -----------------------------------------------------------------------------------------
 # One block of each GGML type as llama.cpp's ggml-common.h lays it out: (field, bytes). Their sums are checked

@@ -17,11 +17,11 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from . import costs
 from ..engine.config import ModelConfig
-from ..errors import InputError
 from ..engine.inputs import estimate_trace_bytes
+from ..errors import InputError
 from ..models.checkpoints import expected_shapes
+from . import costs
 
 GB = 1e9                     # GPU sizes are quoted in decimal GB (80 GB, 141 GB), as the spec sheets do
 RESERVE_GB = 2.0             # CUDA context, allocator slack and activations, per GPU
@@ -32,7 +32,9 @@ def local_gpus() -> list[str]:
     """The names of this machine's CUDA GPUs ([] where there are none)."""
     import torch
 
-    return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+    if not torch.cuda.is_available():
+        return []
+    return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
 
 
 def module_sizes(config: ModelConfig) -> dict[str, int]:

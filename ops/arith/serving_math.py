@@ -14,9 +14,9 @@ import math
 
 import torch
 
-from . import costs
 from ..engine.config import ModelConfig
 from ..errors import InputError
+from . import costs
 
 # ---- (b) the KV cache in a server ---------------------------------------------------------------------------
 SERVING_GPUS = ("A100 80GB", "H200 141GB")        # 80 GB and 141 GB cards from costs.GPUS
@@ -192,7 +192,8 @@ def tensor_parallel(c: ModelConfig, degrees=(1, 2, 4, 8, 16, 40), bits: int = 16
     nh, nkv, L, hd = c.num_attention_heads, c.num_key_value_heads, c.num_hidden_layers, c.head_dim
     by = bits / 8
     norms = sum(r["params"] for r in costs.param_table(c) if r["operator"].endswith("norm"))
-    kv_proj = sum(r["params"] for r in costs.param_table(c) if r["operator"] in ("attention k_proj", "attention v_proj"))
+    kv_proj = sum(r["params"] for r in costs.param_table(c) if r["operator"] in ("attention k_proj",
+                                                                                 "attention v_proj"))
     rest = costs.total_params(c) - norms - kv_proj
     mem = costs.GPUS[gpu]["mem_gb"] * 1e9
     rows = []

@@ -54,7 +54,8 @@ class ModelConfig:
             raise ConfigError(f"num_attention_heads ({self.num_attention_heads}) is not a multiple of "
                               f"num_key_value_heads ({self.num_key_value_heads})")
         if self.is_moe and not (0 < self.num_experts_per_tok <= self.num_experts):
-            raise ConfigError(f"num_experts_per_tok={self.num_experts_per_tok} must be in 1..num_experts={self.num_experts}")
+            raise ConfigError(f"num_experts_per_tok={self.num_experts_per_tok} must be in "
+                              f"1..num_experts={self.num_experts}")
 
     @classmethod
     def from_dict(cls, d: dict, **overrides) -> "ModelConfig":

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .config import ModelConfig
 from ..arith.costs import kv_cache_bytes
 from ..errors import InputError
+from .config import ModelConfig
 from .sampling import SamplingParams, make_generator, sample_stages
 
 PATHS = {"eager": ("model", "eager", "torch"), "bf16": ("bf16", "sdpa", "torch"),   # path -> (weights,

@@ -86,7 +86,8 @@ class Sanitized:
         if self.controls:
             names = ", ".join(self.control_names[:6]) + (" ..." if len(self.control_names) > 6 else "")
             parts.append(f"{self.controls} 个不可见控制字符已删除（{names}；保留换行和制表符）" if lang == "zh" else
-                         f"{self.controls} invisible control character(s) removed ({names}; newlines and tabs are kept)")
+                         f"{self.controls} invisible control character(s) removed "
+                         f"({names}; newlines and tabs are kept)")
         return ("；" if lang == "zh" else "; ").join(parts)
 
 

@@ -3,7 +3,8 @@
 ONE forward pass serves the trace, generation and the fast path. What differs is configuration, picked
 by name the way Hugging Face picks an attention implementation:
   weights    "model" (as loaded), "bf16" (a 16-bit copy with q|k|v and gate|up fused, built once) or "int8"
-             (int8 rows with one scale each, ops/fast/quant.py); a Weights (ops/engine/weights.py) says how projections read them
+             (int8 rows with one scale each, ops/fast/quant.py); a Weights (ops/engine/weights.py) says how projections
+             read them
   attention  "eager" (matmul -> mask -> softmax -> matmul; scores and probs recorded) or "sdpa"
   kernels    "torch" (ops/engine/functional.py's operators) or "native" (RMSNorm, RoPE and SDPA for one new token in C,
              ops/fast/native/decode.c: the int8 decode path, where PyTorch's dispatch costs more than the arithmetic)
@@ -22,18 +23,17 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 
-from . import functional as fn
-from . import inputs
-from ..fast import native
-from .config import ModelConfig
-from .decode import Decoder, Generation, GenerationStep, KVCache, decode_path  # noqa: F401  (GenerationStep re-exported)
 from ..errors import InputError, PromptTooLong, TraceTooBig  # noqa: F401  (re-exported: old imports)
-from .inputs import MAX_BATCH, token_limit  # noqa: F401  (re-exported)
+from ..fast import native
 from ..fast.quant import int8_copy
-from .sampling import SamplingParams
 from ..models.tokenizer import MODEL_DEFAULT
-from .trace import Trace
+from . import functional as fn, inputs
+from .config import ModelConfig
+from .decode import Decoder, Generation, GenerationStep, KVCache, decode_path  # noqa: F401  (re-exported)
+from .inputs import MAX_BATCH, token_limit  # noqa: F401  (re-exported)
 from .recording import attention_scores, build_trace, recorder
+from .sampling import SamplingParams
+from .trace import Trace
 from .weights import FUSED, Weights  # noqa: F401  (FUSED re-exported)
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -277,7 +277,8 @@ class Model:
         pad = getattr(self.tokenizer, "pad_token_id", None)
         return 0 if pad is None else int(pad)
 
-    def trace(self, prompts, chat: bool = False, capture=None, system: str | None = MODEL_DEFAULT, truncate: bool = False,
+    def trace(self, prompts, chat: bool = False, capture=None, system: str | None = MODEL_DEFAULT,
+              truncate: bool = False,
               max_bytes: int | None = None, warn=None, recompute: bool = True, edits: dict | None = None) -> Trace:
         """Run the prompts (right-padded into one batch) and keep every named tensor that `capture` allows.
 
@@ -289,13 +290,15 @@ class Model:
             need = inputs.estimate_trace_bytes(self.config, B, S, capture, recompute)
             if need > max_bytes:
                 raise TraceTooBig(f"this trace would hold {inputs.mib(need)} (B={B}, S={S}), over the memory budget of "
-                                  f"{inputs.mib(max_bytes)} per session (OPERATOR_LAB_SESSION_MB): use a shorter prompt, "
+                                  f"{inputs.mib(max_bytes)} per session (OPERATOR_LAB_SESSION_MB): use a shorter "
+                                  "prompt, "
                                   "fewer lines, or capture fewer tensors.", need, max_bytes)
         return self.trace_ids(rows, capture=capture, prompts=prompts, texts=texts, recompute=recompute, edits=edits)
 
     def trace_ids(self, rows: list[list[int]], capture=None, prompts=None, texts=None, recompute: bool = True,
                   edits: dict | None = None) -> Trace:
-        """recompute=True: tensors in trace.RECOMPUTED whose inputs are kept are held as recipes (ops/engine/recording.py).
+        """recompute=True: tensors in trace.RECOMPUTED whose inputs are kept are held as recipes
+        (ops/engine/recording.py).
         edits: name -> fn(tensor) -> tensor (same shape), applied where the pass records that name."""
         return build_trace(self, rows, capture, prompts, texts, recompute, edits)
 
@@ -340,7 +343,8 @@ class Model:
 
     # ---- decoding ----------------------------------------------------------------
     def decoder(self, prompt: str, chat: bool = True, max_new_tokens: int = 32, params: SamplingParams | None = None,
-                system: str | None = MODEL_DEFAULT, fast: str | bool | None = None, stop_at_eos: bool = True) -> Decoder:
+                system: str | None = MODEL_DEFAULT, fast: str | bool | None = None,
+                stop_at_eos: bool = True) -> Decoder:
         """A decoding of one prompt, ready to step (see Decoder). fast: False/None = the traced path (the model's
         weights, eager attention); True or "bf16" = the bfloat16 fused copy with SDPA; anything else: InputError."""
         path = decode_path(fast)

@@ -14,8 +14,8 @@ from functools import partial
 
 import torch
 
-from . import functional as fn
 from ..errors import InputError
+from . import functional as fn
 from .trace import Derived, Trace, capture_filter, contract_names, recipe_inputs
 
 NOT_EDITABLE = ("moe.router_probs", "moe.topk_idx", "moe.topk_weight")   # recorded after the experts ran

@@ -24,9 +24,11 @@ class SamplingParams:
     def __post_init__(self):
         checks = [
             ("temperature", self.temperature, lambda v: 0.0 <= v <= 100.0, "a number from 0 (greedy) to 100"),
-            ("top_k", self.top_k, lambda v: float(v).is_integer() and 0 <= v <= 10_000_000, "a whole number >= 0 (0 = off)"),
+            ("top_k", self.top_k, lambda v: float(v).is_integer() and 0 <= v <= 10_000_000,
+             "a whole number >= 0 (0 = off)"),
             ("top_p", self.top_p, lambda v: 0.0 < v <= 1.0, "a number in (0, 1] (1 = off)"),
-            ("repetition_penalty", self.repetition_penalty, lambda v: 0.0 < v <= 100.0, "a number in (0, 100] (1 = off)"),
+            ("repetition_penalty", self.repetition_penalty, lambda v: 0.0 < v <= 100.0,
+             "a number in (0, 100] (1 = off)"),
             ("seed", self.seed, lambda v: float(v).is_integer() and 0 <= v < 2**63, "a whole number >= 0"),
         ]
         for name, value, ok, allowed in checks:

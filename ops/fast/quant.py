@@ -29,8 +29,8 @@ import re
 import torch
 import torch.nn.functional as F
 
-from . import hugepages, native
 from ..engine.weights import FUSED, Weights
+from . import hugepages, native
 
 QUANTIZED = re.compile(r"model\.layers\.\d+\.(self_attn\.[qkvo]_proj|mlp\.(gate|up|down)_proj)\.weight|lm_head\.weight")
 EMBED = "model.embed_tokens.weight"
@@ -93,7 +93,8 @@ def native_mm(x: torch.Tensor, q: torch.Tensor, s: torch.Tensor) -> torch.Tensor
     return native.int8_linear(x, q, s if s.dtype is torch.float32 else s.float())
 
 
-KERNELS = {"native": native_mm, "int8pack_mm": int8pack_mm, "dequant+mv": dequant_mv, "dequant+F.linear": dequant_linear}
+KERNELS = {"native": native_mm, "int8pack_mm": int8pack_mm, "dequant+mv": dequant_mv,
+           "dequant+F.linear": dequant_linear}
 LAYOUTS = {"native": (native.pack, native.unpack)}     # kernel -> (rows -> its layout, back); the rest read rows
 
 
@@ -135,7 +136,8 @@ class Int8Weights(Weights):
     weight_dtype = "int8"
 
     def rows(self, name: str) -> tuple[torch.Tensor, torch.Tensor]:
-        """(q (out, in) int8 in row order, s (out,)) of projection `name`: dequantize(*rows) is what it multiplies by."""
+        """(q (out, in) int8 in row order, s (out,)) of projection `name`: dequantize(*rows) is what it multiplies
+        by."""
         return unpack(self.kernel, self._tensors[name + ".weight"]), self._tensors[name + ".scales"]
 
     def linear(self, x: torch.Tensor, name: str) -> torch.Tensor:
@@ -171,7 +173,8 @@ def int8_copy(model, kernel: str | None = None) -> Int8Weights:
         W[name] = by_ptr[t.data_ptr()]
     splits, done = {}, set()
     for i in range(model.config.num_hidden_layers):
-        for prefix, parts in ((f"model.layers.{i}.self_attn.", ("q", "k", "v")), (f"model.layers.{i}.mlp.", ("gate", "up"))):
+        for prefix, parts in ((f"model.layers.{i}.self_attn.", ("q", "k", "v")), (f"model.layers.{i}.mlp.", ("gate",
+                                                                                                             "up"))):
             names = [f"{prefix}{x}_proj" for x in parts]
             if not all(n + ".weight" in src for n in names):
                 continue                                    # a MoE layer: no gate|up

@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from . import edits
 from .stage_data import stream_norms, token_rms
 
+
 # ---- overview and classroom tour ----------------------------------------------------------------------
 def contract_check(trace) -> dict:
     """The trace's recorded shapes against the trace contract (ops/engine/trace.py) for its own config, B and S:
@@ -227,5 +228,6 @@ def ablation_reach(model, trace, b: int, layer: int, position: int) -> dict:
     moved = residual_change(base, edited, 0, position)["max"]
     first = first_changed(moved)
     diff = (edited.logits[0].float() - base.logits[0].float()).abs().amax(-1)
-    return dict(first_layer=None if first is None else first - 1, changed=[s for s in range(len(ids)) if diff[s] > 1e-6],
+    return dict(first_layer=None if first is None else first - 1,
+                changed=[s for s in range(len(ids)) if diff[s] > 1e-6],
                 n=len(ids), layer=layer, position=position)

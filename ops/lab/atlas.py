@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import torch
 
-from ..errors import InputError
 from ..engine.trace import Trace
+from ..errors import InputError
 
 KINDS = ("previous", "induction", "sink", "self", "broad")
 TOKEN_RANGE = (1000, 20000)         # ordinary BPE pieces of a Qwen vocabulary (no specials, no bytes)

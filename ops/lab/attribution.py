@@ -15,8 +15,8 @@ from collections import OrderedDict
 
 import torch
 
-from ..errors import InputError
 from ..engine.trace import Trace
+from ..errors import InputError
 
 
 def resolve_position(trace: Trace, row: int, position: int) -> int:

@@ -82,10 +82,12 @@ def embedding(model, trace) -> list[Check]:
 
 
 NORMS = {  # which -> (input of layer i, output name, weight name)
-    "attn_norm": (lambda tr, i: tr.layer_input(i), "layers.{i}.attn_norm.out", "model.layers.{i}.input_layernorm.weight"),
+    "attn_norm": (lambda tr, i: tr.layer_input(i), "layers.{i}.attn_norm.out",
+                  "model.layers.{i}.input_layernorm.weight"),
     "mlp_norm": (lambda tr, i: tr.layer(i, "resid_mid"), "layers.{i}.mlp_norm.out",
                  "model.layers.{i}.post_attention_layernorm.weight"),
-    "final": (lambda tr, i: tr.layer(tr.config.num_hidden_layers - 1, "resid_out"), "final_norm.out", "model.norm.weight"),
+    "final": (lambda tr, i: tr.layer(tr.config.num_hidden_layers - 1, "resid_out"), "final_norm.out",
+              "model.norm.weight"),
 }
 
 
@@ -205,7 +207,8 @@ def precision_embed(report: dict) -> list[Check]:
     errs = report.get("resid_rel_err", {})
     if "bfloat16" not in errs:
         return []
-    return [Check("bfloat16 embedding: ‖x_bf16 − x_32‖ / ‖x_32‖ (bound 2^-8 = rounding)", float(errs["bfloat16"][0]), 2 ** -8,
+    return [Check("bfloat16 embedding: ‖x_bf16 − x_32‖ / ‖x_32‖ (bound 2^-8 = rounding)", float(errs["bfloat16"][0]),
+                  2 ** -8,
                   "bfloat16 嵌入：‖x_bf16 − x_32‖ / ‖x_32‖（上界 2^-8，即舍入误差）")]
 
 
@@ -220,4 +223,6 @@ def atlas_head(atlas: dict, i: int, h: int) -> list[Check]:
     s = atlas["scores"]
     zh = {"previous": "前一个 token", "induction": "归纳头"}
     return [Check(f"L{i} H{h} {k} score: ops.lab.atlas vs a loop over its map", abs(float(s[k][i, h]) - v), 1e-5,
-                  f"L{i} H{h} 的“{zh[k]}”得分：ops.lab.atlas vs 对注意力图逐项求和") for k, v in (("previous", prev), ("induction", ind))]
+                  f"L{i} H{h} 的“{zh[k]}”得分：ops.lab.atlas vs 对注意力图逐项求和") for k, v in (("previous", prev),
+                                                                                     ("induction",
+                                                                                                          ind))]

@@ -13,10 +13,9 @@ from pathlib import Path
 import torch
 
 from ..arith import costs
-from ..models import gguf
-from ..models import bundled
 from ..engine.config import ModelConfig
 from ..errors import LoadError
+from ..models import bundled, gguf
 from ..models.tokenizer import bytes_to_raw, readable
 
 # ---- the config rows --------------------------------------------------------------------------------------------

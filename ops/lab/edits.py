@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import torch
 
-from ..errors import InputError
 from ..engine.trace import Trace
+from ..errors import InputError
 
 
 def _check_layer(config, layer: int) -> int:

@@ -12,6 +12,7 @@ from ..engine.config import ModelConfig
 from ..errors import InputError
 from .checks import Check, compare
 
+
 def online_softmax(scores: torch.Tensor, v: torch.Tensor, block: int) -> tuple[torch.Tensor, list[dict]]:
     """softmax(scores) @ v without ever holding a whole row of probabilities (FlashAttention's inner loop).
 
@@ -87,7 +88,9 @@ def online_softmax_checks(trace, i: int, block: int) -> list[Check]:
     B, nh, S, hd = out.shape
     ctx = out.transpose(1, 2).reshape(B, S, nh * hd)
     return [compare(f"layer {i}: online softmax (blocks of {block}) vs softmax(scores) @ v", out,
-                    eager_softmax_v(scores, v), ONLINE_TOL, f"第 {i} 层：分块在线 softmax（每块 {block} 个键）vs softmax(scores) @ v"),
+                    eager_softmax_v(scores,
+                                    v), ONLINE_TOL,
+                                    f"第 {i} 层：分块在线 softmax（每块 {block} 个键）vs softmax(scores) @ v"),
             compare(f"layer {i}: online softmax vs the trace's attn.context", ctx, trace.layer(i, "attn.context"),
                     ONLINE_TOL, f"第 {i} 层：分块在线 softmax vs trace 中的 attn.context")]
 

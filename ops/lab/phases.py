@@ -9,6 +9,7 @@ import torch
 from ..arith import costs
 from ..engine.config import ModelConfig
 
+
 # ---- (h) prefill vs decode, timed ------------------------------------------------------------------------------
 def _best(fn_, reps: int) -> float:
     best = float("inf")

@@ -169,7 +169,8 @@ def moe_reference_rows(names=("Qwen1.5-MoE-A2.7B", "Qwen2-57B-A14B", "Qwen3-30B-
     for name in (n for n in names if n in refs):
         r = refs[name]
         moe = r.is_moe
-        rows.append(dict(model=name, experts=r.num_experts if moe else None, top_k=r.num_experts_per_tok if moe else None,
+        rows.append(dict(model=name, experts=r.num_experts if moe else None,
+                         top_k=r.num_experts_per_tok if moe else None,
                          width=r.moe_intermediate_size if moe else r.intermediate_size,
                          shared=(r.shared_expert_intermediate_size or 0) if moe else None,
                          norm_topk_prob=r.norm_topk_prob if moe else None,

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import torch
 
-from .attribution import resolve_position
-from ..errors import Cancelled, InputError
 from ..engine.trace import Trace
+from ..errors import Cancelled, InputError
+from .attribution import resolve_position
 
 
 def _recorder(cancel):
@@ -88,7 +88,8 @@ def head_sweep(model, trace: Trace, row: int, position: int, token_id: int, mode
             edits = {f"layers.{layer}.attn.context": ablate_each_head, f"layers.{layer}.attn.out": ablate_attention}
         if layer > 0:                       # the previous layer's MLP ablated: its resid_mid goes on as its output
             f = fill(f"layers.{layer - 1}.mlp.out")
-            rows.append(trace.layer(layer - 1, "resid_mid")[row:row + 1, :n] + (f if isinstance(f, float) else f.to(base)))
+            rows.append(trace.layer(layer - 1, "resid_mid")[row:row + 1, :n] + (f if isinstance(f,
+                                                                                                float) else f.to(base)))
         z = _run(model, layer, torch.cat(rows), edits, record)
         logit, prob = z[:, tok], torch.softmax(z, -1)[:, tok]
         if layer < L:

@@ -8,11 +8,10 @@ import json
 import os
 from pathlib import Path
 
-
 from ..errors import ConfigError, LoadError
+from .checkpoints import _noop, check_weights, load_hf_folder
 from .gguf import read_gguf
 from .tokenizer import Tokenizer
-from .checkpoints import _noop, check_weights, load_hf_folder
 
 BUNDLED_NAME = "Qwen2.5-Coder-0.5B-Instruct"
 BUNDLED_DIRNAME = "qwen2.5-coder-0.5b-instruct"

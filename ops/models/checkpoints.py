@@ -12,7 +12,6 @@ from ..errors import LoadError
 from .gguf import read_gguf
 from .tokenizer import Tokenizer
 
-
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 
 

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 from ..engine.config import ModelConfig
 from ..errors import LoadError
-from .tokenizer import Tokenizer
 from .bundled import load_bundled
 from .checkpoints import PICKLE_SUFFIXES, _refuse_pickle, load_gguf_file, load_hf_folder
+from .tokenizer import Tokenizer
 
 
 # ---- entry point ----------------------------------------------------------

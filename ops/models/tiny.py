@@ -10,8 +10,8 @@ from functools import lru_cache
 import torch
 
 from ..engine.config import ModelConfig
-from .checkpoints import expected_shapes
 from ..engine.model import Model
+from .checkpoints import expected_shapes
 
 TINY_MOE = dict(vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
                 num_key_value_heads=2, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=32,

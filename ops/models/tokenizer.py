@@ -13,8 +13,7 @@ import json
 import re
 from functools import cached_property, lru_cache
 
-from tokenizers import AddedToken, Regex, decoders, normalizers, pre_tokenizers
-from tokenizers import Tokenizer as _HFTokenizer
+from tokenizers import AddedToken, Regex, Tokenizer as _HFTokenizer, decoders, normalizers, pre_tokenizers
 from tokenizers.models import BPE
 
 DEFAULT_SYSTEM = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from apptest_utils import ROOT, TITLE_WORDS, open_page, title_word
 
 HERE = Path(__file__).resolve().parent

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from apptest_utils import no_exception, page_ok
 
 PAGE = "generate"

@@ -20,8 +20,8 @@ import json
 import re
 
 import pytest
-
 from apptest_utils import open_page
+
 from content import stages
 
 PAGES = [s.page for s in stages.pages()]          # every page of the app, from the stage registry

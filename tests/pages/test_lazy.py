@@ -3,9 +3,10 @@ views (page.more) only when unfolded, lazy tabs (page.tabs) only the open one; o
 draws it. Lazy views are the default every page test runs with; these tests pin it on all the same."""
 from __future__ import annotations
 
-import ui.page  # now, not under the `english` fixture: ui.page would keep its patched lang for every later test
-import ui.blocks
 from apptest_utils import open_page, texts
+
+import ui.blocks
+import ui.page  # now, not under the `english` fixture: ui.page would keep its patched lang for every later test
 
 
 def test_explanation_draws_only_the_open_tab(tiny_app_dense, english, monkeypatch):

@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from apptest_utils import HTML_TABLE, check_page, html_text, new_app, page_path
 
 PAGE = "models"

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-
 from apptest_utils import BATCH, page_ok
 
 PAGE = "rmsnorm"
@@ -49,6 +48,7 @@ def test_rmsnorm_tiny_moe(tiny_app_moe):
 def test_rmsnorm_by_hand_four_numbers(tiny_app_dense, request, lang):
     """Four numbers, every step written out; all zeros is fine (ε keeps 1/√(mean + ε) finite), never a traceback."""
     from apptest_utils import no_exception, texts
+
     from ops.arith import worked_math
 
     if lang == "en":

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from apptest_utils import no_exception, page_ok
 
 PAGE = "sampling"
@@ -61,6 +60,7 @@ def test_sampling_tiny_moe(tiny_app_moe):
 def test_sampling_by_hand_softmax(tiny_app_dense, request, lang):
     """The softmax of three logits, written out; T = 0.5 doubles the gaps (the numbers are ops/arith/worked_math.py's)."""
     from apptest_utils import texts
+
     from ops.arith import worked_math
 
     if lang == "en":

@@ -3,8 +3,8 @@ speculative decoding, long context, attention variants, tensor parallelism, pref
 from __future__ import annotations
 
 import pytest
-
 from apptest_utils import BATCH, open_tab, page_ok, texts
+
 from content import serving_numbers
 from ops.arith import costs
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from apptest_utils import BATCH, new_app, no_exception, page_ok, tensor_lines
 
 PAGE = "tokenize"

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-
 from apptest_utils import error_boxes, new_app, no_exception, open_page, page_ok, svg_pictures
 
 PAGE = "tour"

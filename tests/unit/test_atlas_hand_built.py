@@ -17,10 +17,10 @@ import math
 import pytest
 import torch
 
-from ops.lab import atlas
 from ops.engine.config import ModelConfig
-from ops.models.checkpoints import expected_shapes
 from ops.engine.model import Model
+from ops.lab import atlas
+from ops.models.checkpoints import expected_shapes
 
 V, H, HD = 32, 96, 64
 TOKEN, PREV, NEXT = slice(0, 32), slice(32, 64), slice(64, 96)

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from content import models as words
-from ops.lab import compare_models as cm
 from ops.arith import costs
 from ops.engine.config import ModelConfig
+from ops.lab import compare_models as cm
 
 # SmolLM2-135M-Instruct as its config.json says (FACTS.md), typed here, not read through our loader
 SMOL = ModelConfig(model_type="llama", vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,

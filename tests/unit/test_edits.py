@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ops.lab import edits as E
-from ops.lab import sweeps
-from ops.lab.attribution import logit_attribution, top_parts
 from ops.errors import Cancelled, InputError
+from ops.lab import edits as E, sweeps
+from ops.lab.attribution import logit_attribution, top_parts
 from tests.parity.test_parity_tiny import tiny_pair
 
 IDS = [[5, 17, 3, 99, 42, 7]]

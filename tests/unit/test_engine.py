@@ -10,9 +10,9 @@ import torch
 
 from ops import InputError, SamplingParams, load_model
 from ops.arith import costs
+from ops.engine.model import KVCache, Model
 from ops.lab import lens
 from ops.models import tiny
-from ops.engine.model import KVCache, Model
 from tests.parity.test_parity_tiny import tiny_pair
 
 

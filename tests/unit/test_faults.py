@@ -49,8 +49,7 @@ def test_cache_folder_deleted_between_runs(bundled, monkeypatch, tmp_path):
     next load rebuilds it (~30-60 s)."""
     import os
 
-    from ops.models import loading
-    from ops.models import bundled as bundled_mod
+    from ops.models import bundled as bundled_mod, loading
 
     real = bundled_mod.bundled_dir()
     cache = tmp_path / "cache"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ops.fast import hugepages, quant
 from ops.engine.config import ModelConfig
-from ops.models.checkpoints import expected_shapes
 from ops.engine.model import Model
+from ops.fast import hugepages, quant
+from ops.models.checkpoints import expected_shapes
 
 THP = hugepages.available()
 

@@ -7,13 +7,13 @@ import pytest
 import torch
 
 from ops.engine import model as model_module
-from ops.fast import native, quant
 from ops.engine.config import ModelConfig
 from ops.engine.decode import decode_path
-from ops.errors import InputError
-from ops.models.checkpoints import expected_shapes
 from ops.engine.model import Model
+from ops.errors import InputError
+from ops.fast import native, quant
 from ops.lab.precision import precision_report
+from ops.models.checkpoints import expected_shapes
 from ops.models.tiny import tiny_moe_model
 
 

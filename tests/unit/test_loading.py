@@ -8,14 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import TINY_VOCAB, tiny_tokenizer, tiny_tokenizer_fields, write_tiny_gguf
 from safetensors.torch import load_file, save_file
 
-from conftest import TINY_VOCAB, tiny_tokenizer, tiny_tokenizer_fields, write_tiny_gguf
-from ops.models import bundled as bundled_mod
 from ops.engine.config import ConfigError
+from ops.models import bundled as bundled_mod
+from ops.models.checkpoints import expected_shapes
 from ops.models.gguf import unpermute
 from ops.models.loading import LoadError, load_source
-from ops.models.checkpoints import expected_shapes
 
 ARCHS = ["qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "llama"]
 
@@ -186,7 +186,6 @@ def test_gguf_without_output_is_tied(tiny_hf_folder, tmp_path):
 
 def test_moe_gguf_stacked_experts_split(tiny_hf_folder, tmp_path):
     import gguf
-
     from conftest import gguf_name_for
 
     config, weights, _ = load_source(tiny_hf_folder("qwen2_moe"))

@@ -14,12 +14,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from ops.engine import functional as fn
-from ops.engine import model as model_module
-from ops.fast import native
+from ops.engine import functional as fn, model as model_module
 from ops.engine.decode import PATHS, KVCache
 from ops.errors import InputError
-
+from ops.fast import native
 from tests.unit.test_int8 import tiny_dense
 
 needs_native = pytest.mark.skipif(native.load() is None, reason=f"no native kernels here: {native.why_not()}")

@@ -6,9 +6,9 @@ import torch
 
 from ops.arith import costs, placement
 from ops.engine.config import ModelConfig
+from ops.engine.model import Model
 from ops.errors import InputError
 from ops.models.checkpoints import expected_shapes
-from ops.engine.model import Model
 
 GB = 1e9
 C32 = costs.reference_config("Qwen2.5-32B-Instruct")

@@ -10,13 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from content import practice, texts
-from content import serving_numbers
-from ops.arith import costs, serving_math as sv
-from ops.lab import phases
-from ops.arith import formats
-from ops.lab import online_softmax
+from content import practice, serving_numbers, texts
+from ops.arith import costs, formats, serving_math as sv
 from ops.errors import InputError
+from ops.lab import online_softmax, phases
 
 C32 = costs.reference_config("Qwen2.5-32B-Instruct")
 # Qwen2.5-32B-Instruct from FACTS.md: 64 layers, 40 query / 8 KV heads, head_dim 128, 32,763,876,352 parameters

@@ -1,9 +1,8 @@
 """ui.blocks.table: every row drawn as one HTML table in one Markdown element, cells shown as written."""
 from __future__ import annotations
 
-from streamlit.testing.v1 import AppTest
-
 from apptest_utils import html_text
+from streamlit.testing.v1 import AppTest
 
 
 def draw():

@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from ops.arith import costs
 from content import texts
+from ops.arith import costs
 from ops.engine.config import ModelConfig
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -2,8 +2,8 @@
 import unicodedata
 
 import pytest
-
 from conftest import tiny_tokenizer
+
 from ops.models.tokenizer import DEFAULT_SYSTEM, Tokenizer, raw_to_bytes, readable
 
 PARITY_TEXTS = [

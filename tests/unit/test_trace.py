@@ -2,9 +2,8 @@
 import pytest
 import torch
 
-from tests.parity.test_parity_tiny import tiny_pair
-
 from ops.engine.trace import contract_names, contract_shapes
+from tests.parity.test_parity_tiny import tiny_pair
 
 # written out by hand on purpose: the contract in ops/engine/trace.py must produce exactly this list
 LAYER_NAMES = ["attn_norm.out", "attn.q", "attn.k", "attn.v", "attn.q_rope", "attn.k_rope", "attn.scores",
@@ -119,8 +118,8 @@ def test_real_trace_contract(real_model):
 
 # ---- Trace.memo: what pages keep with a trace ------------------------------------------------------------
 def _small_trace():
-    from ops.engine.trace import Trace
     from ops.engine.config import ModelConfig
+    from ops.engine.trace import Trace
     c = ModelConfig(model_type="qwen2", vocab_size=32, hidden_size=8, intermediate_size=16, num_hidden_layers=1,
                     num_attention_heads=2, num_key_value_heads=1)
     return Trace(c, ["a"], ["a"], torch.zeros(1, 1, dtype=torch.long), [1])

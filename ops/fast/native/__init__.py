@@ -5,7 +5,8 @@ Two C files (and simd.h, the helpers both include), one library, for x86-64 CPUs
   blocks of 8 (pack / unpack; the file's header says why); 16 lanes wide where the CPU has AVX-512F (isa(); the
   same bits as the 8-wide loops);
 - decode.c, the small operators of a decode step in float32 (rms_norm, apply_rope, attention1), which
-  ops/engine/model.py runs with kernels="native": same signatures as ops/engine/functional.py's, and each falls back to it
+  ops/engine/model.py runs with kernels="native": same signatures as ops/engine/functional.py's, and each falls back to
+  it
   (or returns None, attention1) for an input it does not take.
 
 build(folder) compiles it (-O3 -mavx2 -mfma -fopenmp -ffp-contract=off) into folder (the file name carries a hash of
@@ -182,7 +183,8 @@ def load():
     """The library build() made (waiting for a build under way), or None: never builds one itself."""
     with _lock:
         if "lib" not in _state:
-            _state["why"] = "not built: ops.fast.native.build(folder) builds it (the app does at start, in the background)"
+            _state["why"] = ("not built: ops.fast.native.build(folder) builds it "
+                             "(the app does at start, in the background)")
             return None
         return _state["lib"]
 
@@ -233,7 +235,8 @@ def int8_linear(x: torch.Tensor, p: torch.Tensor, s: torch.Tensor) -> torch.Tens
     Kept lean: a decode step calls it 97 times (Qwen2.5-0.5B), and each check here costs every one of them."""
     lib = _state.get("lib") or _lib()
     N, K = p.shape
-    if p.dtype != torch.int8 or not p.is_contiguous() or s.dtype != torch.float32 or x.shape[-1] != K or s.shape != (N,):
+    if p.dtype != torch.int8 or not p.is_contiguous() or s.dtype != torch.float32 or x.shape[-1] != K or s.shape != (N,
+                                                                                                                     ):
         raise ValueError("int8_linear wants p (N, K) int8 from pack(), s float32 (N,) and x (.., K)")
     x2 = x if x.dtype == torch.float32 and x.is_contiguous() else x.float().contiguous()
     y = torch.empty(*x.shape[:-1], N)
@@ -241,7 +244,8 @@ def int8_linear(x: torch.Tensor, p: torch.Tensor, s: torch.Tensor) -> torch.Tens
     return y if x.dtype == torch.float32 else y.to(x.dtype)
 
 
-# ---- decode.c: the small operators of a decode step (ops/engine/model.py, kernels="native") ---------------------------
+# ---- decode.c: the small operators of a decode step (ops/engine/model.py, kernels="native")
+# ---------------------------
 # Each takes what its ops/engine/functional.py twin takes and gives the same result (RoPE the same bits; RMSNorm and
 # attention up to the order of their sums). An input it does not take (not float32, not contiguous, not on the
 # CPU, or no library here) goes to the twin. Kept lean, like int8_linear: a decode step calls them ~100 times.
