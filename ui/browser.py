@@ -49,8 +49,8 @@ def style():
 
 
 # Streamlit loads a component's script the first time a page of the session draws one: Plotly's is 4.7 MB, and the
-# session's first chart page waited for it (bench/browser.py --dwell 5, embedding's first visit: 2.16 s, 0.82 s with
-# these loaded ahead). These are the chunks our pages use beyond the overview's, in the order a first lap meets them
+# session's first chart page waited for it (bench/browser.py --dwell 5; bench/RESULTS.md, "Figures once in code
+# comments"). These are the chunks our pages use beyond the overview's, in the order a first lap meets them
 # (tokenize, embedding, rmsnorm, ...).
 WARM_CHUNKS = ("DataFrame", "TextInput", "DownloadButton", "PlotlyChart", "Slider", "NumberInput", "Button",
                "Spinner", "Progress", "Selectbox")
@@ -58,12 +58,10 @@ WARM_FIRST = WARM_CHUNKS[:3]             # the page after the overview (tokenize
 # As soon as the first run's sidebar reaches the browser, import those chunks, all at once, by the same URLs
 # Streamlit's own lazy imports use (resolved against its index script), so a later page finds them evaluated (a
 # page that needs one still in flight waits on the same import). Importing them only once the first page had drawn
-# and the browser was idle left a reader who clicks at once waiting for all of them on the next page: 2026-12-04,
-# bench/browser.py, Intel machine, embedding's first visit 0.99 -> 0.34 s, tokenize's 0.45 -> 0.32 s, while the
-# first page, now drawn alongside them, takes 1.37 -> 2.24 s (the floor app, which loads Plotly there, 1.82 s).
-# The first page's next one (tokenize: DataFrame, TextInput, DownloadButton) goes first: the browser evaluates one
-# script at a time, and a click at once found its table behind Plotly's 0.7 s evaluation (tokenize's first visit
-# 1.41 s in one bench run, 0.39-0.46 s in two others).
+# and the browser was idle left a reader who clicks at once waiting for all of them on the next page; the first
+# page, drawn alongside them, pays part of it instead. The first page's next one (tokenize: DataFrame, TextInput,
+# DownloadButton) goes first: the browser evaluates one script at a time, and a click at once found its table
+# behind Plotly's evaluation. The measurements (bench/browser.py): bench/RESULTS.md, "Figures once in code comments".
 # Best effort: a chunk that fails is skipped, and the page works as before. window.__olWarm: once per browser tab.
 WARM_JS = """<script>
 (() => {

@@ -141,7 +141,8 @@ def first_visits(model, source: str, device: str, dtype: str, sets: bool) -> lis
     settings -- the tokenizer's merge table (Tokenize), the head atlas, Compare's first pair in both languages,
     Serving's report of the bundled GGUF file (made once per machine), Experiments' default edit on each language's
     default prompt (layer 0's head 0 zeroed: experiments_key) and, when the bf16 and int8 sets are built
-    (sets), Precision's report on those prompts; 0.4-1.3 s each on the bundled model. ui.state runs them in
+    (sets), Precision's report on those prompts; each is seconds of work a first visit would wait for. ui.state runs
+    them in
     its background thread, each when the server is quiet; each result lands where the page looks for it."""
     from content import pairs
     from ops.arith import formats

@@ -55,8 +55,8 @@ def decode_step(decoder):
 
 def decode_to_end(decoder, draw, every: float = 0.2):
     """decode_step until the decoder is done, calling draw() at most once every `every` seconds on the way. Drawn at
-    every token, the browser's work took cores from the decoding itself where both share a small machine: Chromium
-    and the server on 2 cores, int8, 24 tokens, the page's decode speed 15-21 tok/s, 24-35 drawn this way."""
+    every token, the browser's work took cores from the decoding itself where both share a small machine
+    (bench/RESULTS.md, "Figures once in code comments")."""
     shown = time.perf_counter()
     while not decoder.done:
         decode_step(decoder)

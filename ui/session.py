@@ -73,8 +73,8 @@ WIDGET_DEFAULTS = dict(prompt_text="", chat=False, lang="zh", projector=False)
 
 def guard_page_switch(page: str):
     """On a page switch, a sidebar setting that arrives at its widget's default, unlike the session's kept copy,
-    is put back from that copy. Seen in Chromium in 4 of about 30 sessions on the evening of 2026-12-01
-    (bench/browser.py and repeats of it): an English session with a prompt clicked a page link and the next page
+    is put back from that copy. Seen in Chromium in a few sessions of bench/browser.py
+    (bench/RESULTS.md, "Night"): an English session with a prompt clicked a page link and the next page
     ran with the language and the prompt at their widget defaults (Chinese, empty), so it asked for a prompt; with
     this guard the fourth ran in English with its prompt (bench/RESULTS.md, "Night").
     A user's own change to a sidebar widget reruns the page it is on before any switch; one that only comes with

@@ -61,8 +61,8 @@ def mem_available() -> int:
 
 def ahead_sets(model) -> list[str]:
     """Weight sets to build as the model loads, so no page waits for them: in classroom mode the int8 set the Generate
-    page starts on; otherwise, on the CPU, the bf16 and int8 sets Precision compares (its first visit built them:
-    3-5 s on the bundled model) and Generate's faster paths offer, when they take under a third of the memory free
+    page starts on; otherwise, on the CPU, the bf16 and int8 sets Precision compares (its first visit built them,
+    and waited for it) and Generate's faster paths offer, when they take under a third of the memory free
     (about 3 bytes per parameter)."""
     if classroom.classroom_mode():
         return ["int8"] if classroom.default_decode_path() == "int8" else []

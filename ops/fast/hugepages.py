@@ -4,12 +4,10 @@ A decode step streams each weight once. In 4 KiB pages that is a page walk every
 prefetcher stops at every page boundary; in 2 MiB pages (Linux transparent huge pages) neither happens. Where
 THP is "madvise" (the default here and on most distributions) memory gets 2 MiB pages only when asked:
 an Arena maps anonymous memory, aligned to 2 MiB, and asks with madvise(MADV_HUGEPAGE) before any page is touched.
-The int8 GEMVs of one decode step, from memory, 2-core Xeon (bench/int8.py, 2026-12-05): 26.2 -> 21.8 ms. The int8
-set uses it (ops/fast/quant.int8_copy), at a price paid once per model, mostly in the background as the app loads: its
-build 0.63 -> 1.6-5.5 s (6 fresh processes and one bench run; the kernel compacts memory to find free 2 MiB pages,
-/proc/vmstat compact_stall). The bfloat16 copy does not: its decode measured 15.4 -> 15.6 tok/s in 2 MiB pages
-(torch.mv on bf16 is bound by its own arithmetic here, not by the TLB), and its build took 0.5 -> 2.4 s (this VM
-touches fresh huge pages slowly: ~1.3 s per GB the first time).
+The int8 set uses it (ops/fast/quant.int8_copy): its GEMVs read memory, so fewer TLB misses make a decode step
+faster, at a price paid once per model, mostly in the background as the app loads (the kernel compacts memory to
+find free 2 MiB pages). The bfloat16 copy does not: torch.mv on bf16 is bound by its own arithmetic, not by the TLB,
+so it gains nothing and would pay the slower build. The measurements: bench/RESULTS.md, "Figures once in code comments".
 Where it cannot be had (not Linux, THP "never", no MADV_HUGEPAGE in this Python), plain tensors: the same
 values in 4 KiB pages.
 """

@@ -9,8 +9,9 @@ Decoding reads every weight once per token, so int8 halves the bytes of the bflo
 stay in the model's own dtype (float32 on the CPU), and so do the tensors that are not quantized, shared with the
 model rather than copied: the embedding table (a gather reads S rows, not the table), norms and biases. So the
 int8 path differs from float32 by the weight rounding alone, and a decode step on the CPU converts nothing
-(bfloat16 activations measured slower there: SDPA for one query in bfloat16 takes ~4x its float32 time, and
-every int8 product converted x and y). q|k|v and gate|up are fused as in the bfloat16 copy: one product, then
+(bfloat16 activations measured slower there: SDPA for one query in bfloat16 is slower than in float32 on the
+CPU, and every int8 product converted x and y; bench/RESULTS.md, "Figures once in code comments"). q|k|v and gate|up are
+fused as in the bfloat16 copy: one product, then
 split. A MoE model's experts are not quantized (the MoE operator takes its weight tensors directly): they, and so
 the activations, stay in 16 bits (rest_dtype).
 
@@ -68,7 +69,8 @@ def dequantize(q: torch.Tensor, s: torch.Tensor, dtype: torch.dtype = torch.floa
 # ---- kernels: y (.., N) = (x (.., K) q^T) * s ---------------------------------------------------------------
 def int8pack_mm(x: torch.Tensor, q: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
     """ATen's int8 weight-only kernel: it reads int8 rows and converts in registers (no bf16 copy of W). Its float32
-    path is not vectorized on the CPU (a 46-row prefill product 1152x896: 60 ms against 1.9 ms in bfloat16), so
+    path is not vectorized on the CPU (a prefill product is many times slower than in bfloat16; bench/RESULTS.md,
+    "Figures once in code comments"), so
     float32 activations go through bfloat16 here, and y comes back in x's dtype."""
     dtype = torch.bfloat16 if x.dtype == torch.float32 and x.device.type == "cpu" else x.dtype
     y = torch.ops.aten._weight_int8pack_mm(x.reshape(-1, x.shape[-1]).to(dtype).contiguous(), q, s.to(dtype))

@@ -2,8 +2,8 @@
 
 GGUF is llama.cpp's single-file format: a metadata table (config + tokenizer), a tensor table,
 then the (often quantized) tensor data. The header is parsed here with `struct` on a memory map
-(gguf.GGUFReader builds a numpy view per vocabulary string and takes ~13 s on Qwen's 151,936
-tokens); the numbers are dequantized by the `gguf` package (llama.cpp's own reference code).
+(gguf.GGUFReader builds a numpy view per vocabulary string, seconds on Qwen's 151,936 tokens); the numbers are
+dequantized by the `gguf` package (llama.cpp's own reference code).
 """
 from __future__ import annotations
 
