@@ -54,7 +54,7 @@ FORMULAS = {
     "heads_total": lambda c: c.num_hidden_layers * c.num_attention_heads,
     "norm_params": lambda c: (2 * c.num_hidden_layers + 1) * c.hidden_size,    # two per layer + the final norm
 }
-FORMULAS.update(serving_numbers.FORMULAS)      # the serving chapter's (content/serving_text.py)
+FORMULAS.update(serving_numbers.FORMULAS)      # the serving chapter's (content/serving_numbers.py)
 
 
 def load_questions() -> list[dict]:
@@ -298,7 +298,7 @@ def _experiment_items(model, trace, b: int) -> list[dict]:
 
 def serving_items(numbers: dict) -> list[dict]:
     """The serving chapter's computed questions (assets/practice/serving.json, not marked quiz: false), each
-    answer computed as it renders by content/serving_text.py's formulas from the reference configs."""
+    answer computed as it renders by content/serving_numbers.py's formulas from the reference configs."""
     out = []
     for q in load_questions():
         if q["stage"] != "serving" or not is_computed(q) or q.get("quiz") is False:

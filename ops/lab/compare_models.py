@@ -243,7 +243,8 @@ def source_config(source) -> ModelConfig:
 
 
 def load_need_bytes(c: ModelConfig, dtype: str = "float32") -> int:
-    """Memory a load takes: every parameter as float32 as it is read (ops/models/loading.py converts to float32), plus
+    """Memory a load takes: every parameter as float32 as it is read (ops/models/checkpoints.py converts to float32),
+    plus
     the copy in `dtype` the model keeps when that is not float32."""
     n = costs.total_params(c)
     return n * 4 + (n * DTYPE_BYTES.get(dtype, 4) if dtype != "float32" else 0)

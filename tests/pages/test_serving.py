@@ -14,7 +14,7 @@ NUMS = serving_numbers.numbers(costs.reference_config())
 
 
 def key_numbers(at, lang):
-    """The figures the page is for, as content/serving_text.py computes them, are on it."""
+    """The figures the page is for, as content/serving_numbers.py computes them, are on it."""
     body = texts(at)
     for value in (NUMS["sv_req_141"], NUMS["sv_req_80"], NUMS["sv_fa_eager_32k"], NUMS["sv_kv_mla_exact"],
                   NUMS["sv_yarn_ext"], NUMS["sv_spec_e"]):

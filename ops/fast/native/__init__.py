@@ -11,7 +11,8 @@ Two C files (and simd.h, the helpers both include), one library, for x86-64 CPUs
 
 build(folder) compiles it (-O3 -mavx2 -mfma -fopenmp -ffp-contract=off) into folder (the file name carries a hash of
 the sources, the flags and the CPU), records the library's sha256 beside it, then checks it on small inputs with
-known answers. The app calls build() once at start, in the background (ui/state.py); nothing compiles during a
+known answers. The app calls build() once at start, in the background (app.py, through ui/state.py); nothing compiles
+during a
 request. load() only hands out what build() made: it waits for a build under way and never starts one. A file
 found in the folder is loaded only if the folder is private to this user and the file's sha256 is the one recorded
 when this code built it: a library planted there is rebuilt over, never run. Another CPU, no compiler, a failed
