@@ -39,8 +39,7 @@ EFFECT = {
     "model_type": ("决定每层跑哪段代码：Qwen2 的 q/k/v 带偏置，Qwen3 在 RoPE 前对 q、k 逐头做 RMSNorm，Llama 两者都没有"
                    "。",
                    "Picks each layer's code: Qwen2 adds q/k/v biases, Qwen3 RMS-normalises q and k per head "
-                   "before RoPE, "
-                   "Llama does neither."),
+                   "before RoPE, Llama does neither."),
     "hidden_size": ("残差流每个向量的长度：RMSNorm 在 H 个数上求均方，每个投影都读 H 维输入；右栏是每层的参数。",
                     "The length of every residual-stream vector: RMSNorm averages over H numbers, every projection "
                     "reads H inputs; the bytes column is one layer's parameters."),

@@ -254,8 +254,7 @@ def _experiment_items(model, trace, b: int) -> list[dict]:
                 "ops.lab.analysis.ablation_reach)")
     setup = (f"实验：把第 {k} 层 MLP 的输出只在位置 {p} 置零（第 {b} 行，共 {n} 个 token，位置 0…{n - 1}），重新运行。",
              f"Experiment: zero layer {k}'s MLP output at position {p} only (row {b}: {n} tokens, positions "
-             f"0…{n - 1}), "
-             "and rerun. ")
+             f"0…{n - 1}), and rerun. ")
     items = []
     if reach["first_layer"] is not None:
         f = reach["first_layer"]

@@ -35,8 +35,7 @@ NOTES = {
               "triangle is masked); a causal kernel such as FlashAttention skips about half. Prefill computes logits "
               "for all "
               "S positions, as the trace does; a server usually keeps only the last. The 2·N·T rule of thumb leaves "
-              "out "
-              "attention's S² terms."),
+              "out attention's S² terms."),
     "fit": ("每格：✓/✗ 与 所需总量 = 权重 + B·S 个 token 的 KV cache（KV 按 bf16）/ 显存（1 GB = 10⁹ 字节）。"
             "不含激活、CUDA 上下文与碎片，实际还要留出几 GB；int8/int4 的量化缩放系数未计入。",
             "Each cell: ✓/✗ and total needed = weights + KV cache for B·S tokens (KV in bf16) / GPU memory (1 GB = 10⁹ "

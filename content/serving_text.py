@@ -235,8 +235,7 @@ CAPTIONS = {
     "online": ("第 {i} 层、第 {h} 个头、位置 {s} 的这一行查询：方块是它对每个键的分数，颜色区分块；红线是每块之后的累计"
                "最大值 m，"
                "绿点是累计和 l。某块带来更大的分数时，α < 1 会把之前的和缩小。最后一块得到的结果与朴素的 softmax·V 一致"
-               "："
-               "最大 |差| = {max_diff}。",
+               "：最大 |差| = {max_diff}。",
                "The query of layer {i}, head {h}, position {s}: the squares are its scores for every key, coloured by "
                "block; the red "
                "line is the running max m after each block, the green dots the running sum l. When a block brings a "
@@ -249,8 +248,7 @@ CAPTIONS = {
                 "One prefill of Qwen2.5-32B in bf16, B = 1, the full S×S as the eager path computes it; times at the "
                 "H200's "
                 "{sv_bw_h200} TB/s (published figure). FlashAttention also re-reads k and v once per query block, "
-                "which this "
-                "lower bound leaves out."),
+                "which this lower bound leaves out."),
     "kv": ("权重：Qwen2.5-32B 全部参数的 bf16（{weights_bf16_gb_32b} GB）；KV cache 用 bf16，每 "
            "token {kv_bytes_per_token_32b} 字节。"
            "显存按十进制 GB。没算激活和框架开销：实际能放的更少。",
@@ -289,8 +287,7 @@ CAPTIONS = {
              "bytes per block from the GGUF spec constants (gguf.constants.GGML_QUANT_SIZES), bits per weight = "
              "8 × bytes per block / block size."),
     "block": ("{tensor} 的第一个 {type} 块，{nbytes} 字节，手工解码：fp16 缩放 d = {d}，整数 q，权重 d·q（页面底部的检"
-              "查把它和 "
-              "gguf.dequantize 对照）。",
+              "查把它和 gguf.dequantize 对照）。",
               "The first {type} block of {tensor}, {nbytes} bytes, decoded by hand: the fp16 scale d = {d}, the "
               "integers q and "
               "the weights d·q (the check at the bottom compares them with gguf.dequantize)."),
@@ -299,8 +296,7 @@ CAPTIONS = {
               "per "
               "group; the error is relative to the weights as loaded."),
     "fp8": ("上表：Qwen2.5-32B 的 KV cache 格式，权重为 bf16，放在一张 H200 上（每个请求 {sv_req_tokens} 个 token）。下"
-            "表：各格式的参数，"
-            "取自 torch.finfo。",
+            "表：各格式的参数，取自 torch.finfo。",
             "Top: KV-cache formats for Qwen2.5-32B next to bf16 weights on an H200 ({sv_req_tokens}-token requests). "
             "Bottom: "
             "the formats' figures from torch.finfo."),
@@ -310,16 +306,14 @@ CAPTIONS = {
              "c = draft weight bytes / target weight bytes ({sv_draft} / Qwen2.5-32B-Instruct in bf16): both models' "
              "decode "
              "steps are memory-bound. The curves peak: past some length a longer draft costs more than its extra "
-             "accepted "
-             "tokens bring."),
+             "accepted tokens bring."),
     "rope": ("Qwen2.5-32B：θ = {theta_32b}，d_h = {hd_32b}；虚线是 {sv_yarn_orig} 和 {sv_yarn_ext} 个 token。YaRN（因子"
              " "
              "{sv_yarn_factor}）不动左边转得快的对，把右边转得慢的对拉长为原来的 {sv_yarn_factor} 倍。",
              "Qwen2.5-32B: θ = {theta_32b}, d_h = {hd_32b}; dashed lines at {sv_yarn_orig} and {sv_yarn_ext} tokens. "
              "YaRN "
              "(factor {sv_yarn_factor}) leaves the fast pairs on the left alone and stretches the slow pairs on the "
-             "right "
-             "{sv_yarn_factor}×."),
+             "right {sv_yarn_factor}×."),
     "swa": ("Qwen2.5-32B 一条序列的 bf16 KV cache：完整注意力，对比 {sv_swa_window} 个 token 的滑动窗口。",
             "KV cache of one Qwen2.5-32B sequence in bf16: full attention against a sliding window of {sv_swa_window} "
             "tokens."),
@@ -351,8 +345,7 @@ CAPTIONS = {
                  "Measured on this machine ({dtype}): matmul peak {flops} FLOP/s, matrix-vector bandwidth {bw}/s, "
                  "ridge {ridge} "
                  "FLOP/byte. The roofline predicts max(FLOPs / peak, bytes / bandwidth); measurements move with other "
-                 "work on "
-                 "the machine."),
+                 "work on the machine."),
 }
 
 
