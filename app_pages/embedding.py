@@ -23,7 +23,8 @@ gather = page.memo(("gather", b), lambda: gather_figure(
 page.view("embed.out", trace.embeddings, gather,
           key="emb", caption=t(f"表 W_E 有 {V:,} 行 × {H} 列。", f"The table W_E has {V:,} rows × {H} columns. ")
           + page.sentence("pad_sentence") + t("BPE 按学到的先后给片段编号，常见片段的 id 往往较小（靠近表的上部）。",
-                                              " BPE numbers pieces in the order it learned them, so frequent pieces tend to "
+                                              " BPE numbers pieces in the order it learned them, so frequent pieces "
+                                              "tend to "
                                               "have small ids (near the top)."))
 
 page.explain(r"\mathrm{embed}[b, s, :] = W_E[\,\mathrm{ids}[b, s],\, :\,], \qquad W_E \in \mathbb{R}^{V \times H}"
@@ -39,8 +40,11 @@ if box := page.more("token 之间的余弦相似度", "Cosine similarity between
     with box:
         cos = stage_data.cosine_similarity(emb)
         page.view("cosine(embed.out)", cos,
-                  cosine_map(cos, labels, title=t("余弦相似度（对角线恒为 1，留空，不占色标）", "cosine similarity (the diagonal, always 1, left blank)"),
-                             xlabel=t("token（位置:片段）", "token (position:piece)"), ylabel=t("token（位置:片段）", "token (position:piece)")),
+                  cosine_map(cos, labels,
+                             title=t("余弦相似度（对角线恒为 1，留空，不占色标）",
+                                     "cosine similarity (the diagonal, always 1, left blank)"),
+                             xlabel=t("token（位置:片段）", "token (position:piece)"),
+                             ylabel=t("token（位置:片段）", "token (position:piece)")),
                   key="cos")
 
 st.info(page.sentence("tie_sentence") + t("Qwen2.5-32B 不共享。", " Qwen2.5-32B does not tie them."))

@@ -13,7 +13,8 @@ from viz import labels as lbl, tour as vt
 from viz.overview import pipeline_picture
 
 st.markdown(vt.CSS, unsafe_allow_html=True)            # the app's own CSS comes from app.py
-st.title(f"{stages.get('tour').icon} " + t("课堂演示：一句话走完整个模型", "Classroom tour: one sentence through the whole model"))
+st.title(f"{stages.get('tour').icon} " + t("课堂演示：一句话走完整个模型",
+                                           "Classroom tour: one sentence through the whole model"))
 model, trace = require_trace()
 tok = model.tokenizer
 N = len(script.STEPS)
