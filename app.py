@@ -16,32 +16,35 @@ except settings.SettingError as e:
 
 import viz  # noqa: E402,F401  (sets the plotly template every page's figures use)
 from content import stages  # noqa: E402
-from ui import lab, page, poll, sidebar, state  # noqa: E402  (after set_page_config)
-state.FIRST_VISITS = lab.first_visits      # the work the load-time thread does ahead of the pages' first visits
+from ui import browser, experiments_state, jobs, page, poll, session, sidebar, state  # noqa: E402  (after set_page_config)
+
+# the work the load-time thread does ahead of the pages' first visits
+state.FIRST_VISITS = experiments_state.first_visits
 state.build_native()                       # the native library, once per process, in the background
 
-with state.RUNS:               # background work at load waits while a page runs (ui.state.RUNS)
-    state.init_state()
+with jobs.RUNS:               # background work at load waits while a page runs (ui.jobs.RUNS)
+    session.init_state()
     # projector mode (?projector=1) folds the sidebar away; its arrow opens it again
-    st.set_page_config(page_title=state.t("算子实验室", "Operator Lab"),
-                       initial_sidebar_state="collapsed" if state.projector() else "auto")
-    page.style()
+    st.set_page_config(page_title=session.t("算子实验室", "Operator Lab"),
+                       initial_sidebar_state="collapsed" if session.projector() else "auto")
+    browser.style()
 
     # Every page answers at its own URL (/overview included, so a copied link works); the default page answers
     # at / as well, through a second entry for the same file. The sidebar lists each page once.
-    pages = {s.page: st.Page(f"app_pages/{s.page}.py", title=s.title(state.lang()), icon=s.icon, url_path=s.page)
+    pages = {s.page: st.Page(f"app_pages/{s.page}.py", title=s.title(session.lang()), icon=s.icon, url_path=s.page)
              for s in stages.pages()}
-    home = st.Page("app_pages/overview.py", title=stages.get("overview").title(state.lang()), icon="🗺️",
+    home = st.Page("app_pages/overview.py", title=stages.get("overview").title(session.lang()), icon="🗺️",
                    url_path="home", default=True)
     nav = st.navigation([home, *pages.values()], position="hidden")
-    state.guard_page_switch("overview" if nav.url_path == "home" else nav.url_path)
+    session.guard_page_switch("overview" if nav.url_path == "home" else nav.url_path)
     sidebar.render(pages)      # the prompt box first, then the page links, then the settings
-    if state.projector() and nav.url_path != "tour":      # the sidebar is folded: the prompt on the page (the
-        sidebar.page_prompt()                              # tour draws its own, beside its buttons)
-    page.warm_scripts()        # the session's first run: the browser fetches later pages' component scripts
+    if session.projector() and nav.url_path != "tour":     # the sidebar is folded: the prompt on the page (the
+        sidebar.page_prompt()                               # tour draws its own, beside its buttons)
+    browser.warm_scripts()        # the session's first run: the browser fetches later pages' component scripts
     try:
         nav.run()
         page.next_stage("overview" if nav.url_path == "home" else nav.url_path)   # not after a page that stopped
-        poll.panel("overview" if nav.url_path == "home" else nav.url_path)   # classroom mode: the poll
+        poll.panel("overview" if nav.url_path == "home" else nav.url_path)       # classroom mode: the class poll
     finally:
-        state.trim_heap()      # a page's freed temporaries leave the resident set (a class keeps the server up for hours)
+        # a page's freed temporaries leave the resident set (a class keeps the server up for hours)
+        jobs.trim_heap()

@@ -1,24 +1,26 @@
 """Head atlas: every attention head of the loaded model scored (previous token, induction, sink, self, broad)
 and labelled by its strongest score; the chosen head's map on your prompt and on the induction test sequence.
-The atlas does not depend on the prompt: it is computed once per model (ui.lab.atlas, st.cache_resource)."""
+The atlas does not depend on the prompt: it is computed once per model (ui.experiments_state.atlas, st.cache_resource).
+"""
 import streamlit as st
 
-from ops import analysis, checks
-from ops import atlas as head_atlas
-from ui import lab
+from ops.lab import analysis, atlas as head_atlas, checks
+from ui import experiments_state
 from ui.page import StagePage
-from ui.state import picker, t
+from ui.pickers import picker
+from ui.session import t
 from viz import heatmap
 from viz.atlas import atlas_grid, label_counts
 from viz.labels import pieces, short
 
-NAMES = {"previous": ("前一个 token", "previous token"), "induction": ("归纳头", "induction"), "sink": ("注意力汇", "sink"),
+NAMES = {"previous": ("前一个 token", "previous token"), "induction": ("归纳头", "induction"),
+         "sink": ("注意力汇", "sink"),
          "self": ("看自己", "self"), "broad": ("广泛", "broad")}
 
 page = StagePage("atlas")
 model, trace, c = page.model, page.trace, page.config
 L, nh = c.num_hidden_layers, c.num_attention_heads
-A = lab.atlas(*lab.model_key())
+A = experiments_state.atlas(*experiments_state.model_key())
 scores, labels = A["scores"], A["labels"]
 order = [k for k in NAMES if k in scores] + sorted({x for row in labels for x in row} - set(NAMES))
 names = {k: t(*NAMES[k]) if k in NAMES else k for k in order}
@@ -50,8 +52,10 @@ with left:
         title=t(f"{L} 层 × {nh} 个头：颜色 = 标签，深浅 = 得分", f"{L} × {nh} heads: colour = label, shade = score")))
     page.chart(grid, "atlas-grid")
 
-page.explain([r"\text{%s} = \overline{P_{t,\,t-1}},\quad \text{%s} = \overline{P_{t,\,0}},\quad " % (names["previous"], names["sink"])
-              + r"\text{%s} = \overline{P_{t,\,t}},\quad \text{%s} = \overline{H(P_{t,\,\le t}) / \log(t+1)}\quad (t \ge 1)"
+page.explain([r"\text{%s} = \overline{P_{t,\,t-1}},\quad \text{%s} = \overline{P_{t,\,0}},\quad " % (names["previous"],
+                                                                                                     names["sink"])
+              + r"\text{%s} = \overline{P_{t,\,t}},\quad \text{%s} = \overline{H(P_{t,\,\le t}) / \log(t+1)}\quad (t "
+                r"\ge 1)"
               % (names["self"], names["broad"]),
               r"\text{%s} = \overline{P_{t,\,t-n+1}}\ \text{%s } t = n, \dots, 2n-2"
               % (names["induction"], t("，取第二遍中的", "over the second copy"))],
@@ -62,13 +66,19 @@ if box := page.more("所选的头在归纳测试序列上", "The chosen head on 
         test_ids = A["test_ids"]
         half = len(test_ids) // 2
         tl = [short(p, 6) for p in pieces(model.tokenizer, test_ids)]
-        page.chart(heatmap(A["test_probs"][i, h], x=tl, y=tl, colorscale="Viridis", zmid=None, zmin=0, zmax=1, height=640,
+        page.chart(heatmap(A["test_probs"][i, h], x=tl, y=tl, colorscale="Viridis", zmid=None, zmin=0, zmax=1,
+                           height=640,
                            xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i"),
-                           title=t(f"L{i} H{h} · 测试序列：{half} 个随机 token 重复两遍 · 归纳得分 {mine.get('induction', 0):.2f}",
-                                   f"L{i} H{h} · test sequence: {half} random tokens, twice · induction score {mine.get('induction', 0):.2f}")), "atlas-test")
-        st.caption(t(f"归纳头在第二遍的每个位置 t 看第一遍中“同一个 token 的下一个”，即键 t − {half} + 1：一条与对角线平行、相距 {half - 1} 的斜线。",
-                     f"An induction head, at each position t of the second copy, looks at the token after the same token's first "
-                     f"occurrence, key t − {half} + 1: a stripe parallel to the diagonal, {half - 1} positions to its left."))
+                           title=t(f"L{i} H{h} · 测试序列：{half} 个随机 token 重复两遍 · 归纳得分"
+                                   f" {mine.get('induction', 0):.2f}",
+                                   f"L{i} H{h} · test sequence: {half} random tokens, twice · induction "
+                                   f"score {mine.get('induction', 0):.2f}")), "atlas-test")
+        st.caption(t(f"归纳头在第二遍的每个位置 t 看第一遍中“同一个 token 的下一个”，即键 t − {half} + 1：一条与对角线"
+                     f"平行、相距 {half - 1} 的斜线。",
+                     "An induction head, at each position t of the second copy, looks at the token after the same "
+                     "token's first "
+                     f"occurrence, key t − {half} + 1: a stripe parallel to the diagonal, {half - 1} positions to its "
+                     "left."))
 
 if box := page.more("各类标签的头数", "How many heads carry each label", "counts"):
     with box:

@@ -3,15 +3,17 @@ import pandas as pd
 import streamlit as st
 
 from content.attention import SCORES_SHIFT
-from ops import analysis, checks, costs, functional as fn
-from ui import worked
-from ui.page import StagePage, shape_str
-from ui.state import picker, t
+from ops.arith import costs
+from ops.engine import functional as fn
+from ops.lab import checks, stage_data
+from ui import blocks, by_hand
+from ui.page import StagePage
+from ui.pickers import picker
+from ui.session import t
 from viz import heatmap
 from viz.attention import context_heads, scores_map
 from viz.diagrams import gqa_diagram, heads_grid, rope_pairs
 
-ROPE_POSITIONS = 16     # a drawn arc per position: a few read best, and draw fast
 page = StagePage("attention")
 model, trace, c = page.model, page.trace, page.config
 B, S, H, L = trace.B, trace.S, c.hidden_size, c.num_hidden_layers
@@ -30,7 +32,8 @@ if missing:
     st.info(t("这次运行没有记录：", "This run did not record: ") + ", ".join(missing))
     st.stop()
 probs, ctx, out = trace.attention_probs(i), trace.layer(i, "attn.context"), trace.layer(i, "attn.out")
-one = page.memo(("head", i, b, h), lambda: analysis.attention_head(trace, i, b, h))   # its raw scores, mask, probabilities
+one = page.memo(("head", i, b, h), lambda: stage_data.attention_head(trace, i, b, h))   # its raw scores, mask, probabilities
+fmt = ".2f" if S <= 16 else None
 key_j, query_i = t("键 j（被看的位置）", "key j (looked at)"), t("查询 i（正在看的位置）", "query i (looking)")
 
 # ---- the main picture: where this head looks, beside every head of the layer ------------------------
@@ -59,7 +62,7 @@ page.explain([r"q = xW_q^\top + b_q,\ k = xW_k^\top + b_k,\ v = xW_v^\top + b_v"
               % (hd, *(t("且", "and"), t("是真实 token", "real"), t("其他", "otherwise"))),
               r"\mathrm{out} = \mathrm{concat}_h(P_h V_{g(h)})\, W_o^\top,\quad g(h) = \lfloor h / %d \rfloor" % n_rep],
              fn.rope_cos_sin, fn.rotate_half, fn.apply_rope, fn.repeat_kv, fn.attention_mask,
-             fn.attention_scores, fn.softmax, fn.attention_context, by_hand=lambda: worked.attention_blocks(c.rope_theta, hd))
+             fn.attention_scores, fn.softmax, fn.attention_context, by_hand=lambda: by_hand.attention_blocks(c.rope_theta, hd))
 
 if box := page.more("分数 → 掩码 → 概率（所选的层、头、行）", "Scores → mask → probabilities (the chosen layer, head, row)", "scores"):
     with box:
@@ -82,7 +85,7 @@ page.section("形状", "Shapes")
 MEANING = dict(q="[B, nh, S, hd]", k="[B, nkv, S, hd]", v="[B, nkv, S, hd]", q_rope="[B, nh, S, hd]",
                k_rope="[B, nkv, S, hd]", scores="[B, nh, S, S]", probs="[B, nh, S, S]", context="[B, S, nh·hd]",
                out="[B, S, H]")
-st.dataframe([{t("张量", "tensor"): f"layers.{i}.attn.{p}", t("形状", "shape"): shape_str(trace.layer(i, f"attn.{p}").shape),
+st.dataframe([{t("张量", "tensor"): f"layers.{i}.attn.{p}", t("形状", "shape"): blocks.shape_str(trace.layer(i, f"attn.{p}").shape),
                t("含义", "meaning"): m} for p, m in MEANING.items() if f"layers.{i}.attn.{p}" in trace],
              hide_index=True, width="stretch", row_height=40)
 st.caption(t(f"nh = {nh} 个查询头，nkv = {nkv} 个 KV 头，每头 hd = {hd} 维；nh·hd = {nh * hd}，H = {H}。",
@@ -93,10 +96,10 @@ if box := page.more("RoPE：按位置旋转每一对维度", "RoPE: each dimensi
         half = hd // 2
         j = picker(t(f"维度对 j（j 与 j+{half} 组成一对；j 越小转得越快）", f"dimension pair j (j with j+{half}; small j turns fastest)"),
                    "pair", 0, half - 1)
-        rp = analysis.rope_pair(trace, i, b, h, j, c.rope_theta)
+        rp = stage_data.rope_pair(trace, i, b, h, j, c.rope_theta)
         c1, c2 = st.columns([1, 1])
         with c1:
-            shown = min(n, ROPE_POSITIONS)
+            shown = min(n, 16)          # a drawn arc per position: a few read best, and draw fast
             page.chart(rope_pairs(rp["before"][:shown], rp["after"][:shown], rp["angles"][:shown].numpy(), labels[:shown],
                                   title=t(f"q 的维度对 ({j}, {j + half})，头 {h}", f"q pair ({j}, {j + half}), head {h}"),
                                   names=(t("旋转轨迹", "rotation"), t("空心 = RoPE 前", "hollow = before RoPE"),
@@ -121,17 +124,16 @@ if box := page.more(f"GQA：{nh} 个查询头共享 {nkv} 个 KV 头（每 {n_re
         page.chart(gqa_diagram(nh, nkv, highlight=h, q_label=t("查询头", "Q heads"), kv_label=t("KV 头", "KV heads"),
                                title=t(f"查询头 h 读取 KV 头 ⌊h / {n_rep}⌋（当前头 {h} → KV 头 {g}）",
                                        f"query head h reads KV head ⌊h / {n_rep}⌋ (head {h} → KV head {g})")), key="gqa")
-        ref = costs.reference_config()
-        kv_tok, kv_ref, kv_32k = costs.kv_cache_bytes(c, 1, 2), costs.kv_cache_bytes(ref, 1, 2), costs.kv_cache_bytes(ref, 32768, 2)
+        kv = costs.gqa_saving(c)
         cols = st.columns(4)
-        cols[0].metric(t("KV 缓存 / token（GQA, bf16）", "KV cache / token (GQA, bf16)"), costs.human(kv_tok, "B"),
+        cols[0].metric(t("KV 缓存 / token（GQA, bf16）", "KV cache / token (GQA, bf16)"), costs.human(kv["tok"], "B"),
                        help=f"2 · L · nkv · hd · 2 = 2·{L}·{nkv}·{hd}·2")
-        cols[1].metric(t("若为 MHA", "if it were MHA"), costs.human(kv_tok * n_rep, "B"), help=f"2 · L · nh · hd · 2 = 2·{L}·{nh}·{hd}·2")
-        cols[2].metric(t("32B：GQA / token", "32B: GQA / token"), costs.human(kv_ref, "B"))
-        cols[3].metric(t("32B：32k 上下文", "32B: 32k context"), costs.human(kv_32k, "B"), delta_color="off",
-                       delta=t(f"MHA 需 {costs.human(kv_32k * ref.n_rep, 'B')}", f"MHA: {costs.human(kv_32k * ref.n_rep, 'B')}"))
-        st.caption(t(f"KV 缓存只存 nkv 个头：省下 {n_rep} 倍显存（32B 为 {ref.n_rep} 倍）。",
-                     f"The KV cache keeps only nkv heads: {n_rep}× less memory ({ref.n_rep}× for 32B)."))
+        cols[1].metric(t("若为 MHA", "if it were MHA"), costs.human(kv["tok_mha"], "B"), help=f"2 · L · nh · hd · 2 = 2·{L}·{nh}·{hd}·2")
+        cols[2].metric(t("32B：GQA / token", "32B: GQA / token"), costs.human(kv["ref_tok"], "B"))
+        cols[3].metric(t("32B：32k 上下文", "32B: 32k context"), costs.human(kv["ref_ctx"], "B"), delta_color="off",
+                       delta="MHA: " + costs.human(kv["ref_ctx_mha"], "B"))
+        st.caption(t(f"KV 缓存只存 nkv 个头：省下 {n_rep} 倍显存（32B 为 {kv['ref'].n_rep} 倍）。",
+                     f"The KV cache keeps only nkv heads: {n_rep}× less memory ({kv['ref'].n_rep}× for 32B)."))
 
 if box := page.more("合并各头，再经 o_proj 投影回 H", "Heads concatenated, then o_proj back to H", "context"):
     with box:

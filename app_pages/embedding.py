@@ -1,10 +1,10 @@
 """Stage 2 · Embedding: a gather of rows from the [V, H] table."""
 import streamlit as st
 
-from ops import analysis, checks
-from ops import functional as fn
+from ops.engine import functional as fn
+from ops.lab import checks, stage_data
 from ui.page import StagePage
-from ui.state import t
+from ui.session import t
 from viz.embedding import cosine_map, gather_figure
 
 page = StagePage("embedding")
@@ -23,7 +23,8 @@ gather = page.memo(("gather", b), lambda: gather_figure(
 page.view("embed.out", trace.embeddings, gather,
           key="emb", caption=t(f"表 W_E 有 {V:,} 行 × {H} 列。", f"The table W_E has {V:,} rows × {H} columns. ")
           + page.sentence("pad_sentence") + t("BPE 按学到的先后给片段编号，常见片段的 id 往往较小（靠近表的上部）。",
-                                              " BPE numbers pieces in the order it learned them, so frequent pieces tend to "
+                                              " BPE numbers pieces in the order it learned them, so frequent pieces "
+                                              "tend to "
                                               "have small ids (near the top)."))
 
 page.explain(r"\mathrm{embed}[b, s, :] = W_E[\,\mathrm{ids}[b, s],\, :\,], \qquad W_E \in \mathbb{R}^{V \times H}"
@@ -33,14 +34,17 @@ page.section("查表：从表中取出这些行", "The gather: these rows are pi
 st.dataframe([{t("位置", "position"): r["position"], "token": labels[r["position"]], "id": r["id"],
                t("取出的行", "row taken"): f"W_E[{r['id']}, :]",
                t("前 4 个数", "first 4 numbers"): ", ".join(f"{v:.4f}" for v in r["first"])}
-              for r in analysis.gathered_rows(trace, b)], hide_index=True, width="stretch")
+              for r in stage_data.gathered_rows(trace, b)], hide_index=True, width="stretch")
 
 if box := page.more("token 之间的余弦相似度", "Cosine similarity between the prompt's tokens", "cosine"):
     with box:
-        cos = analysis.cosine_similarity(emb)
+        cos = stage_data.cosine_similarity(emb)
         page.view("cosine(embed.out)", cos,
-                  cosine_map(cos, labels, title=t("余弦相似度（对角线恒为 1，留空，不占色标）", "cosine similarity (the diagonal, always 1, left blank)"),
-                             xlabel=t("token（位置:片段）", "token (position:piece)"), ylabel=t("token（位置:片段）", "token (position:piece)")),
+                  cosine_map(cos, labels,
+                             title=t("余弦相似度（对角线恒为 1，留空，不占色标）",
+                                     "cosine similarity (the diagonal, always 1, left blank)"),
+                             xlabel=t("token（位置:片段）", "token (position:piece)"),
+                             ylabel=t("token（位置:片段）", "token (position:piece)")),
                   key="cos")
 
 st.info(page.sentence("tie_sentence") + t("Qwen2.5-32B 不共享。", " Qwen2.5-32B does not tie them."))

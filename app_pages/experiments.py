@@ -1,12 +1,12 @@
-"""Experiments: one edit of the forward pass (a head or a layer's attention / MLP ablated, a patch, a steering
-vector, no RoPE, any named tensor scaled); the next token before and after, where the stream moved, the
-logit attribution as a waterfall, and a head sweep. Every setting is in the URL."""
+"""Experiments: one edit of the forward pass (an ablation, a patch, a steering vector, no RoPE, a scaled tensor); the
+next token before and after, the stream's move, the logit attribution, a head sweep. Every setting is in the URL."""
 import streamlit as st
 
-from ops import analysis, attribution, checks, edits, sweeps
-from ui import lab
+from ops.lab import analysis, attribution, checks, edits, stage_data, sweeps
+from ui import experiments_state
 from ui.page import StagePage
-from ui.state import picker, t
+from ui.pickers import picker
+from ui.session import t
 from ui.widgets import url_choice
 from viz.experiments import layer_head_map, layer_lines, part_bars, top_bars, waterfall
 from viz.labels import pieces, short
@@ -33,9 +33,9 @@ with cols[0]:
     b = page.row()
     i = page.layer()
 ids = analysis.row_ids(trace, b)
-key, s = lab.model_key() + (tuple(ids),), len(ids) - 1              # s: the next token after the row's last token
-base = trace if trace.B == 1 else lab.kept(key + ("base",), lambda: model.trace_ids([ids], capture=lab.CAPTURE), share=True)
-top = analysis.next_token_top(base, 0, s, 10)
+key, s = experiments_state.model_key() + (tuple(ids),), len(ids) - 1              # s: the next token after the row's last token
+base = trace if trace.B == 1 else experiments_state.kept(key + ("base",), lambda: model.trace_ids([ids], capture=experiments_state.CAPTURE), share=True)
+top = stage_data.next_token_top(base, 0, s, 10)
 top_ids = top["ids"].tolist()
 with cols[3]:
     target = int(url_choice(t("目标 token（编辑前的前 5 名）", "target token (the top 5 before the edit)"), "x_target",
@@ -56,7 +56,7 @@ with cols[2]:
                                format_func=lambda m: t(*MODES[m]))
 for col, (k, url, default, zh, en) in zip(st.columns(2) if kind in TEXTS else [], TEXTS.get(kind, [])):
     with col:
-        p[k] = lab.url_text(t(zh, en), url, default or f"layers.{i}.mlp.out")
+        p[k] = experiments_state.url_text(t(zh, en), url, default or f"layers.{i}.mlp.out")
 
 
 def make_edits():
@@ -71,14 +71,14 @@ def make_edits():
     return analysis.scale_edit(p["name"], p["pct"] / 100)
 
 
-runs = {k: lab.prompt_trace(model, p[k]) for k in ("src", "a", "b") if k in p}    # the other prompts' runs, shared
-edited = None if None in runs.values() else lab.kept(lab.experiments_key(lab.model_key(), ids, kind, i, p),
-                                                      lambda: model.trace_ids([ids], edits=make_edits(), capture=lab.CAPTURE),
+runs = {k: experiments_state.prompt_trace(model, p[k]) for k in ("src", "a", "b") if k in p}    # the other prompts' runs, shared
+edited = None if None in runs.values() else experiments_state.kept(experiments_state.experiments_key(experiments_state.model_key(), ids, kind, i, p),
+                                                      lambda: model.trace_ids([ids], edits=make_edits(), capture=experiments_state.CAPTURE),
                                                       share=True)
 what = KINDS[kind][2].format(i=i, **dict(p, mode=t(*MODES[p["mode"]])) if "mode" in p else p)
 
 # ---- the main picture: the next token before and after the edit -------------------------------------------
-after = analysis.next_token_top(edited, 0, s, 10) if edited is not None else None
+after = stage_data.next_token_top(edited, 0, s, 10) if edited is not None else None
 xmax = max(float(top["probs"].max()), float(after["probs"].max()) if after else 0.0)
 label = lambda xs: [f"{short(pc, 10)} ({x})" for pc, x in zip(pieces(tok, xs), xs)]  # noqa: E731
 tgt = repr(pieces(tok, [target])[0])
@@ -134,7 +134,7 @@ if box := page.more("瀑布图与每个头的贡献", "The waterfall, and each h
 
 page.section(f"头扫描：逐个消融全部 {L * nh} 个头", f"Head sweep: ablate each of the {L * nh} heads in turn")
 mode = p.get("mode", "zero")
-res = lab.sweep(key + ("sweep", target, mode), lambda progress: sweeps.head_sweep(model, base, 0, s, target, mode=mode, progress=progress),
+res = experiments_state.sweep(key + ("sweep", target, mode), lambda progress: sweeps.head_sweep(model, base, 0, s, target, mode=mode, progress=progress),
                 t(f"运行头扫描（{L * nh} 个变体，{MODES[mode][0]}）", f"Run the head sweep ({L * nh} variants, {mode})"),
                 t("需要几十秒；结果按提示词、目标和方式保存在本会话中。", "Takes tens of seconds; the result is kept for this prompt, target and mode."),
                 "run-head-sweep")

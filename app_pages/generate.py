@@ -1,17 +1,19 @@
-"""Stage 9 · Generate: prefill once, then one token per step with a KV cache: ops.decode.Decoder, one per session
-and settings, stepped once per click."""
+"""Stage 9 · Generate: prefill, then one token per click with a KV cache (ops.engine.decode.Decoder per session)."""
 import streamlit as st
 
 from content import facts, texts
-from ops import analysis, costs, quant
-from ops import sampling as smp
-from ops.decode import Decoder
-from ops.inputs import max_new_tokens_limit
-from ops.model import InputError
+from ops.arith import costs
+from ops.engine import decode, sampling as smp
+from ops.engine.inputs import max_new_tokens_limit
+from ops.engine.model import InputError
+from ops.fast import quant
+from ops.lab import analysis, stage_data
 from ui import classroom
+from ui.jobs import decode_step, decode_to_end
 from ui.page import StagePage
-from ui.state import (decode_step, decode_to_end, get_model, get_trace, sampling_input,
-                      settings, t)
+from ui.pickers import sampling_input
+from ui.session import settings, t
+from ui.state import get_model, get_trace
 from viz import lines
 from viz.generate import next_token_preview, text_box
 from viz.labels import pieces
@@ -58,8 +60,7 @@ except (smp.SamplingError, ValueError) as e:
 key = (id(model), prompt, s_.chat, max_new, params, path)
 ss = st.session_state
 
-
-def new_decoder() -> Decoder:
+def new_decoder() -> decode.Decoder:
     return model.decoder(prompt, chat=s_.chat, max_new_tokens=max_new, params=params, fast=None if path == "eager" else path)
 
 
@@ -71,14 +72,13 @@ try:
 except InputError as e:
     st.error(str(e))
     st.stop()
-d: Decoder = ss["_gen"]["decoder"]
+d: decode.Decoder = ss["_gen"]["decoder"]
 
 b1, b2, b3 = st.columns(3)
 clicked_next = b1.button(t("▶ 下一个 token", "▶ Next token"), key="gen_next", type="primary", width="stretch", disabled=d.done)
 clicked_run = b2.button(t("⏩ 一直生成到结束", "⏩ Run to the end"), key="gen_run", width="stretch")
 clicked_reset = b3.button(t("↺ 重来", "↺ Reset"), key="gen_reset", width="stretch")
 box = st.empty()
-
 
 def show_text(live=False):
     box.markdown(text_box(prompt, d.text, live), unsafe_allow_html=True)
@@ -92,7 +92,7 @@ elif clicked_run:
     decode_to_end(d, lambda: show_text(live=True))      # drawn as tokens come, at most 5 times a second
 show_text()
 if not d.steps and (tr := get_trace(model)).token_ids[0, :tr.lengths[0]].tolist() == list(d.prompt_ids):  # preview, from the trace
-    top, greedy = analysis.next_token_top(tr, 0, tr.lengths[0] - 1, 8), params.greedy and params.repetition_penalty == 1
+    top, greedy = stage_data.next_token_top(tr, 0, tr.lengths[0] - 1, 8), params.greedy and params.repetition_penalty == 1
     page.chart(next_token_preview(top, pieces(model.tokenizer, top["ids"].tolist()), greedy, t("概率", "probability"),
                                   t("预览：下一个 token 的前 8 个候选", "Preview: the top 8 candidates for the next token") + (
                                       t("（贪心取红色那个）", " (greedy takes the red one)") if greedy else t("（按上面的设置抽样）", " (drawn with the settings above)"))), key="gen-preview")
@@ -105,7 +105,7 @@ st.caption(t(f"聊天模板：{'开' if s_.chat else '关'}（在左侧边栏切
              f"Chat template: {'on' if s_.chat else 'off'} (toggle in the sidebar). The prompt is {S0} tokens" + (" (generation uses the first prompt line only)." if len(s_.prompts) > 1 else ".")))
 
 page.explain(r"x_{t+1} \sim \pi(\cdot \mid x_{\le t}),\qquad " + t(r"\text{预填充：全部 } S \text{ 个提示词 token 的 } K, V;\quad \text{解码：每步 } 1 \text{ 个 token，对照缓存}",
-             r"\text{prefill: } K, V \text{ of all } S \text{ prompt tokens};\quad \text{decode: } 1 \text{ token against the cache}"), Decoder.step,
+             r"\text{prefill: } K, V \text{ of all } S \text{ prompt tokens};\quad \text{decode: } 1 \text{ token against the cache}"), decode.Decoder.step,
              numbers=texts.numbers(c, B=1, S=S0, **facts.loaded(model)))
 page.section("每一步", "Step by step")
 if not d.steps:

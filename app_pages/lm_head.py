@@ -2,12 +2,13 @@
 import pandas as pd
 import streamlit as st
 
-from ops import analysis, checks
-from ops import functional as fn
-from ops.lens import lens_start, logit_lens, top_next
+from ops.engine import functional as fn
+from ops.lab import checks, stage_data
+from ops.lab.lens import lens_start, logit_lens, top_next
 from ui import predict
 from ui.page import StagePage
-from ui.state import picker, ranged, t
+from ui.pickers import picker, ranged
+from ui.session import t
 from viz import bars
 from viz.labels import NEUTRAL, pieces, short, visible
 from viz.lm_head import text_heatmap
@@ -26,21 +27,28 @@ with c2:
 with c3:
     topn = st.slider(ranged(t("显示前几名", "top N shown"), 5, 30), 5, 30, 10, key="lm_topn")
 labels = [visible(p) for p in page.labels(b, None)]                # newlines as \n, spaces as ␣
-top = analysis.next_token_top(trace, b, s, topn)
+top = stage_data.next_token_top(trace, b, s, topn)
 ids = top["ids"].tolist()
 names = [f"{short(p, 16)} ({i})" for p, i in zip(pieces(tok, ids), ids)]
-predict.first("lm_head", (tuple(labels), b, s), t(f"位置 {s}（“{short(labels[s], 12)}”）之后，模型排第一的下一个 token 是？",
-              f"After position {s} (“{short(labels[s], 12)}”), which next token does the model rank first?"), names[:4],
-              names[0], t("看下图最长的那根柱子：softmax(logits) 最大的那个 token。", "Look at the longest bar below: the token with the largest softmax(logits)."))
+where = short(labels[s], 12)
+predict.first("lm_head", (tuple(labels), b, s),
+              t(f"位置 {s}（“{where}”）之后，模型排第一的下一个 token 是？",
+                f"After position {s} (“{where}”), which next token does the model rank first?"), names[:4], names[0],
+              t("看下图最长的那根柱子：softmax(logits) 最大的那个 token。",
+                "Look at the longest bar below: the token with the largest softmax(logits)."))
 page.view("logits", trace.logits,
           bars(top["probs"], names, horizontal=True, height=max(360, 30 * topn + 110),
-               title=t(f"位置 {s}（“{short(labels[s], 12)}”）之后的下一个 token：softmax(logits[{b}, {s}]) 前 {topn} 名",
-                       f"Next token after position {s} (“{short(labels[s], 12)}”): softmax(logits[{b}, {s}]), top {topn}"),
+               title=t(f"位置 {s}（“{short(labels[s], 12)}”）之后的下一个 token："
+                       f"softmax(logits[{b}, {s}]) 前 {topn} 名",
+                       f"Next token after position {s} (“{short(labels[s], 12)}”): softmax(logits[{b}, {s}]), "
+                       f"top {topn}"),
                xlabel=t("概率", "probability"), ylabel="token (id)", text_fmt=".3f", color=NEUTRAL), key="lm-top",
           caption=t(f"logits 形状 [B, S, V] = [{B}, {S}, {V:,}]：每个位置都有 {V:,} 个分数；生成时只用最后一个位置。",
-                    f"logits are [B, S, V] = [{B}, {S}, {V:,}]: {V:,} scores at every position; generation uses only the last."))
+                    f"logits are [B, S, V] = [{B}, {S}, {V:,}]: {V:,} scores at every position; generation uses only "
+                    "the last."))
 
-page.explain([r"h = \mathrm{RMSNorm}(x_L)\,\odot\, g,\qquad \mathrm{logits} = h\,W_{out}^{\top},\quad W_{out}\in\mathbb{R}^{%d\times %d}" % (V, H),
+page.explain([r"h = \mathrm{RMSNorm}(x_L)\,\odot\, g,\qquad \mathrm{logits} = "
+              r"h\,W_{out}^{\top},\quad W_{out}\in\mathbb{R}^{%d\times %d}" % (V, H),
               r"p = \mathrm{softmax}(\mathrm{logits}):\ [%d, %d, %d] \to [%d, %d, %d]" % (B, S, H, B, S, V)],
              fn.rms_norm, fn.lm_head)
 st.info(page.sentence("tie_sentence") + t("Qwen2.5-32B 不共享。", " Qwen2.5-32B does not tie them."))
@@ -49,8 +57,10 @@ page.section("最终 RMSNorm", "The final RMSNorm")
 page.explain(key="final_norm")
 
 page.section(f"位置 {s} 之后的前 {topn} 名", f"The top {topn} after position {s}")
-st.dataframe([{t("名次", "rank"): r + 1, "token": visible(p), "id": i, "logit": round(float(lg), 3), t("概率", "prob"): round(float(pr), 4)}
-              for r, (p, i, lg, pr) in enumerate(zip(pieces(tok, ids), ids, top["logits"].tolist(), top["probs"].tolist()))],
+st.dataframe([{t("名次", "rank"): r + 1, "token": visible(p), "id": i, "logit": round(float(lg), 3),
+               t("概率", "prob"): round(float(pr), 4)}
+              for r, (p, i, lg, pr) in enumerate(zip(pieces(tok, ids), ids, top["logits"].tolist(),
+                                                     top["probs"].tolist()))],
              hide_index=True, width="stretch")
 
 page.section("每个位置的第一名", "The top token at every position")
@@ -64,8 +74,10 @@ st.dataframe(pd.DataFrame({t("位置", "pos"): range(n), t("输入 token", "inpu
 lens_checks = []                          # the lens costs (L + 1) LM-head products: checked only where it is drawn
 if box := page.more("Logit lens：每一层“已经想到”了什么", "Logit lens: what each layer already “thinks”", "lens"):
     with box:
-        st.caption(t(f"把最终 RMSNorm + LM head 套在嵌入和每一层的 resid_out 上（共 {L + 1} 行），看每个位置排第一的 token。颜色 = 它的概率。",
-                     f"Apply the final RMSNorm + LM head to the embedding and every layer's resid_out ({L + 1} rows) and read the top "
+        st.caption(t(f"把最终 RMSNorm + LM head 套在嵌入和每一层的 resid_out 上（共 {L + 1} 行），看每个位置排第一的 "
+                     "token。颜色 = 它的概率。",
+                     f"Apply the final RMSNorm + LM head to the embedding and every layer's resid_out ({L + 1} rows) "
+                     "and read the top "
                      "token at every position. Colour = its probability."))
         lens_ids, lens_p = logit_lens(model, trace, b)           # (L+1, w): the last w positions
         start = lens_start(trace, b)
@@ -76,7 +88,9 @@ if box := page.more("Logit lens：每一层“已经想到”了什么", "Logit 
         rows = ["embed"] + [f"L{j}" for j in range(L)]
         cols = [f"{q}:{x}" for q, x in enumerate(labels)][start:]
         page.view("logit_lens.top_prob", lens_p,
-                  text_heatmap(lens_p, text, cols, rows, title=t("Logit lens（行 = 层，列 = 位置）", "Logit lens (rows = layers, columns = positions)"),
+                  text_heatmap(lens_p, text, cols, rows,
+                               title=t("Logit lens（行 = 层，列 = 位置）",
+                                       "Logit lens (rows = layers, columns = positions)"),
                                xlabel=t("位置：输入 token", "position: input token"), ylabel=t("层", "layer"),
                                height=max(500, 26 * (L + 1) + 160)), key="lens")
         lens_checks = checks.logit_lens(model, trace, b)

@@ -1,11 +1,12 @@
 """Stage 6 · MLP (SwiGLU) and MoE: each token widened, gated, and narrowed back."""
 import streamlit as st
 
-from ops import analysis, checks
-from ops import functional as fn
-from ops.tiny import moe_trace
+from ops.engine import functional as fn
+from ops.lab import checks, stage_data
+from ops.models.tiny import moe_trace
 from ui.page import StagePage
-from ui.state import ranged, t
+from ui.pickers import ranged
+from ui.session import t
 from viz import bars, heatmap, histogram
 from viz.labels import short, visible
 from viz.mlp import silu_curve, swiglu_diagram
@@ -24,7 +25,7 @@ tok = short(page.labels(b, None)[s], 12)
 dense = f"layers.{i}.mlp.gate" in trace
 if dense:
     thr = st.session_state.get("mlp_thr", 0.01)
-    m = page.memo(("token", i, b, s, thr), lambda: analysis.mlp_token(trace, i, b, s, thr))
+    m = page.memo(("token", i, b, s, thr), lambda: stage_data.mlp_token(trace, i, b, s, thr))
     strips = page.memo(("strips", i, b, s, thr), lambda: swiglu_diagram(
         m["x"], m["gate"], m["up"], m["act"], m["out"],
         names=dict(widen=t("变宽", "widen"), narrow=t("变窄", "narrow"),
@@ -98,7 +99,7 @@ st.dataframe([{t("模型", "model"): r["model"], t("专家数 E", "experts E"): 
                t("共享专家", "shared expert"): "—" if r["shared"] is None else str(r["shared"] or t("无", "none")),
                "norm_topk_prob": "—" if r["norm_topk_prob"] is None else str(r["norm_topk_prob"]),
                t("总参数", "total params"): r["total"], t("每 token 激活参数", "active per token"): r["active"]}
-              for r in analysis.moe_reference_rows()], hide_index=True, width="stretch")
+              for r in stage_data.moe_reference_rows()], hide_index=True, width="stretch")
 
 if box := page.more("路由：每个 token 选了哪些专家", "Routing: the experts each token picks", "routing"):
     with box:
@@ -135,7 +136,7 @@ if box := page.more("路由：每个 token 选了哪些专家", "Routing: the ex
                           for q, (ex, ws) in enumerate(zip(idx[b, :n].tolist(), wts[b, :n].tolist()))],
                          hide_index=True, width="stretch")
         with c2:
-            load = analysis.expert_load(idx[b, :n], E)
+            load = stage_data.expert_load(idx[b, :n], E)
             page.view(t("专家负载", "expert load"), load,
                       bars(load, [f"E{e}" for e in range(E)], title=t("每个专家接到多少个 token", "Tokens sent to each expert"),
                            xlabel=t("专家", "expert"), ylabel=t("token 数", "tokens"), text_fmt=".0f"), key="moe-load")

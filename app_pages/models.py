@@ -1,14 +1,16 @@
 """Two models side by side: the loaded model (A) and a second one picked here (B) on the same prompt. The config
 differences with what each changes in the operators and in bytes, both next-token distributions over the union of
 their top tokens, the same texts through both tokenizers, attention at the same relative depth and the head atlas
-counts of both. Every number comes from ops/compare_models.py; the words from content/models.py."""
+counts of both. Every number comes from ops/lab/compare_models.py; the words from content/models.py."""
 import streamlit as st
 
 from content import models as words
-from ops import compare_models as cm
-from ui import lab, second
-from ui.page import StagePage, table
-from ui.state import lang, picker, settings, t
+from ops.lab import compare_models as cm
+from ui import experiments_state, second
+from ui.blocks import table
+from ui.page import StagePage
+from ui.pickers import picker
+from ui.session import lang, settings, t
 from viz import models as vm
 from viz.labels import short
 
@@ -71,12 +73,15 @@ page.chart(page.memo(("attention-fig", source_b, depth), lambda: vm.attention_pa
     t(f"B · {name_b} · 第 {lb} 层（共 {model_b.config.num_hidden_layers}）· 各头平均",
       f"B · {name_b} · layer {lb} of {model_b.config.num_hidden_layers} · mean over heads"))), "models-attention")
 
-if box := page.more("两个模型的注意力头图谱：各类标签的头数", "The head atlas of both: how many heads carry each label", "atlas"):
+if box := page.more("两个模型的注意力头图谱：各类标签的头数",
+                    "The head atlas of both: how many heads carry each label", "atlas"):
     with box:
         s = settings()
-        atlas_a, atlas_b = lab.atlas(*lab.model_key()), lab.atlas(source_b, s.device, s.dtype)
+        atlas_a = experiments_state.atlas(*experiments_state.model_key())
+        atlas_b = experiments_state.atlas(source_b, s.device, s.dtype)
         rows = cm.atlas_rows(atlas_a["counts"], atlas_b["counts"])
-        page.chart(vm.atlas_pair(rows, words.atlas_names(lang()), name_a, name_b, ylabel=t("占全部头的比例", "share of heads"),
+        page.chart(vm.atlas_pair(rows, words.atlas_names(lang()), name_a, name_b,
+                                 ylabel=t("占全部头的比例", "share of heads"),
                                  title=t("每个头按最强的注意力模式标注（柱上数字 = 头数）",
                                          "Each head labelled by its strongest pattern (numbers on the bars = heads)")),
                    "models-atlas")

@@ -4,9 +4,10 @@ import pandas as pd
 import streamlit as st
 
 from content import stages, texts
-from ops import analysis
-from ui.page import StagePage, shape_str
-from ui.state import lang, t
+from ops.lab import analysis
+from ui.blocks import shape_str
+from ui.page import StagePage
+from ui.session import lang, t
 from viz.overview import pipeline_picture
 
 page = StagePage("overview")
@@ -16,8 +17,10 @@ nh, nkv, hd, I = c.num_attention_heads, c.num_key_value_heads, c.head_dim, c.int
 
 # ---- the main picture: the pipeline, with the shapes this run recorded -------------------------------------
 page.picture(pipeline_picture(c, trace.shapes(), B, S, lang()))
-st.caption(t("右侧是左边橙色方框里的一层；它被重复 L 次，每层输入输出都是 [B, S, H]。生成时会把新 id 接到末尾再走一遍（见“9 生成”）。",
-             "The right column is one layer of the orange box, repeated L times; each layer maps [B, S, H] to [B, S, H]. "
+st.caption(t("右侧是左边橙色方框里的一层；它被重复 L 次，每层输入输出都是 [B, S, H]。生成时会把新 id 接到末尾再走一遍（"
+             "见“9 生成”）。",
+             "The right column is one layer of the orange box, repeated L times; each layer maps [B, S, H] to [B, S, "
+             "H]. "
              "Generation appends the new id and goes around again (see “9 Generate”)."))
 st.markdown(t(
     "**算子实验室**把一个*真实的* Qwen2.5 模型拆成一个个算子：分词 → 嵌入 → 每层（RMSNorm → 注意力 → 残差 → "
@@ -30,14 +33,15 @@ st.markdown(t(
 
 page.explain()
 
-# ---- the live shapes against the trace contract (ops/trace.py) ---------------------------------------------
+# ---- the live shapes against the trace contract (ops/engine/trace.py) ---------------------------------------------
 st.header(t("形状核对：本次 trace 与 trace 契约", "Shape check: this trace against the trace contract"))
 chk = analysis.contract_check(trace)
 if chk["wrong"]:
     st.error(t("形状与 trace 契约不符：", "Shapes differ from the trace contract: ")
              + ", ".join(f"{n} {shape_str(got)} ≠ {shape_str(want)}" for n, got, want in chk["wrong"][:8]))
 else:
-    st.success(t(f"✓ 本次运行记录的 {chk['checked']} 个张量的形状全部与 trace 契约（即上图）一致（共记录 {chk['recorded']} 个张量）。",
+    st.success(t(f"✓ 本次运行记录的 {chk['checked']} 个张量的形状全部与 trace 契约（即上图）一致（共记录"
+                 f" {chk['recorded']} 个张量）。",
                  f"✓ All {chk['checked']} traced tensors checked have exactly the shapes of the trace contract, drawn "
                  f"above ({chk['recorded']} tensors recorded in this run)."))
 
@@ -46,14 +50,16 @@ st.header(t("速查表", "Cheat sheet"))
 try:
     tr_ = lambda r, key: r.get(f"{key}_{lang()}", r[key])           # a row's field in the page's language
     table = [{"#": r.get("step", k + 1), t("算子", "operator"): tr_(r, "operator"),
-              t("输入形状", "input shape"): tr_(r, "input_shape"), t("输出形状", "output shape"): tr_(r, "output_shape"),
+              t("输入形状", "input shape"): tr_(r, "input_shape"),
+              t("输出形状", "output shape"): tr_(r, "output_shape"),
               t("作用", "purpose"): r.get(f"purpose_{lang()}", "")}
              for k, r in enumerate(texts.cheatsheet(page.numbers))]
 except Exception:   # no cheat sheet file: build the table from the trace itself
     table = [{t("张量", "tensor"): n, t("形状", "shape"): shape_str(s)} for n, s in trace.shapes().items()
              if not n.startswith("layers.") or n.startswith("layers.0.")]
 st.table(pd.DataFrame(table).set_index(list(table[0])[0]) if table else [])
-st.caption(t(f"形状中的数字来自当前模型与输入：B = {B}, S = {S}, H = {H}, nh = {nh}, nkv = {nkv}, hd = {hd}, I = {I}, V = {V:,}。",
+st.caption(t(f"形状中的数字来自当前模型与输入：B = {B}, S = {S}, H = {H}, nh = {nh}, nkv = {nkv}, hd = {hd}, I = {I}, "
+             f"V = {V:,}。",
              f"Numbers in the shapes come from the loaded model and your prompts: B = {B}, S = {S}, H = {H}, "
              f"nh = {nh}, nkv = {nkv}, hd = {hd}, I = {I}, V = {V:,}."))
 

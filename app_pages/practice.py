@@ -1,17 +1,17 @@
-"""Interview practice: the question bank by stage (browse) and predict-the-value questions on the live trace (quiz).
-Stage names come from the registry (content/stages.py); questions and answers from content/practice.py."""
+"""Interview practice: the question bank by stage and predict-the-value questions (content/practice.py)."""
 import streamlit as st
 
 from content import facts, practice, stages, texts
-from ops import costs
-from ui.page import StagePage, more
-from ui.state import frozen, get_model, get_trace, lang, t
+from ops.arith import costs
+from ui import blocks, state
+from ui.page import StagePage
+from ui.session import frozen, lang, t
 
 page = StagePage("practice", trace=False)
 LANG = lang()
 SEED, CALC = t("［源文档］", "[documents]"), t("［实算］", "[computed]")   # text, not emoji: projector PCs often lack an emoji font
-model = get_model()
-trace = get_trace(model) if model else None
+model = state.get_model()
+trace = state.get_trace(model) if model else None
 config = model.config if model is not None else costs.reference_configs()["Qwen2.5-0.5B-Instruct"]
 B, S = (trace.B, trace.S) if trace is not None else (1, 8)
 page.attach(model, trace)
@@ -48,9 +48,9 @@ if browse:
         if query.strip():
             q_low = query.strip().lower()
             items = [q for q in items if q_low in (q["question"] + q["short"] + q["long"]).lower()]
-        st.caption(t(f"共 {len(items)} 题。{SEED} = 源文档中的面试题（已按事实校正）；{CALC} = 答案在渲染时由 ops/costs.py 从模型 config 算出；★ 越多越难（1–3）。",
+        st.caption(t(f"共 {len(items)} 题。{SEED} = 源文档中的面试题（已按事实校正）；{CALC} = 答案在渲染时由 ops/arith/costs.py 从模型 config 算出；★ 越多越难（1–3）。",
                      f"{len(items)} questions. {SEED} = from the source documents (facts corrected); {CALC} = the answer is computed "
-                     "from the model configs by ops/costs.py as the page renders; more ★, harder (1–3)."))
+                     "from the model configs by ops/arith/costs.py as the page renders; more ★, harder (1–3)."))
         by_stage = {}
         for q in items:
             by_stage.setdefault(q["stage"], []).append(q)
@@ -58,7 +58,7 @@ if browse:
             st.subheader(stage_name(s))
             for q in by_stage[s]:
                 mark = (SEED + " " if q["seed"] else "") + (CALC + " " if q["computed"] else "") + "★" * q["difficulty"] + " "
-                if box := more(mark + q["question"], f"q-{q['id']}"):     # lazy: a closed question costs only its label
+                if box := blocks.more(mark + q["question"], f"q-{q['id']}"):     # lazy: a closed question costs only its label
                     with box:
                         st.markdown(f"**{t('简答', 'Short answer')}{t('：', ':')}** {q['short']}")
                         if st.toggle(t("展开详细解答", "Longer answer"), key=f"long-{q['id']}"):

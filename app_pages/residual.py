@@ -1,10 +1,10 @@
 """Stage 5 · Residual add: each sub-layer adds its output onto the running stream."""
 import streamlit as st
 
-from ops import analysis, checks
-from ops.model import Model
+from ops.engine.model import Model
+from ops.lab import checks, stage_data
 from ui.page import StagePage
-from ui.state import t
+from ui.session import t
 from viz import heatmap, lines
 from viz.diagrams import roomy
 from viz.labels import token_color
@@ -21,31 +21,39 @@ n = trace.lengths[b]
 labels = page.labels(b)
 
 # ---- the main picture: the stream's norm through the layers, per token ---------------------------
-norms = page.memo(("norms", b), lambda: analysis.stream_norms(trace, b))        # (L + 1, n)
+norms = page.memo(("norms", b), lambda: stage_data.stream_norms(trace, b))        # (L + 1, n)
 first = f"0:{labels[0]}"
 if n <= MAX_LINES:
     series = {f"{k}:{lab}": norms[:, k] for k, lab in enumerate(labels)}
     colors = [token_color(k) for k in range(n)]
 else:
-    median, q90 = analysis.norm_summary(norms)
+    median, q90 = stage_data.norm_summary(norms)
     series = {first: norms[:, 0], f"{s}:{labels[s]}": norms[:, s],
               t(f"{n} 个 token 的中位数", f"median of the {n} tokens"): median, t("90% 分位", "90th percentile"): q90}
     colors = [token_color(0), token_color(s), "#555555", "#999999"]
 lead = first_token_lead(norms)
 stream = page.memo(("stream", b, s), lambda: stream_norms(
-    series, [t("嵌入", "embed")] + [f"{t('层', 'L')}{k}" for k in range(norms.shape[0] - 1)], colors=colors, first=first,
+    series, [t("嵌入", "embed")] + [f"{t('层', 'L')}{k}" for k in range(norms.shape[0] - 1)], colors=colors,
+    first=first,
     title=t("每个 token 的 ‖x‖ 随层增长（0 = 嵌入输出，对数轴；粗线 = 第 0 个 token）",
             "Each token's ‖x‖ through the layers (0 = embedding, log axis; thick = token 0)"),
     xlabel=t("经过的层", "after layer"), ylabel="‖x‖₂", height=460))
 page.view(t("残差流的 L2 范数", "residual stream L2 norm"), norms, stream, key="stream",
           caption=t("第 0 个 token 的 ‖x‖ 常常远大于其他 token"
-                    + (f"（这里最多是其余 token 中位数的 {lead[1]:,.0f} 倍，在{'嵌入' if lead[0] == 0 else f'第 {lead[0] - 1} 层之后'}）" if lead else "")
-                    + "：这叫**巨量激活**（massive activations），少数几个维度上的数值极大。它和**注意力汇聚**（attention sink）"
-                    "有关但不是一回事：注意力汇聚说的是许多注意力头把大部分概率放在第 0 个 token 上（见注意力页的各头小图）。",
+                    + (f"（这里最多是其余 token 中位数的 {lead[1]:,.0f} 倍，"
+                       f"在{'嵌入' if lead[0] == 0 else f'第 {lead[0] - 1} 层之后'}）" if lead else "")
+                    + "：这叫**巨量激活**（massive activations），少数几个维度上的数值极大。它和**注意力汇聚**（"
+                      "attention sink）"
+                    "有关但不是一回事：注意力汇聚说的是许多注意力头把大部分概率放在第 0 个 token 上（见注意力页的各头小"
+                    "图）。",
                     "Token 0's ‖x‖ often dwarfs the others'"
-                    + (f" (here up to {lead[1]:,.0f}× the other tokens' median, {'at the embedding' if lead[0] == 0 else f'after layer {lead[0] - 1}'})" if lead else "")
-                    + ": these are **massive activations**, a few dimensions holding huge values. They are related to, but not "
-                    "the same as, **attention sinks**: many heads putting most of their probability on token 0 (see the heads "
+                    + (f" (here up to {lead[1]:,.0f}× the other tokens' "
+                       f"median, {'at the embedding' if lead[0] == 0 else f'after layer {lead[0] - 1}'})"
+                       if lead else "")
+                    + ": these are **massive activations**, a few dimensions holding huge values. They are related to, "
+                      "but not "
+                    "the same as, **attention sinks**: many heads putting most of their probability on token 0 (see "
+                    "the heads "
                     "grid on the Attention page)."))
 
 page.explain([r"h = x + \mathrm{Attn}(\mathrm{RMSNorm}_1(x)) \qquad (\texttt{resid\_mid})",
@@ -54,7 +62,7 @@ page.explain([r"h = x + \mathrm{Attn}(\mathrm{RMSNorm}_1(x)) \qquad (\texttt{res
 # ---- how much each sub-layer adds ----------------------------------------------------------------
 page.section(f"每层的注意力与 MLP 各加了多少（token {s}：“{labels[s]}”）",
              f"How much attention and the MLP add at each layer (token {s}: “{labels[s]}”)")
-layers_ok, ratios = page.memo(("ratios", b), lambda: analysis.update_ratios(trace, b))   # (2, L, n): attention, MLP
+layers_ok, ratios = page.memo(("ratios", b), lambda: stage_data.update_ratios(trace, b))   # (2, L, n): attention, MLP
 mlp_rel = ratios[1]
 if layers_ok:
     rel = page.memo(("rel", b, s), lambda: roomy(lines(
@@ -62,23 +70,26 @@ if layers_ok:
         title=t("加上去的量相对主干的大小", "Size of what is added, relative to the stream"),
         xlabel=t("层", "layer"), ylabel=t("比值（对数轴）", "ratio (log axis)"), height=440)).update_yaxes(type="log"))
     page.view(t("相对增量", "relative update"), ratios[:, :, s], rel, key="rel")
-    if box := page.more("MLP 的相对增量：每个 token、每一层", "The MLP's relative update for every token and layer", "relmap"):
+    if box := page.more("MLP 的相对增量：每个 token、每一层", "The MLP's relative update for every token and layer",
+                        "relmap"):
         with box:
             relmap = page.memo(("relmap", b), lambda: log_ratio_map(
                 mlp_rel, labels, title=t("log₁₀(‖mlp.out‖ / ‖resid_mid‖)：每个 token、每一层",
                                          "log₁₀(‖mlp.out‖ / ‖resid_mid‖) per token and layer"),
                 xlabel=t("层", "layer"), ylabel="token"))
-            page.view(t("MLP 相对增量（层 × token）", "MLP relative update (layer × token)"), mlp_rel, relmap, key="relmap")
+            page.view(t("MLP 相对增量（层 × token）", "MLP relative update (layer × token)"), mlp_rel, relmap,
+                      key="relmap")
 else:
     st.info(t("这次运行没有记录 attn.out / mlp.out。", "This run did not record attn.out / mlp.out."))
 
 # ---- the add itself, on one token (below the fold: drawn when unfolded) ---------------------------
 try:
-    rows = analysis.layer_adds(trace, i, b, s, min(64, H))
+    rows = stage_data.layer_adds(trace, i, b, s, min(64, H))
 except KeyError as e:
     st.info(t("这次运行没有记录：", "This run did not record: ") + str(e))
     st.stop()
-if box := page.more(f"第 {i} 层的两次相加（token {s}，前 64 维）", f"Layer {i}'s two adds (token {s}, first 64 dims)", "adds"):
+if box := page.more(f"第 {i} 层的两次相加（token {s}，前 64 维）", f"Layer {i}'s two adds (token {s}, first 64 dims)",
+                    "adds"):
     with box:
         page.view(f"layers.{i}.resid_out", trace.layer(i, "resid_out"),
                   heatmap(rows, y=["x (layer input)", "+ attn.out", "= resid_mid", "+ mlp.out", "= resid_out"],
@@ -87,8 +98,9 @@ if box := page.more(f"第 {i} 层的两次相加（token {s}，前 64 维）", f
 
 page.checks(page.memo(("checks", i), lambda: checks.residual(trace, i)),
             zh="对照：逐元素完全相等", en="Check: exactly equal, element by element")
-st.caption(t(f"全部 {len(layers_ok)} 层 resid_out − resid_mid − mlp.out 的最大 |差| = {analysis.residual_worst(trace, layers_ok):g}。"
+st.caption(t(f"全部 {len(layers_ok)} 层 resid_out − resid_mid − mlp.out 的最大 |差| "
+             f"= {stage_data.residual_worst(trace, layers_ok):g}。"
              "残差相加是纯加法：没有参数。",
              f"Across all {len(layers_ok)} layers max |resid_out − resid_mid − mlp.out| = "
-             f"{analysis.residual_worst(trace, layers_ok):g}. The residual add is a plain sum: no parameters."))
+             f"{stage_data.residual_worst(trace, layers_ok):g}. The residual add is a plain sum: no parameters."))
 page.at_scale()

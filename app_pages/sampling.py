@@ -1,11 +1,12 @@
 """Stage 8 · Sampling: logits -> repetition penalty -> temperature -> top-k -> top-p -> softmax -> pick."""
 import streamlit as st
 
-from ops import analysis, checks
-from ops import sampling as smp
-from ui import worked
+from ops.engine import sampling as smp
+from ops.lab import checks, stage_data
+from ui import by_hand
 from ui.page import StagePage
-from ui.state import ranged, sampling_input, t
+from ui.pickers import ranged, sampling_input
+from ui.session import t
 from viz.labels import pieces, short
 from viz.sampling import bar_pair, candidates_chart, stage_bars
 
@@ -16,7 +17,7 @@ V = c.vocab_size
 # ---- the main picture: the candidates' probabilities, raw and under the settings beside it ------------
 knobs, main = st.columns([1, 3])
 with knobs:
-    # shared with the Generate page (ui.state.SAMPLING): a change here shows there
+    # shared with the Generate page (ui.pickers.SAMPLING): a change here shows there
     temp = sampling_input(st.slider, t("温度 T（0 = 贪心）", "temperature T (0 = greedy)"), "temperature",
                           "smp_temp")
     top_k = sampling_input(st.slider, t("top-k（0 = 关闭）", "top-k (0 = off)"), "top_k", "smp_topk")
@@ -28,7 +29,7 @@ with knobs:
     b = page.row()
 params = smp.SamplingParams(float(temp), int(top_k), float(top_p), float(rp), int(seed))
 n = trace.lengths[b]
-sv = page.memo(("view", b, params, N), lambda: analysis.sampling_view(trace, b, params, N))
+sv = page.memo(("view", b, params, N), lambda: stage_data.sampling_view(trace, b, params, N))
 stages, cand, chosen = sv["stages"], sv["cand"].tolist(), sv["stages"]["chosen"]
 names = [short(p, 10) for p in pieces(model.tokenizer, cand)]
 names = [f"{nm}·{i}" if names.count(nm) > 1 else nm for nm, i in zip(names, cand)]
@@ -39,58 +40,78 @@ with main:
     chart = page.memo(("chart", b, params, N), lambda: candidates_chart(
         stages, cand, names, words=dict(raw=t("原始 softmax（T = 1，不截断）", "raw softmax (T = 1, no cut)"),
                                         now=t(f"当前设置（{setting}）", f"current settings ({setting})"),
-                                        cut_k=t("被 top-k 截掉", "cut by top-k"), cut_p=t("被 top-p 截掉", "cut by top-p")),
+                                        cut_k=t("被 top-k 截掉", "cut by top-k"),
+                                        cut_p=t("被 top-p 截掉", "cut by top-p")),
         title=t(f"下一个 token 的概率：浅色 = 原始，实色 = 当前设置，红色 = 选中的 “{short(ch, 12)}”",
-                f"Next-token probabilities: faint = raw, solid = current settings, red = the chosen “{short(ch, 12)}”")))
+                f"Next-token probabilities: faint = raw, solid = current settings, "
+                f"red = the chosen “{short(ch, 12)}”")))
     page.view("sampling.probs", stages["probs"], chart, key="smp-probs",
-              caption=t(f"第 {b} 行最后一个 token 是 “{short(last, 12)}”（位置 {n - 1}）。候选 = 原始 logit 最高的 {N} 个 token；灰底 = 被截掉（概率为 0）。",
-                        f"Row {b}'s last token is “{short(last, 12)}” (position {n - 1}). Candidates = the {N} tokens with the highest "
+              caption=t(f"第 {b} 行最后一个 token 是 “{short(last, 12)}”（位置 {n - 1}）。候选 = 原始 logit 最高的 {N} "
+                        "个 token；灰底 = 被截掉（概率为 0）。",
+                        f"Row {b}'s last token is “{short(last, 12)}” (position {n - 1}). Candidates = the {N} tokens "
+                        "with the highest "
                         "raw logit; grey rows = cut (probability 0)."))
 
-seen, other, top_p, nxt = t("已出现过", "seen"), t("其他", "else"), t("或在 top-", "or outside top-"), t("下一个", "next")
-page.explain([r"z'_v = \begin{cases} z_v/\rho & z_v>0,\ v\ \text{%s}\\ z_v\rho & z_v<0,\ v\ \text{%s}\\ z_v & \text{%s}\end{cases}"
-              % (seen, seen, other) + r"\quad\to\quad z''=z'/T\quad\to\quad z''_v=-\infty\ \ (v\notin\text{top-}k\ \text{%s}p%s)"
+seen, other, top_p, nxt = t("已出现过", "seen"), t("其他", "else"), t("或在 top-", "or outside top-"), t("下一个",
+                                                                                                 "next")
+page.explain([r"z'_v = \begin{cases} z_v/\rho & z_v>0,\ v\ \text{%s}\\ z_v\rho & z_v<0,\ v\ "
+              r"\text{%s}\\ z_v & \text{%s}\end{cases}"
+              % (seen, seen,
+                 other) + r"\quad\to\quad z''=z'/T\quad\to\quad z''_v=-\infty\ \ (v\notin\text{top-}k\ \text{%s}p%s)"
               % (top_p, t(r"\text{ 之外}", "")),
-              r"\pi = \mathrm{softmax}(z''),\qquad \text{%s} \sim \pi\quad(T = 0:\ \text{%s} = \arg\max z')" % (nxt, nxt)],
-             smp.apply_repetition_penalty, smp.apply_top_k, smp.apply_top_p, smp.sample_stages, by_hand=worked.softmax_block)
+              r"\pi = \mathrm{softmax}(z''),\qquad \text{%s} \sim \pi\quad(T = 0:\ \text{%s} = \arg\max z')" % (nxt,
+                                                                                                                nxt)],
+             smp.apply_repetition_penalty, smp.apply_top_k, smp.apply_top_p, smp.sample_stages,
+             by_hand=by_hand.softmax_block)
 st.info(t("纠正：top-k 不是把其余的“设为 0”，而是把其余 token 的 **logit 设为 −∞**，softmax 之后它们的**概率**才是 0。"
           "（logit 为 0 的 token 仍有不小的概率！）",
-          "A correction: top-k does not set the rest “to zero”; it sets their **logits to −inf**, so after softmax their "
+          "A correction: top-k does not set the rest “to zero”; it sets their **logits to −inf**, so after softmax "
+          "their "
           "**probability** is 0. (A logit of 0 would still get a sizeable probability!)"))
 
 if box := page.more("每一步：最后一个位置的 logits 如何变化", "Every stage at the last position", "stages"):
     with box:
         STAGES = [("logits", t("① 原始 logits", "① raw logits"), ""),
-                  ("penalized", t("② 重复惩罚后", "② after repetition penalty"), f" (ρ = {params.repetition_penalty:g})"),
+                  ("penalized", t("② 重复惩罚后", "② after repetition penalty"),
+                   f" (ρ = {params.repetition_penalty:g})"),
                   ("tempered", t("③ 除以温度后", "③ after temperature"), f" (T = {params.temperature:g})"),
                   ("top_k", t("④ top-k 之后", "④ after top-k"), f" (k = {params.top_k:g})"),
                   ("top_p", t("⑤ top-p 之后", "⑤ after top-p"), f" (p = {params.top_p:g})")]
         if params.greedy:
             st.warning(t("温度 = 0：贪心解码，直接取惩罚后 logit 最大的 token，跳过温度、top-k、top-p 和随机抽样。",
-                         "Temperature = 0: greedy decoding takes the largest logit after the penalty and skips temperature, top-k, top-p and the draw."))
-        tabs = page.tabs([label for _, label, _ in STAGES], "stages")      # labels without the live values: a tab stays open
+                         "Temperature = 0: greedy decoding takes the largest logit after the penalty and skips "
+                         "temperature, top-k, top-p and the draw."))
+        # labels without the live values: a tab stays open
+        tabs = page.tabs([label for _, label, _ in STAGES], "stages")
         for tab, (key, label, value) in zip(tabs, STAGES):
             if tab:
                 with tab:
-                    page.view(f"sampling.{key}", stages[key], stage_bars(stages[key][cand], names, chosen, cand, label + value),
+                    page.view(f"sampling.{key}", stages[key],
+                              stage_bars(stages[key][cand], names, chosen, cand, label + value),
                               key=f"smp-{key}")
         st.markdown(t(f"### ⑦ 选中：“{ch}”（id {chosen}），概率 {float(stages['probs'][chosen]):.3f}",
                       f"### ⑦ Chosen: “{ch}” (id {chosen}), probability {float(stages['probs'][chosen]):.3f}"))
-        st.caption(t(f"top-k/top-p 之后 {sv['n_inf']:,} 个 token 的 logit 为 −∞（概率正好为 0），只剩 {V - sv['n_inf']:,} 个候选。红色 = 选中的 token。",
-                     f"After top-k/top-p, {sv['n_inf']:,} tokens have logit −inf (probability exactly 0); {V - sv['n_inf']:,} remain. Red = the chosen token."))
+        st.caption(t(f"top-k/top-p 之后 {sv['n_inf']:,} 个 token 的 logit 为 −∞（概率正好为 0），只剩"
+                     f" {V - sv['n_inf']:,} 个候选。红色 = 选中的 token。",
+                     f"After top-k/top-p, {sv['n_inf']:,} tokens have logit −inf (probability exactly "
+                     f"0); {V - sv['n_inf']:,} remain. Red = the chosen token."))
 
 DRAWS = [100, 1000, 5000]
 if box := page.more("抽样很多次 vs 概率", "Drawing many times vs the probabilities", "draws"):
     with box:
-        draws = st.select_slider(ranged(t("抽样次数", "draws"), *DRAWS[::2]), options=DRAWS, value=1000, key="smp_draws")
-        freq, gap = analysis.draw_frequencies(stages["probs"], draws, params.seed, chosen if params.greedy else None)
+        draws = st.select_slider(ranged(t("抽样次数", "draws"), *DRAWS[::2]), options=DRAWS, value=1000,
+                                 key="smp_draws")
+        freq, gap = stage_data.draw_frequencies(stages["probs"], draws, params.seed, chosen if params.greedy else None)
         page.view("sampling.frequency", freq,
                   bar_pair(names, stages["probs"][cand], freq[cand], t("概率 π", "probability π"),
                            t(f"{draws} 次抽样的频率", f"frequency in {draws} draws"),
-                           title=t(f"种子 {params.seed}：频率逼近概率", f"Seed {params.seed}: frequencies approach the probabilities"),
+                           title=t(f"种子 {params.seed}：频率逼近概率",
+                                   f"Seed {params.seed}: frequencies approach the probabilities"),
                            ylabel=t("比例", "share")), key="smp-draws")
-        st.caption(t(f"最大偏差 {gap:.3f}；抽样越多，偏差越小（约 1/√次数 = {1 / draws ** 0.5:.3f}）。同一个种子，每次结果完全一样。",
-                     f"Largest gap {gap:.3f}; it shrinks with more draws (about 1/√draws = {1 / draws ** 0.5:.3f}). The same seed gives the same result every time."))
+        st.caption(t(f"最大偏差 {gap:.3f}；抽样越多，偏差越小（约 1/√次数 = {1 / draws ** 0.5:.3f}）。同一个种子，每次"
+                     "结果完全一样。",
+                     f"Largest gap {gap:.3f}; it shrinks with more draws (about 1/√draws = {1 / draws ** 0.5:.3f}). "
+                     "The same seed gives the same result every time."))
 
 page.checks(checks.sampling(stages, sv["logits"]))
 page.at_scale()

@@ -1,14 +1,14 @@
-"""Scale: parameters, FLOPs, memory and the roofline of any Qwen2-family config at the user's B and S.
-Every number comes from ops/costs.py (the config alone); the figures from viz/scale.py."""
+"""Scale: parameters, FLOPs, memory and the roofline of a Qwen2-family config at the user's B, S (ops/arith/costs.py)."""
 import streamlit as st
 
 from content import costs_text, texts
 from content.scale import say
-from ops import costs
-from ops.costs import human
-from ui import config_compare, placement
-from ui.page import StagePage, metrics, table
-from ui.state import frozen, get_model, get_trace, lang, t
+from ops.arith import costs
+from ops.arith.costs import human
+from ui import blocks, config_compare, placement
+from ui.page import StagePage
+from ui.session import frozen, lang, t
+from ui.state import get_model, get_trace
 from viz import scale as vs
 
 LOADED = "__loaded__"           # the selectbox value that stands for the model in the sidebar
@@ -55,7 +55,7 @@ if cross:
                  f"compute-bound from about S = {cross:,}. Raise S above to see it."))
 st.caption(say("intro", lang(), start=say("start", lang(), B=trace.B, S=trace.S) if trace is not None else ""))
 total, active = costs.total_params(c), costs.active_params(c)
-metrics([(t("总参数", "total parameters"), human(total)),
+page.metrics([(t("总参数", "total parameters"), human(total)),
          (t("每个 token 激活的参数", "active per token"), human(active)),
          (t("权重 (bf16)", "weights (bf16)"), f"{costs.weight_bytes(c, 16) / 1e9:.1f} GB"),
          (t("KV cache / token", "KV cache / token"), human(costs.kv_cache_bytes(c, 1), "B")),
@@ -72,7 +72,7 @@ if choice == LOADED:
     if not c.tie_word_embeddings:
         st.caption(texts.model_sentence(model, "tie_sentence", lang()))
 ptable = page.memo(("params", choice), lambda: costs.param_table(c))
-table([{t("算子", "operator"): costs_text.operator(r["operator"], lang()),
+blocks.table([{t("算子", "operator"): costs_text.operator(r["operator"], lang()),
         t("权重张量", "tensors"): ", ".join(n.replace("model.layers.{i}.", "") for n in r["tensors"]),
                t("形状", "shapes"): " · ".join(str(s) for s in r["shapes"]),
                t("每层", "per layer"): f"{r['per_layer']:,}", t("层数", "layers"): r["layers"],
@@ -85,7 +85,7 @@ page.chart(page.memo(("params-fig", choice), lambda: vs.param_bars(
 st.caption(say("bars", lang()))
 
 st.subheader(t("稠密 vs MoE：总参数与激活参数", "Dense vs MoE: total and active parameters"))
-table([{t("模型", "model"): k, t("类型", "kind"): f"MoE ({rc.num_experts} × top-{rc.num_experts_per_tok})" if rc.is_moe else t("稠密", "dense"),
+blocks.table([{t("模型", "model"): k, t("类型", "kind"): f"MoE ({rc.num_experts} × top-{rc.num_experts_per_tok})" if rc.is_moe else t("稠密", "dense"),
                t("总参数", "total params"): f"{costs.total_params(rc):,}", t("每 token 激活", "active per token"): f"{costs.active_params(rc):,}",
                t("激活占比", "active share"): f"{100 * costs.active_params(rc) / costs.total_params(rc):.0f}%"}
               for k, rc in refs.items()])
@@ -101,14 +101,14 @@ st.markdown(t(
     "[m, k]·[k, n] counts 2·m·n·k."))
 fl = {ph: costs.flops(c, B, S, ph) for ph in ("prefill", "decode")}
 tot = {ph: sum(r["flops"] for r in rows) for ph, rows in fl.items()}
-metrics([(t("预填充 FLOPs", "prefill FLOPs"), human(tot["prefill"], "FLOP")),
+page.metrics([(t("预填充 FLOPs", "prefill FLOPs"), human(tot["prefill"], "FLOP")),
          (t("解码一步 FLOPs", "decode-step FLOPs"), human(tot["decode"], "FLOP")),
          (t("≈ 2 × 激活参数 × 预填充 token", "≈ 2 × active params × prefill tokens"), human(2 * active * T, "FLOP")),
          (t("≈ 2 × 激活参数 × B", "≈ 2 × active params × B"), human(2 * active * B, "FLOP"))])
 tabs = page.tabs([t("预填充（逐算子）", "Prefill (per operator)"), t("解码一步（逐算子）", "One decode step (per operator)")], "flops")
 for tab, ph in ((tab, ph) for tab, ph in zip(tabs, fl) if tab):     # only the open tab is drawn
     with tab:
-        table([{t("算子", "operator"): costs_text.operator(r["operator"], lang()),
+        blocks.table([{t("算子", "operator"): costs_text.operator(r["operator"], lang()),
                 t("公式", "formula"): costs_text.formula(r["formula"], lang()),
                 t("每层", "per layer"): human(r["per_layer"], "FLOP"), t("层数", "layers"): r["layers"],
                 "FLOPs": f"{r['flops']:,}", t("占比", "share"): f"{100 * r['flops'] / tot[ph]:.1f}%"} for r in fl[ph]])
@@ -123,9 +123,9 @@ st.markdown(t(f"每个 token 的 KV cache = 2 (K 和 V) × {dims} × 2 字节 (b
               f"B·S = {T:,} 个 token 共 **{human(kv_all, 'B')}**（{kv_all / 1e9:.2f} GB）。",
               f"KV cache per token = 2 (K and V) × {dims} × 2 bytes (bf16) = **{kv_tok:,} bytes ({human(kv_tok, 'B')})**; "
               f"for B·S = {T:,} tokens **{human(kv_all, 'B')}** ({kv_all / 1e9:.2f} GB)."))
-metrics([(t(f"权重 {lab}", f"weights {lab}"), f"{costs.weight_bytes(c, bits) / 1e9:.1f} GB") for lab, bits in PRECISIONS])
+page.metrics([(t(f"权重 {lab}", f"weights {lab}"), f"{costs.weight_bytes(c, bits) / 1e9:.1f} GB") for lab, bits in PRECISIONS])
 fit = lambda gb, bits: costs.fits(c, B, S, gb, bits=bits)
-table([{"GPU": k, **{t(f"权重 {lab}", f"weights {lab}"): f"{'✓' if fit(gb, bits)['fits'] else '✗'}  {fit(gb, bits)['total'] / 1e9:,.1f} / {gb} GB"
+blocks.table([{"GPU": k, **{t(f"权重 {lab}", f"weights {lab}"): f"{'✓' if fit(gb, bits)['fits'] else '✗'}  {fit(gb, bits)['total'] / 1e9:,.1f} / {gb} GB"
                             for lab, bits in PRECISIONS},
                t("bf16 时可缓存的 token 数", "tokens of KV cache that fit (bf16)"): f"{costs.max_tokens_in_cache(c, gb):,}"}
               for k, gb in ((k, costs.GPUS[k]["mem_gb"]) for k in GPU_ORDER)])
@@ -133,7 +133,7 @@ st.caption(say("fit", lang()))
 
 # ---- the roofline in numbers ---------------------------------------------------------------------------
 st.header(t("屋顶线：预填充 vs 解码", "Roofline: prefill vs decode"))
-table([{t("阶段", "phase"): names[ph], "FLOPs": human(r["flops"], "FLOP"), t("读写字节", "bytes moved"): human(r["bytes"], "B"),
+blocks.table([{t("阶段", "phase"): names[ph], "FLOPs": human(r["flops"], "FLOP"), t("读写字节", "bytes moved"): human(r["bytes"], "B"),
                t("强度 FLOP/B", "intensity FLOP/B"): f"{r['intensity']:,.1f}",
                t("算力时间", "compute time"): f"{r['t_compute_s'] * 1e3:,.3f} ms", t("访存时间", "memory time"): f"{r['t_memory_s'] * 1e3:,.3f} ms",
                t("下界时间", "lower-bound time"): f"{r['time_s'] * 1e3:,.3f} ms", t("受限于", "bound"): bound_word[r["bound"]]}

@@ -1,15 +1,15 @@
-"""Serving and optimisation: online softmax on this trace's real scores (FlashAttention's inner loop), then what a
-server does with a model: KV cache, quantisation (the bundled GGUF's own blocks), speculative decoding, long
-context, attention variants, tensor parallelism, and prefill vs decode timed on the loaded model.
-Compute: ops/serving.py; tables and captions: content/serving.py; figures: viz/serving.py."""
+"""Serving and optimisation: online softmax on this trace, then what a server does with a model (docs/architecture.md)."""
 import streamlit as st
 
-from content import serving as words
-from ops import costs, serving as sv
+from content import serving_numbers, serving_text as words
+from ops.arith import costs, formats, serving_math as sv
 from ops.errors import InputError, LoadError
-from ui import lab
-from ui.page import StagePage, metrics, table as html_table
-from ui.state import lang, picker, t
+from ops.lab import online_softmax, phases
+from ui import experiments_state
+from ui.blocks import metrics, table as html_table
+from ui.page import StagePage
+from ui.pickers import picker
+from ui.session import lang, t
 from viz import bars, serving as fig
 
 page = StagePage("serving")
@@ -40,7 +40,7 @@ with cols[3]:
     s = page.token(b, default_last=True)
 with cols[4]:
     block = picker(t("每块的键数", "keys per block"), "block", 1, trace.S, default=max(1, -(-trace.lengths[b] // 3)))
-view = sv.online_softmax_view(trace, i, b, h, s, block)
+view = online_softmax.online_softmax_view(trace, i, b, h, s, block)
 left, right = st.columns([5, 4])
 with left:
     online = page.memo(("online", i, h, b, s, block), lambda: fig.online_softmax(
@@ -55,21 +55,21 @@ with right:
 page.explain([r"m' = \max\big(m, \max_j s_j\big),\quad \alpha = e^{m-m'},\quad \ell' = \alpha\,\ell + \sum_j e^{s_j-m'}",
               r"\mathbf a' = \alpha\,\mathbf a + \sum_j e^{s_j-m'}\,\mathbf v_j,\qquad \mathrm{out} = \mathbf a/\ell",
               r"E = \frac{1-a^{k+1}}{1-a},\qquad \text{%s} = \frac{E}{k\,c+1}" % t("加速比", "speed-up")],
-             sv.online_softmax, sv.spec_expected_tokens, sv.spec_speedup)
+             online_softmax.online_softmax, sv.spec_expected_tokens, sv.spec_speedup)
 
 page.section("自己算一遍：几个分数，分块做 softmax", "By hand: a few scores, softmax a block at a time")
 c1, c2 = st.columns([4, 1])
 scores_text = c1.text_input(t("分数（用逗号隔开，最多 16 个）", "scores (comma-separated, up to 16)"),
                             words.caption_example(), key="sv-scores")
-per_block = c2.number_input(t("每块几个", "per block"), 1, 16, words.EXAMPLE["block"], key="sv-block")
+per_block = c2.number_input(t("每块几个", "per block"), 1, 16, serving_numbers.EXAMPLE["block"], key="sv-block")
 try:
-    table(words.small_table(sv.small_example(sv.parse_scores(scores_text), int(per_block)), L))
+    table(words.small_table(online_softmax.small_example(online_softmax.parse_scores(scores_text), int(per_block)), L))
 except InputError as e:
     st.warning(str(e))
 
 try:                                                  # read before the tabs: the checks at the end use it too
     with st.spinner(t("正在读取内置的 GGUF 文件……", "Reading the bundled GGUF file...")):
-        report, missing = sv.bundled_gguf_report(), ""
+        report, missing = formats.bundled_gguf_report(), ""
 except LoadError as e:
     report, missing = None, str(e)
 tabs = page.tabs(["FlashAttention", t("KV cache 与调度", "KV cache"), t("量化", "Quantisation"), t("投机解码", "Speculative"),
@@ -94,15 +94,15 @@ if tabs[2]:
             for ex in report["examples"].values():
                 note("block", tensor=ex["tensor"], type=ex["type"], d=f"{ex['d']:.6g}", nbytes=ex["nbytes"])
                 table(words.block_table(ex, L), height=220)
-        group = sv.group_quant_rows(model)
+        group = formats.group_quant_rows(model)
         table(words.group_table(group, L), "group", weight=group[0]["weight"], shape=group[0]["shape"])
         table(words.kv_quant_table(ref, L))
         table(words.float_table(L), "fp8")
 if tabs[3]:
     with tabs[3]:
         c1, c2 = st.columns(2)
-        a = c1.slider(t("接受率 a", "acceptance rate a"), 0.0, 1.0, words.SPEC_EXAMPLE["a"], 0.05, key="sv-a")
-        k = c2.slider(t("草稿长度 k", "draft length k"), 1, 12, words.SPEC_EXAMPLE["k"], key="sv-k")
+        a = c1.slider(t("接受率 a", "acceptance rate a"), 0.0, 1.0, serving_numbers.SPEC_EXAMPLE["a"], 0.05, key="sv-a")
+        k = c2.slider(t("草稿长度 k", "draft length k"), 1, 12, serving_numbers.SPEC_EXAMPLE["k"], key="sv-k")
         cost = words.draft_cost(ref)
         metrics([(t("每次核对得到的 token E", "tokens per verification E"), f"{sv.spec_expected_tokens(a, k):.2f}"),
                  (t("加速比", "speed-up"), f"{sv.spec_speedup(a, k, cost):.2f}×"),
@@ -136,13 +136,13 @@ if tabs[7]:
                                 roof_label=t("屋顶", "roof")), "roofline")
         table(words.h200_table(ref, L), "h200")
         m = words.MEASURE
-        measured = lab.sweep(lab.model_key() + ("serving-phases",),
-                             lambda progress: sv.measure_phases(model, m["prefill"], m["context"], m["steps"], progress=progress),
+        measured = experiments_state.sweep(experiments_state.model_key() + ("serving-phases",),
+                             lambda progress: phases.measure_phases(model, m["prefill"], m["context"], m["steps"], progress=progress),
                              t("在本机上实测一次", "Measure on this machine"), words.caption("measure", L, nums, **words.measure_live()),
                              button="sv-measure")
         if measured:
             table(words.measured_table(measured, L), "measured", **words.measured_live(measured))
 
-online_checks = page.memo(("checks", i, block), lambda: sv.online_softmax_checks(trace, i, block))
-page.checks(online_checks + (sv.gguf_checks(report) if report else []), "检查", "Checks")
+online_checks = page.memo(("checks", i, block), lambda: online_softmax.online_softmax_checks(trace, i, block))
+page.checks(online_checks + (formats.gguf_checks(report) if report else []), "检查", "Checks")
 page.at_scale()

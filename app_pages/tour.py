@@ -1,21 +1,21 @@
 """Classroom tour (presenter mode): the whole pipeline for the current prompt, one large step per click.
 
-The script is content/tour.py, each step's numbers ops.analysis.tour_data, its picture viz/tour.py."""
+The script is content/tour.py, each step's numbers ops.lab.analysis.tour_data, its picture viz/tour.py."""
 import plotly.graph_objects as go
 import streamlit as st
 
-from content import stages
-from content import tour as script
-from ops import analysis
-from ui.page import chart, picture, pipeline_strip, shape_str, tensor_view
+from content import stages, tour as script
+from ops.lab import analysis, stage_data
+from ui.blocks import chart, picture, pipeline_strip, shape_str, tensor_view
+from ui.session import lang, projector, query_int, set_query, t
 from ui.sidebar import page_prompt
-from ui.state import lang, projector, query_int, require_trace, set_query, t
-from viz import labels as lbl
-from viz import tour as vt
+from ui.state import require_trace
+from viz import labels as lbl, tour as vt
 from viz.overview import pipeline_picture
 
 st.markdown(vt.CSS, unsafe_allow_html=True)            # the app's own CSS comes from app.py
-st.title(f"{stages.get('tour').icon} " + t("课堂演示：一句话走完整个模型", "Classroom tour: one sentence through the whole model"))
+st.title(f"{stages.get('tour').icon} " + t("课堂演示：一句话走完整个模型",
+                                           "Classroom tour: one sentence through the whole model"))
 model, trace = require_trace()
 tok = model.tokenizer
 N = len(script.STEPS)
@@ -37,7 +37,7 @@ step = script.STEPS[k]
 # ---- row 0 of the batch: its labels and the top next tokens (the last steps' words need them) ------------
 b = 0
 n = trace.lengths[b]
-top = analysis.next_token_top(trace, b, n - 1, 10)
+top = stage_data.next_token_top(trace, b, n - 1, 10)
 chosen = int(top["ids"][0])
 piece = lbl.pieces(tok, [chosen])[0]
 ctx = dict(prompt=trace.prompts[b], pieces=[lbl.visible(p) for p in lbl.row_labels(tok, trace, b, None)],

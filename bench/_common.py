@@ -22,9 +22,10 @@ if str(ROOT) not in sys.path:
 
 def build_native():
     """The native library, built (once per machine) as the app builds it at start: ops.native.load() never builds."""
-    from ops import loading, native
+    from ops.fast import native
+    from ops.models.bundled import cache_dir
 
-    return native.build(loading.cache_dir() / "native")
+    return native.build(cache_dir() / "native")
 
 
 def cpu_model() -> str:
@@ -169,15 +170,15 @@ def load_reference(source: str = "cache", dtype="float32"):
     from transformers import AutoModelForCausalLM
 
     quiet_transformers()
-    from ops import loading
+    from ops.models import bundled
 
     t0 = time.perf_counter()
     if source == "gguf":
-        path = loading.bundled_gguf_path()
+        path = bundled.bundled_gguf_path()
         ref = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=getattr(torch, dtype),
                                                    attn_implementation="eager")
     else:
-        folder = loading.prepare_bundled()
+        folder = bundled.prepare_bundled()
         ref = AutoModelForCausalLM.from_pretrained(str(folder), dtype=getattr(torch, dtype),
                                                    attn_implementation="eager")
     ref.eval()

@@ -10,10 +10,10 @@ for the default prompt and for a prompt of about 512 tokens. Memory: this proces
 """
 from __future__ import annotations
 
-import _common as C  # noqa: I001
-
 import os
 import time
+
+import _common as C  # noqa: I001
 
 PAGE = "app_pages/attention.py"
 PAGES = ["overview", "tokenize", "embedding", "rmsnorm", "residual", "mlp", "lm_head", "sampling", "tour",

@@ -14,8 +14,8 @@ makes the whole app inert to clicks), so the floor is opened at / and its link t
 2. page switch: click every page's sidebar link in turn, `--laps` laps; floor: click between its two pages
    (at least 8 times). A switch counts once the old page's title has gone and the new page is done. `--dwell`:
    seconds on the first page before the first click (default 0), a reader's pause, in which the first page has
-   the browser load later pages' component scripts (ui.page.warm_scripts).
-3. picker change: the layer slider (st.slider, ui.state.picker) on the attention and MLP pages moved one
+   the browser load later pages' component scripts (ui.browser.warm_scripts).
+3. picker change: the layer slider (st.slider, ui.pickers.picker) on the attention and MLP pages moved one
    step with the keyboard (focus, ArrowRight); floor: its st.slider moved the same way.
 "Done" = the action was seen to take effect (a page switch: the old page's h1 is gone; a picker change: a
 MutationObserver armed before the action saw a chart redrawn), the script is not running (the app root's

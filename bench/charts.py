@@ -14,7 +14,6 @@ switch; what the rest of a real page costs is bench/browser.py's figure less thi
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -24,7 +23,6 @@ import time
 from pathlib import Path
 
 import browser as B
-
 from load_test import free_port, start_server, stop_server
 
 sys.path.insert(2, str(B.ROOT / "tests"))

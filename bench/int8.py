@@ -4,16 +4,16 @@
 
 1. Kernels, M = 1 (one decoding token), on the model's own shapes (q|k|v, o, gate|up, down, the LM head
    151,936 x 896), weights cycled over enough copies to come from memory, not cache (int8 ones in 2 MiB pages, as the
-   model's int8 set is: ops/hugepages.py): int8 weight-only
-   candidates (ours, ops/native/int8_linear.c, 16 lanes wide where the CPU has AVX-512F and then also 8 wide
+   model's int8 set is: ops/fast/hugepages.py): int8 weight-only
+   candidates (ours, ops/fast/native/int8_linear.c, 16 lanes wide where the CPU has AVX-512F and then also 8 wide
    ("native AVX2"); torch.ops.aten._weight_int8pack_mm; int8 -> bf16 then torch.mv; int8 -> bf16 then F.linear)
    beside the bf16 fast path's kernel (torch.mv on bf16) and float32 F.linear, interleaved round by round.
    The "decode step" row weighs each shape by how often one step runs it (24 layers + 1 LM head).
 2. Speed: greedy 64 tokens after a chat prompt (stop_at_eos=False), alternating round by round: transformers'
    Qwen2ForCausalLM.generate in float32 (the reference), ours float32 (the traced path), fast="bf16",
-   fast="int8" (int8 GEMVs, and RMSNorm, RoPE and one-token attention in C: ops/native/decode.c,
+   fast="int8" (int8 GEMVs, and RMSNorm, RoPE and one-token attention in C: ops/fast/native/decode.c,
    kernels="native"; bench/mechanisms.py measures it without any C). The bound of each path = GEMV bandwidth
-   measured in this run / bytes one decode step reads (ops.quant.decode_bytes of the weight set the path ran:
+   measured in this run / bytes one decode step reads (ops.fast.quant.decode_bytes of the weight set the path ran:
    int8 rows + scales + the rest in bf16).
 3. Numerics on 5 prompts (English, Chinese, code, digits, chat): first-step logits max|diff| and KL of the
    first next-token distribution against float32, how many of 64 greedy tokens equal float32's (same
@@ -21,13 +21,11 @@
 """
 from __future__ import annotations
 
-import _common as C  # noqa: I001
-
 import time
 
+import _common as C  # noqa: I001
 import torch
 import torch.nn.functional as F
-
 from generate import NEW, PROMPT, gemv_bandwidth
 
 SHAPES = {  # name -> (out, in, products per decode step of Qwen2.5-0.5B)
@@ -47,7 +45,7 @@ PROMPTS = {  # name -> (prompt, chat template?)
 
 
 def int8_kernels(q, s, x, arena):
-    from ops import quant
+    from ops.fast import quant
     p = arena.copy(quant.pack("native", q))                     # the native kernel reads rows in blocks of 8
     return {"native": lambda: quant.native_mm(x, p, s), "int8pack_mm": lambda: quant.int8pack_mm(x, q, s),
             "int8->bf16 + mv": lambda: quant.dequant_mv(x, q, s),
@@ -56,7 +54,7 @@ def int8_kernels(q, s, x, arena):
 
 def kernel_table(n: int):
     """Section 1: microseconds per product and GB/s of the bytes each kernel must read."""
-    from ops import hugepages, native, quant
+    from ops.fast import hugepages, native, quant
     names = ["native", "int8pack_mm", "int8->bf16 + mv", "int8->bf16 + F.linear", "bf16 mv (fast path)", "fp32 F.linear"]
     picked = "native" if quant.pick_kernel("cpu", torch.bfloat16) == "native" else "int8pack_mm"
     widest = native.isa(512) if picked == "native" else 0       # native's default: AVX-512F where the CPU has it
@@ -108,13 +106,13 @@ def kernel_table(n: int):
     if widest:
         native.isa(widest)
     best = min((k for k in names if "bf16 mv" not in k and "fp32" not in k), key=lambda k: step[k])
-    print(f"fastest int8 kernel per decode step: {best} (ops/quant.py picks {quant.pick_kernel('cpu', torch.bfloat16)})")
+    print(f"fastest int8 kernel per decode step: {best} (ops/fast/quant.py picks {quant.pick_kernel('cpu', torch.bfloat16)})")
 
 
 def int8_gemv_bandwidth(n=7, gib=0.5):
     """GB/s of the int8 kernel the model picks on one (N, 16384) int8 matrix of about `gib` GiB (+ bf16 scales), in
-    2 MiB pages where the kernel gives them, as the int8 set's (ops/hugepages.py)."""
-    from ops import hugepages, quant
+    2 MiB pages where the kernel gives them, as the int8 set's (ops/fast/hugepages.py)."""
+    from ops.fast import hugepages, quant
     kernel = quant.pick_kernel("cpu", torch.bfloat16)
     mm = quant.KERNELS[kernel]
     K = 16384
@@ -141,7 +139,7 @@ def first_step(model, ids, weights, attention, kernels="torch"):
 
 def numerics(model):
     """Section 3."""
-    from ops.decode import PATHS
+    from ops.engine.decode import PATHS
     paths = {p: PATHS[p] for p in ("bf16", "int8")}          # (weights, attention, kernels), as generate runs them
     rows = []
     for name, (prompt, chat) in PROMPTS.items():
@@ -170,7 +168,7 @@ def numerics(model):
 
 def speed(model, ref_from: str, n: int):
     """Section 2."""
-    from ops import quant
+    from ops.fast import quant
     ref, secs = C.load_reference(ref_from)
     print(f"reference loaded from {ref_from} in {secs:.1f} s")
     C.plain_greedy(ref)                                # exactly NEW tokens, like stop_at_eos=False

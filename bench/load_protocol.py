@@ -457,7 +457,7 @@ def write_results(summaries: list, load_avg: str, note: str):
                 f"{s['students']}x{s['replicas']}: " + ", ".join(f"{k} {a:.2f}/{b:.2f} ({n})" for k, (a, b, n) in sorted(s["by_kind"].items()))
                 for s in summaries) +
             "\n\nMemory of each Streamlit process at the end (/proc/<pid>/smaps_rollup). The weights are the "
-            "memory-mapped model.safetensors of the cache (ops/loading.py reads it with safetensors' load_file, "
+            "memory-mapped model.safetensors of the cache (ops/models/checkpoints.py reads it with safetensors' load_file, "
             "which maps the file): clean file pages, shared through the page cache by every process that maps it. "
             "Shared_Clean: pages that some other process maps too; Pss: each shared page divided among all the processes "
             "that map it (other programs on the machine that load the same cache file included); Private/Anonymous: this "

@@ -4,8 +4,8 @@ without each native piece, interleaved round by round in one process.
     python bench/mechanisms.py [--repeats 3] [--new 48]
 
 Variants of generate(fast="int8"), greedy, the same prompt, the same tokens (checked):
-  all          the int8 product in C (ops/native/int8_linear.c) and the step's RMSNorm / RoPE / one-token
-               attention in C (ops/native/decode.c, kernels="native"), weights in 2 MiB pages where Linux gives them
+  all          the int8 product in C (ops/fast/native/int8_linear.c) and the step's RMSNorm / RoPE / one-token
+               attention in C (ops/fast/native/decode.c, kernels="native"), weights in 2 MiB pages where Linux gives them
   no 2 MiB     the same, the int8 set in ordinary 4 KiB pages
   no decode.c  the int8 product in C, the step's small operators PyTorch's (kernels="torch")
   no C         PyTorch's own int8 product (aten._weight_int8pack_mm) and operators: what a machine without a
@@ -21,11 +21,10 @@ English prompt), with that work done before the visit and without it, alternatin
 """
 from __future__ import annotations
 
-import _common as C  # noqa: I001
-
 import statistics
 import time
 
+import _common as C  # noqa: I001
 import torch
 
 PROMPT = "Write a Python function that checks whether a number is prime, with a short explanation."
@@ -33,7 +32,7 @@ PROMPT = "Write a Python function that checks whether a number is prime, with a 
 
 def decode_rate(model, weights, kernels: str, ids: list[int], new: int) -> tuple[float, list[int]]:
     """Decode tokens per second of a greedy run (prefill excluded) through model.forward with this int8 set."""
-    from ops.decode import KVCache
+    from ops.engine.decode import KVCache
 
     model._copies["int8"] = weights                      # the set forward(weights="int8") reads
 
@@ -59,7 +58,7 @@ FIRST_PAGES = ("tokenize", "atlas", "compare", "experiments", "precision", "serv
 def first_visits(repeats: int):
     from streamlit.testing.v1 import AppTest
 
-    from ui import lab, state
+    from ui import experiments_state as lab, session, state
 
     state.PREBUILD = False                       # the bench does the background work itself, or not at all
     app = str(C.ROOT / "app.py")
@@ -67,7 +66,7 @@ def first_visits(repeats: int):
     def visit(page: str) -> float:
         at = AppTest.from_file(app, default_timeout=600)
         at.query_params["lang"] = "en"
-        at.query_params["prompt"] = state.DEFAULT_PROMPT
+        at.query_params["prompt"] = session.DEFAULT_PROMPT
         at.run()
         at.switch_page(f"app_pages/{page}.py")
         t0 = time.perf_counter()
@@ -108,7 +107,8 @@ def main():
     print(C.machine())
     if args.first_visits:
         return first_visits(repeats)
-    from ops import hugepages, load_model, native, quant
+    from ops import load_model
+    from ops.fast import hugepages, native, quant
 
     model = load_model()
     lib = C.build_native()

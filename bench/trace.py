@@ -10,7 +10,6 @@ tensors than the reference returns (scores, q/k/v, MLP parts ...), so this is a 
 from __future__ import annotations
 
 import _common as C  # noqa: I001  (puts the repo root on sys.path)
-
 import torch
 
 

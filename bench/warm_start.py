@@ -11,7 +11,6 @@ imports done before timing.
 from __future__ import annotations
 
 import _common as C  # noqa: I001
-
 import torch
 
 
@@ -20,10 +19,10 @@ def main():
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     import ops
-    from ops import loading
+    from ops.models import bundled
 
-    gguf = loading.bundled_gguf_path()
-    folder = loading.prepare_bundled()
+    gguf = bundled.bundled_gguf_path()
+    folder = bundled.prepare_bundled()
     ready = {}
 
     def ours():

@@ -1,9 +1,9 @@
-"""The words around ops/costs.py's numbers, in both languages: operator names, FLOPs formulas, the notes of
+"""The words around ops/arith/costs.py's numbers, in both languages: operator names, FLOPs formulas, the notes of
 each page's "At scale" section and the GPUs' sources. ops/ stays free of translations; the pages ask here.
 Never imports streamlit."""
 from __future__ import annotations
 
-# operator rows of costs.param_table / costs.flops: English as ops/costs.py names them -> Chinese
+# operator rows of costs.param_table / costs.flops: English as ops/arith/costs.py names them -> Chinese
 OPERATORS_ZH = {
     "embedding": "嵌入",
     "rmsnorm (2 per layer + final)": "RMSNorm（每层 2 个 + 最终 1 个）",
@@ -42,18 +42,22 @@ FORMULAS_ZH = {
 AT_SCALE = {
     "embedding": ("按编号取行（gather）：复制 T = B·S 行，每行 H 个数，没有乘法。",
                   "A gather: T = B·S rows of H numbers copied, no multiplications."),
-    "rmsnorm": ("每层 2 个 + 最终 1 个；FLOPs 按全部 {layers} 个计。", "2 per layer + 1 final; FLOPs for all {layers} of them."),
-    "attention": ("分数 [B, nh, S, S] = {scores}；完整的 S×S 都计入。", "Scores [B, nh, S, S] = {scores}; the full S×S is counted."),
+    "rmsnorm": ("每层 2 个 + 最终 1 个；FLOPs 按全部 {layers} 个计。",
+                "2 per layer + 1 final; FLOPs for all {layers} of them."),
+    "attention": ("分数 [B, nh, S, S] = {scores}；完整的 S×S 都计入。",
+                  "Scores [B, nh, S, S] = {scores}; the full S×S is counted."),
     "residual": ("每层两次逐元素相加。", "Two element-wise adds per layer."),
-    "mlp": ("gate 和 up 为 [B, S, I]，down_proj 再压回 H。", "gate and up are [B, S, I]; down_proj brings it back to H."),
-    "moe": ("FLOPs 只算激活的 k 个专家；参数量算全部 E 个。", "FLOPs: only the k active experts; parameters: all E experts."),
+    "mlp": ("gate 和 up 为 [B, S, I]，down_proj 再压回 H。",
+            "gate and up are [B, S, I]; down_proj brings it back to H."),
+    "moe": ("FLOPs 只算激活的 k 个专家；参数量算全部 E 个。",
+            "FLOPs: only the k active experts; parameters: all E experts."),
     "lm_head": ("它自己的一张 [V, H] 矩阵。", "Its own [V, H] matrix."),
     "lm_head_tied": ("与嵌入共用同一张矩阵。", "Tied to the embedding: the same matrix."),
     "sampling": ("在 V 个分数上做 softmax、top-k、top-p：每条序列约 V·log V 次运算，很少。",
                  "softmax, top-k and top-p over V scores: about V·log V operations per sequence, tiny."),
 }
 
-# where each GPU's figures come from (ops.costs.GPUS[...]["note"] is the English): source, a remark on the
+# where each GPU's figures come from (ops.arith.costs.GPUS[...]["note"] is the English): source, a remark on the
 # peak, memory, and "约 " where the bandwidth is approximate
 GPU_SOURCES_ZH = {
     "H200 141GB": ("NVIDIA H200 SXM 规格表", "", "HBM3e", ""),
@@ -76,7 +80,7 @@ def at_scale_note(stage: str, lang: str, **fields) -> str:
 
 
 def gpu_note(gpu: str, spec: dict, lang: str) -> str:
-    """Where a GPU's figures come from; spec is ops.costs.GPUS[gpu] (its numbers and English note)."""
+    """Where a GPU's figures come from; spec is ops.arith.costs.GPUS[gpu] (its numbers and English note)."""
     if lang != "zh" or gpu not in GPU_SOURCES_ZH:
         return spec["note"]
     source, remark, memory, approx = GPU_SOURCES_ZH[gpu]

@@ -8,8 +8,8 @@ of that language see it under the name without the suffix (texts.in_lang). Never
 """
 from __future__ import annotations
 
-from ops import costs
-from ops.config import ModelConfig
+from ops.arith import costs
+from ops.engine.config import ModelConfig
 
 # The Qwen2.5 tokenizer (every Qwen2.5 size, FACTS.md): assumed for a qwen2 config loaded without a tokenizer.
 QWEN25_TOKENIZER = dict(size=151_665, added=22,
@@ -99,22 +99,26 @@ def sentences(c: ModelConfig, tok: dict | None, lm_head_stored: bool | None, fmt
             out.update(_both("pad_sentence",
                              f"The embedding matrix has $V$ = {fmt(V)} rows, {fmt(pad)} more than the tokenizer has "
                              f"tokens{why_en}; those padding rows are never produced by the tokenizer.",
-                             f"嵌入矩阵有 $V$ = {fmt(V)} 行，比分词器的 token 多 {fmt(pad)} 行{why_zh}；这些填充行分词器从不会产生。"))
+                             f"嵌入矩阵有 $V$ = {fmt(V)} 行，比分词器的 token 多 {fmt(pad)} 行{why_zh}；这些填充行分词"
+                             "器从不会产生。"))
             out.update(_both("pad_plain",
                              f"The model's big internal table has {fmt(pad)} more rows than the booklet has entries "
-                             f"({fmt(V)} rows against {fmt(size)}). The spare rows only make the hardware happy and are never used.",
+                             f"({fmt(V)} rows against {fmt(size)}). The spare rows only make the hardware happy and "
+                             "are never used.",
                              f"模型内部那张大表比小册子多了 {fmt(pad)} 行空位（{fmt(V)} 行对 {fmt(size)} 个条目），"
                              "只是为了让机器算得顺手，从来用不上。"))
             out.update(_both("pad_logits",
                              f"Its {fmt(pad)} padding rows (id ≥ {fmt(size)}) get scores too; the tokenizer never "
                              "produces them and sampling can mask them out.",
-                             f"它的 {fmt(pad)} 个填充行（id ≥ {fmt(size)}）也会得到分数，但分词器不会产生它们，采样时可以屏蔽。"))
+                             f"它的 {fmt(pad)} 个填充行（id ≥ {fmt(size)}）也会得到分数，但分词器不会产生它们，采样时可"
+                             "以屏蔽。"))
         else:
             out.update(_both("pad_sentence",
                              f"The embedding matrix has exactly one row per token ($V$ = {fmt(V)}): no padding rows.",
                              f"嵌入矩阵每个 token 正好一行（$V$ = {fmt(V)}），没有填充行。"))
             out.update(_both("pad_plain",
-                             f"In {name} the model's big internal table has exactly one row per booklet entry ({fmt(V)}).",
+                             f"In {name} the model's big internal table has exactly one row per booklet entry "
+                             f"({fmt(V)}).",
                              f"{name} 内部那张大表正好一行对应小册子的一个条目（{fmt(V)} 行）。"))
             out.update(_both("pad_logits", f"{name} has no padding rows: every score belongs to a real token.",
                              f"{name} 没有填充行：每个分数都对应一个真实的 token。"))
@@ -132,10 +136,14 @@ def sentences(c: ModelConfig, tok: dict | None, lm_head_stored: bool | None, fmt
         out.update(_both("vocab_sentence",
                          f"No tokenizer is loaded with this config ({name}), so its token count is not known here.",
                          f"这份 config（{name}）没有附带分词器，这里不知道它的 token 数。"))
-        out.update(_both("pad_sentence", f"The embedding matrix has $V$ = {fmt(V)} rows; how many are padding depends on "
-                                         "the tokenizer.", f"嵌入矩阵有 $V$ = {fmt(V)} 行；其中多少是填充行取决于分词器。"))
-        out.update(_both("pad_plain", f"The model's internal table has {fmt(V)} rows.", f"模型内部那张大表有 {fmt(V)} 行。"))
-        out.update(_both("pad_logits", "Rows beyond the tokenizer's size, if any, get scores too but are never produced.",
+        out.update(_both("pad_sentence",
+                         f"The embedding matrix has $V$ = {fmt(V)} rows; how many are padding depends on "
+                                         "the tokenizer.",
+                                         f"嵌入矩阵有 $V$ = {fmt(V)} 行；其中多少是填充行取决于分词器。"))
+        out.update(_both("pad_plain", f"The model's internal table has {fmt(V)} rows.",
+                         f"模型内部那张大表有 {fmt(V)} 行。"))
+        out.update(_both("pad_logits",
+                         "Rows beyond the tokenizer's size, if any, get scores too but are never produced.",
                          "超出分词器大小的行（如果有）也会得到分数，但永远不会被产生。"))
         ids = ", ".join(str(i) for i in c.eos_ids) or "?"
         out.update(_both("eos_sentence", f"Stop at {name}'s end token (id {ids}) or at the length limit.",
@@ -154,13 +162,17 @@ def sentences(c: ModelConfig, tok: dict | None, lm_head_stored: bool | None, fmt
                          f"这张 [{V}, {H}] 的表只存一份、参数只算一次。"))
         out.update(_both("tie_plain", f"{name} uses one table for both.", f"{name} 两边用的就是同一张表。"))
     elif twin is not None and twin.tie_word_embeddings:
-        p_tied, p_own = costs.total_params(c.replace(tie_word_embeddings=True)), costs.total_params(c.replace(tie_word_embeddings=False))
+        p_tied = costs.total_params(c.replace(tie_word_embeddings=True))
+        p_own = costs.total_params(c.replace(tie_word_embeddings=False))
         out.update(_both("tie_sentence",
                          f"{twin.name}'s published config sets tie_word_embeddings = true, but the file loaded here "
-                         f"stores the LM head as a tensor of its own (in a GGUF file: output.weight), so {name} as loaded has "
+                         f"stores the LM head as a tensor of its own (in a GGUF file: output.weight), so {name} as "
+                         "loaded has "
                          f"its own LM head matrix and {fmt(p_own)} parameters ({fmt(p_tied)} when tied).",
-                         f"{twin.name} 官方 config 是共享的（tie_word_embeddings = true），但这里加载的文件把 LM head 单独存成"
-                         f"一个张量（GGUF 里的 output.weight），所以加载后的 {name} 有单独的 LM head 矩阵，共 {fmt(p_own)} 个参数"
+                         f"{twin.name} 官方 config 是共享的（tie_word_embeddings = true），但这里加载的文件把 LM head "
+                         "单独存成"
+                         f"一个张量（GGUF 里的 output.weight），所以加载后的 {name} 有单独的 LM head 矩阵，共"
+                         f" {fmt(p_own)} 个参数"
                          f"（共享时为 {fmt(p_tied)}）。"))
         out.update(_both("tie_plain", f"{twin.name} officially shares one table, but the file loaded here keeps two.",
                          f"{twin.name} 官方是共用一张表的，但这里加载的文件存了两张。"))
@@ -168,7 +180,8 @@ def sentences(c: ModelConfig, tok: dict | None, lm_head_stored: bool | None, fmt
         out.update(_both("tie_sentence",
                          f"{name} does not tie them: it has its own LM head matrix (tie_word_embeddings = false), "
                          f"[{V}, {H}] more parameters.",
-                         f"{name} 不共享：它有单独的 LM head 矩阵（tie_word_embeddings = false），多出 [{V}, {H}] 的参数。"))
+                         f"{name} 不共享：它有单独的 LM head 矩阵（tie_word_embeddings = false），多出 [{V}, {H}] 的参"
+                         "数。"))
         out.update(_both("tie_plain", f"{name} keeps two separate tables.", f"{name} 用两张不同的表。"))
     out["tie"] = "true" if tied else "false"
 
@@ -181,7 +194,8 @@ def sentences(c: ModelConfig, tok: dict | None, lm_head_stored: bool | None, fmt
         out.update(_both("bias_sentence", f"In {name} all four projections carry a bias, o_proj included",
                          f"{name} 的四个投影都带偏置，包括 o_proj"))
     else:
-        out.update(_both("bias_sentence", f"{name} has no bias on any of the four projections (Qwen2 models put one on q/k/v)",
+        out.update(_both("bias_sentence",
+                         f"{name} has no bias on any of the four projections (Qwen2 models put one on q/k/v)",
                          f"{name} 的四个投影都不带偏置（Qwen2 系列在 q/k/v 上带偏置）"))
     out.update({f"b{x}": f" + b_{x}" if c.attention_bias else "" for x in "qkv"})
     out.update(_both("o_bias", "with a bias" if o_bias else "no bias", "带偏置" if o_bias else "无偏置"))
@@ -206,9 +220,12 @@ def sentences(c: ModelConfig, tok: dict | None, lm_head_stored: bool | None, fmt
     out["I_over_H"] = f"{c.intermediate_size / H:.2f}"
     if c.is_moe:
         out.update(_both("mlp_loaded",
-                         f"{name} is a mixture of experts: in its MoE layers this MLP is replaced by {E} experts of width "
-                         f"$I_m$ = {Im}, {k} chosen per token (see the MoE section); each expert is a SwiGLU of exactly this form.",
-                         f"{name} 是混合专家模型：它的 MoE 层把这个 MLP 换成 {E} 个宽度 $I_m$ = {Im} 的专家，每个 token 选 {k} 个"
+                         f"{name} is a mixture of experts: in its MoE layers this MLP is replaced by {E} experts of "
+                         "width "
+                         f"$I_m$ = {Im}, {k} chosen per token (see the MoE section); each expert is a SwiGLU of "
+                         "exactly this form.",
+                         f"{name} 是混合专家模型：它的 MoE 层把这个 MLP 换成 {E} 个宽度 $I_m$ = {Im} 的专家，每个 "
+                         f"token 选 {k} 个"
                          "（见 MoE 一节）；每个专家都正是上面这种 SwiGLU。"))
         out.update(_both("ffn_short", f"MoE ({k} of {E} SwiGLU experts)", f"MoE（{E} 个 SwiGLU 专家选 {k} 个）"))
         out.update(_both("ffn_plain", f"{name} splits this warehouse into {E} small ones and sends each word into {k}.",
@@ -217,7 +234,8 @@ def sentences(c: ModelConfig, tok: dict | None, lm_head_stored: bool | None, fmt
         shared_zh = "另有共享专家" if c.shared_expert_intermediate_size else "无共享专家"
         out.update(_both("mlp_params_text", f"In {name} one expert has $3HI_m$ = {fmt(3 * H * Im)} parameters, "
                          f"{fmt(E * 3 * H * Im)} for the {E} experts of a MoE layer",
-                         f"{name} 每个专家有 $3HI_m$ = {fmt(3 * H * Im)} 个参数，一个 MoE 层的 {E} 个专家共 {fmt(E * 3 * H * Im)} 个"))
+                         f"{name} 每个专家有 $3HI_m$ = {fmt(3 * H * Im)} 个参数，一个 MoE 层的 {E} 个专家共"
+                         f" {fmt(E * 3 * H * Im)} 个"))
         out.update(_both("moe_loaded", f"The loaded {name} is a MoE model: {k} of {E} experts per token, {shared_en}.",
                          f"当前加载的 {name} 是 MoE 模型：每个 token 从 {E} 个专家中选 {k} 个，{shared_zh}。"))
     else:

@@ -1,13 +1,13 @@
 """The words of the Models page (two models side by side) and of the Scale page's config comparison, in both
 languages: each config row's name and what it changes in the operator, the tables built from the rows of
-ops/compare_models.py, the tokenizer samples, and the placeholders of assets/explain/models.<lang>.md.
+ops/lab/compare_models.py, the tokenizer samples, and the placeholders of assets/explain/models.<lang>.md.
 Every number comes from the rows (computed from the two configs); no sentence assumes which two models these are.
 Never imports streamlit.
 """
 from __future__ import annotations
 
-from ops import costs
-from ops.config import ModelConfig
+from ops.arith import costs
+from ops.engine.config import ModelConfig
 
 # the same three texts through both tokenizers (the user's prompt is added as a fourth)
 SAMPLES = {"zh": "人工智能正在改变我们学习和工作的方式。", "en": "The quick brown fox jumps over the lazy dog.",
@@ -36,28 +36,31 @@ NAMES = {
 
 # what each row changes in the operators; {x} placeholders are filled from the row (fmt_row)
 EFFECT = {
-    "model_type": ("决定每层跑哪段代码：Qwen2 的 q/k/v 带偏置，Qwen3 在 RoPE 前对 q、k 逐头做 RMSNorm，Llama 两者都没有。",
+    "model_type": ("决定每层跑哪段代码：Qwen2 的 q/k/v 带偏置，Qwen3 在 RoPE 前对 q、k 逐头做 RMSNorm，Llama 两者都没有"
+                   "。",
                    "Picks each layer's code: Qwen2 adds q/k/v biases, Qwen3 RMS-normalises q and k per head "
-                   "before RoPE, "
-                   "Llama does neither."),
+                   "before RoPE, Llama does neither."),
     "hidden_size": ("残差流每个向量的长度：RMSNorm 在 H 个数上求均方，每个投影都读 H 维输入；右栏是每层的参数。",
                     "The length of every residual-stream vector: RMSNorm averages over H numbers, every projection "
                     "reads H inputs; the bytes column is one layer's parameters."),
     "num_hidden_layers": ("每个 token 把同一组层算子跑 L 遍；每层各存一份 K、V，所以 KV cache 随 L 线性增长。",
                           "Every token runs the layer's operators L times; each layer keeps its own K and V, so the KV "
                           "cache grows with L."),
-    "num_attention_heads": ("q_proj 输出 nh·hd 个数，o_proj 读回 nh·hd 个数；分数矩阵是 [B, nh, S, S]；右栏是每层 q_proj + o_proj 的参数。",
+    "num_attention_heads": ("q_proj 输出 nh·hd 个数，o_proj 读回 nh·hd 个数；分数矩阵是 [B, nh, S, S]；右栏是每层 "
+                            "q_proj + o_proj 的参数。",
                             "q_proj writes nh·hd numbers and o_proj reads nh·hd back; the scores are [B, nh, S, S]; "
                             "the bytes column is one layer's q_proj + o_proj."),
     "num_key_value_heads": ("k_proj、v_proj 只输出 nkv·hd 个数，KV cache 每层存 2·nkv·hd 个数。",
                             "k_proj and v_proj write only nkv·hd numbers; the KV cache keeps 2·nkv·hd numbers "
                             "per layer."),
-    "n_rep": ("repeat_kv 把每个 KV 头复制给 {a} / {b} 个查询头；若每个查询头都有自己的 KV 头（MHA），右栏就是每 token 的 KV cache。",
+    "n_rep": ("repeat_kv 把每个 KV 头复制给 {a} / {b} 个查询头；若每个查询头都有自己的 KV 头（MHA），右栏就是每 token "
+              "的 KV cache。",
               "repeat_kv hands each KV head to {a} / {b} query heads; with one KV head per query head (MHA) the KV "
               "cache per token would be the bytes column."),
     "head_dim": ("分数除以 √hd（{sqrt_a} / {sqrt_b}）；RoPE 旋转 hd/2 对坐标。",
                  "Scores are divided by √hd ({sqrt_a} / {sqrt_b}); RoPE rotates hd/2 pairs of coordinates."),
-    "intermediate_ratio": ("SwiGLU 先升到 I = {I_a} / {I_b} 维再降回 H；gate_proj、up_proj、down_proj 每层共 3·H·I 个参数（右栏）。",
+    "intermediate_ratio": ("SwiGLU 先升到 I = {I_a} / {I_b} 维再降回 H；gate_proj、up_proj、down_proj 每层共 3·H·I 个参"
+                           "数（右栏）。",
                            "SwiGLU widens to I = {I_a} / {I_b} and narrows back to H; gate, up and down hold 3·H·I "
                            "parameters per layer (bytes column)."),
     "rope_theta": ("RoPE 的底数：转得最慢的一对坐标每 {wave_a} / {wave_b} 个 token 才转一圈。",
@@ -75,7 +78,8 @@ EFFECT = {
     "vocab_size": ("嵌入表和 LM head 各有 V 行，每个位置的 logits 有 V 个数；右栏是嵌入表 V·H。{tok}",
                    "The embedding table and the LM head have V rows, the logits V numbers per position; the bytes "
                    "column is the table's V·H.{tok}"),
-    "special_tokens": ("控制用的 token，不来自 BPE 合并：两边都有 {both} 个，只在 A 有 {only_a} 个，只在 B 有 {only_b} 个（名字列在表下）。",
+    "special_tokens": ("控制用的 token，不来自 BPE 合并：两边都有 {both} 个，只在 A 有 {only_a} 个，只在 B 有 {only_b} "
+                       "个（名字列在表下）。",
                        "Control tokens, not made by BPE merges: {both} in both, {only_a} only in A, {only_b} only in B "
                        "(named under the table)."),
     "total_params": ("每个权重张量只算一次（共享的 LM head 不重复计）。",
@@ -135,7 +139,7 @@ def effect_text(row: dict, lang: str) -> str:
 
 
 def config_table(rows: list[dict], lang: str, effects: bool = True) -> list[dict]:
-    """The difference table: one line per row of ops.compare_models.config_rows (A and B named above it)."""
+    """The difference table: one line per row of ops.lab.compare_models.config_rows (A and B named above it)."""
     out = []
     for r in rows:
         line = {"": "=" if r["same"] else "≠", _pick(("配置", "config"), lang): _pick(NAMES[r["key"]], lang),
@@ -149,7 +153,7 @@ def config_table(rows: list[dict], lang: str, effects: bool = True) -> list[dict
 
 
 def effect_table(rows: list[dict], lang: str) -> list[dict]:
-    """What each row changes in the operators, one line per row of ops.compare_models.config_rows."""
+    """What each row changes in the operators, one line per row of ops.lab.compare_models.config_rows."""
     return [{_pick(("配置", "config"), lang): _pick(NAMES[r["key"]], lang),
              _pick(("它改变了什么", "what it changes"), lang): effect_text(r, lang)} for r in rows]
 
@@ -158,7 +162,8 @@ def special_lines(rows: list[dict], lang: str) -> list[tuple[str, list[str]]]:
     """(label, names) of the special tokens in both, only in A, only in B (empty when the row is absent)."""
     for r in rows:
         if r["key"] == "special_tokens":
-            return [(_pick(("两边都有", "in both"), lang), r["both"]), (_pick(("只在 A", "only in A"), lang), r["only_a"]),
+            return [(_pick(("两边都有", "in both"), lang), r["both"]), (_pick(("只在 A", "only in A"), lang),
+                                                                    r["only_a"]),
                     (_pick(("只在 B", "only in B"), lang), r["only_b"])]
     return []
 
@@ -168,10 +173,10 @@ def sample_name(name: str, lang: str) -> str:
 
 
 def atlas_table(rows: list[dict], name_a: str, name_b: str, lang: str) -> list[dict]:
-    """The head atlas counts of both models (ops.compare_models.atlas_rows), with their shares."""
+    """The head atlas counts of both models (ops.lab.compare_models.atlas_rows), with their shares."""
     names = atlas_names(lang)
     return [{_pick(("标签", "label"), lang): names.get(r["kind"], r["kind"]), f"A · {name_a}": r["a"],
-             f"A %": f"{100 * r['share_a']:.0f}%", f"B · {name_b}": r["b"], f"B %": f"{100 * r['share_b']:.0f}%"}
+             "A %": f"{100 * r['share_a']:.0f}%", f"B · {name_b}": r["b"], "B %": f"{100 * r['share_b']:.0f}%"}
             for r in rows]
 
 
@@ -206,7 +211,7 @@ def _sentences(a: ModelConfig, b: ModelConfig, name_a: str, name_b: str) -> dict
     out = {}
     ba, bb = a.attention_bias, b.attention_bias
     if ba == bb:
-        out["bias_sentence_en"] = (f"Both put a bias on q, k and v." if ba else "Neither puts a bias on q, k or v.")
+        out["bias_sentence_en"] = ("Both put a bias on q, k and v." if ba else "Neither puts a bias on q, k or v.")
         out["bias_sentence_zh"] = ("两者的 q、k、v 都带偏置。" if ba else "两者的 q、k、v 都不带偏置。")
     else:
         has, hasnt = (name_a, name_b) if ba else (name_b, name_a)
@@ -216,7 +221,8 @@ def _sentences(a: ModelConfig, b: ModelConfig, name_a: str, name_b: str) -> dict
     if ta == tb:
         out["tie_sentence_en"] = ("Both tie the LM head to the embedding table." if ta
                                   else "Neither ties the LM head to the embedding table: each keeps its own.")
-        out["tie_sentence_zh"] = ("两者的 LM head 都与嵌入表共享。" if ta else "两者的 LM head 都不与嵌入表共享，各存一份。")
+        out["tie_sentence_zh"] = ("两者的 LM head 都与嵌入表共享。" if ta else "两者的 LM head 都不与嵌入表共享，各存一"
+                                                                               "份。")
     else:
         tied, untied = (name_a, name_b) if ta else (name_b, name_a)
         out["tie_sentence_en"] = f"{tied} scores with its embedding table itself; {untied} keeps a separate LM head."

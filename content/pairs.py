@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from ops import costs
+from ops.arith import costs
 
 PAIRS_PATH = costs.ASSETS / "experiments" / "pairs.json"
 

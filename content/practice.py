@@ -4,7 +4,7 @@ assets/practice/*.json (every file, in sorted order): lists of
     {id, stage, difficulty, seed, question{zh,en}, short{zh,en}, long{zh,en}, compute?}
 stage is a registry key (content/stages.py); difficulty 1 (recall) .. 3 (derive or reason across stages).
 `compute` = {formula, config (label in assets/configs), params, unit, tol?}: the answer is computed by
-ops/costs.py at render time (FORMULAS below) and fills {answer} (exact, thousands separators) and
+ops/arith/costs.py at render time (FORMULAS below) and fills {answer} (exact, thousands separators) and
 {answer_h} (human units); a question with a compute block is "computed". Its config's own values are
 {cfg_H}, {cfg_L}, ... (every name of content.texts.config_numbers), so worked arithmetic is never typed.
 Texts may also use every placeholder of content.texts.numbers(). `quiz: false` keeps a question out of the live
@@ -20,9 +20,10 @@ import json
 import math
 import re
 
-from ops import analysis, attribution, costs
-from content import serving, texts
-from ops.config import ModelConfig
+from content import serving_numbers, texts
+from ops.arith import costs
+from ops.engine.config import ModelConfig
+from ops.lab import analysis, attribution, stage_data
 
 PRACTICE_DIR = costs.ASSETS / "practice"  # every *.json here is a list of questions (same schema)
 
@@ -53,7 +54,7 @@ FORMULAS = {
     "heads_total": lambda c: c.num_hidden_layers * c.num_attention_heads,
     "norm_params": lambda c: (2 * c.num_hidden_layers + 1) * c.hidden_size,    # two per layer + the final norm
 }
-FORMULAS.update(serving.FORMULAS)      # the serving chapter's (content/serving.py)
+FORMULAS.update(serving_numbers.FORMULAS)      # the serving chapter's (content/serving_numbers.py)
 
 
 def load_questions() -> list[dict]:
@@ -109,7 +110,8 @@ def questions(numbers: dict, lang: str = "en", stage: str | None = None) -> list
 _SHAPE_QUESTIONS = [  # (trace name, zh, en)
     ("tokens.ids", "分词后 token id 张量的形状？", "Shape of the token-id tensor after tokenising?"),
     ("embed.out", "嵌入层输出的形状？", "Shape of the embedding output?"),
-    ("layers.0.attn.q", "第 0 层投影后 q 的形状（[B, nh, S, hd]）？", "Shape of layer 0's projected q ([B, nh, S, hd])?"),
+    ("layers.0.attn.q", "第 0 层投影后 q 的形状（[B, nh, S, hd]）？",
+     "Shape of layer 0's projected q ([B, nh, S, hd])?"),
     ("layers.0.attn.k", "第 0 层投影后 k 的形状？", "Shape of layer 0's projected k?"),
     ("layers.0.attn.probs", "第 0 层注意力概率的形状？", "Shape of layer 0's attention probabilities?"),
     ("layers.0.attn.context", "第 0 层多头拼接后 context 的形状？", "Shape of layer 0's concatenated context?"),
@@ -148,8 +150,10 @@ def quiz_items(config: ModelConfig, trace_shapes: dict[str, tuple], lengths: lis
         zeros = s * s - n * (n + 1) // 2 - (s - n) * n
         pad_zh = f"（这一行有 {n} 个真实 token，补齐到 S = {s}）" if n < s else ""
         pad_en = f" (this row has {n} real tokens, padded to S = {s})" if n < s else ""
-        numbers.append(("layers.0.attn.probs", f"因果掩码和填充掩码下，第 0 行每个头的概率矩阵里有多少个恰好为 0 的元素？{pad_zh}",
-                        f"Under the causal and padding masks, how many entries of one head's probability matrix in batch "
+        numbers.append(("layers.0.attn.probs",
+                        f"因果掩码和填充掩码下，第 0 行每个头的概率矩阵里有多少个恰好为 0 的元素？{pad_zh}",
+                        "Under the causal and padding masks, how many entries of one head's probability matrix in "
+                        "batch "
                         f"row 0 are exactly 0?{pad_en}", zeros))
     items += [dict(question=dict(zh=zh, en=en), answer=v, kind="number", source=src, tol=0.01 if v > 1000 else 0)
               for src, zh, en, v in numbers]
@@ -207,11 +211,12 @@ def trace_extra_items(model, trace, b: int = 0) -> list[dict]:
     """Numbers read off the live trace: the top next token's probability, and where the last layer's head 0
     looks from the last token."""
     c, n, tok = model.config, trace.lengths[b], model.tokenizer
-    top = analysis.next_token_top(trace, b, n - 1, 1)
+    top = stage_data.next_token_top(trace, b, n - 1, 1)
     tid, prob = int(top["ids"][0]), float(top["probs"][0])
     word = tok.decode([tid])
     items = [_item("trace", "softmax(logits)", _both(
-        f"第 {b} 行最后一个 token 之后，模型最看好的下一个 token 是 “{word}”。它的概率是多少？（0 到 1 之间的数，误差 0.02 以内算对）",
+        f"第 {b} 行最后一个 token 之后，模型最看好的下一个 token 是 “{word}”。它的概率是多少？（0 到 1 之间的数，误差 "
+        "0.02 以内算对）",
         f"After row {b}'s last token the model's favourite next token is “{word}”. What probability does it get? "
         "(a number between 0 and 1; within 0.02 counts)"), prob,
         _both("由 trace 的 logits 经 softmax 算出", "softmax of the trace's logits"), abs_tol=0.02,
@@ -221,7 +226,8 @@ def trace_extra_items(model, trace, b: int = 0) -> list[dict]:
         row = trace.attention_probs(last)[b, 0, n - 1, :n].float()
         j, w = int(row.argmax()), float(row.max())
         items.append(_item("trace", f"layers.{last}.attn.probs", _both(
-            f"最后一层（第 {last} 层）的头 0 里，第 {b} 行最后一个 token（位置 {n - 1}）把最多的注意力给了哪个位置？（写位置号 0…{n - 1}）",
+            f"最后一层（第 {last} 层）的头 0 里，第 {b} 行最后一个 token（位置 {n - 1}）把最多的注意力给了哪个位置？（"
+            f"写位置号 0…{n - 1}）",
             f"In the last layer (layer {last}), head 0: which position does row {b}'s last token (position {n - 1}) "
             f"give the most attention to? (a position, 0…{n - 1})"), j,
             _both(f"trace 中的 layers.{last}.attn.probs", f"layers.{last}.attn.probs in the trace"),
@@ -233,8 +239,8 @@ def trace_extra_items(model, trace, b: int = 0) -> list[dict]:
 
 def experiment_items(model, trace, b: int = 0) -> list[dict]:
     """Questions answered by running the experiments engine on row b of the live trace: an MLP zeroed at one
-    position (ops.analysis.ablation_reach: two reruns of the row) and the direct logit attribution of the top
-    next token (ops/attribution.py). Kept with the trace (Trace.memo): the reruns happen once per trace."""
+    position (ops.lab.analysis.ablation_reach: two reruns of the row) and the direct logit attribution of the top
+    next token (ops/lab/attribution.py). Kept with the trace (Trace.memo): the reruns happen once per trace."""
     return trace.memo(("quiz_experiments", b), lambda: _experiment_items(model, trace, b))
 
 
@@ -243,11 +249,12 @@ def _experiment_items(model, trace, b: int) -> list[dict]:
     L, nh, n = c.num_hidden_layers, c.num_attention_heads, trace.lengths[b]
     k, p = (L - 1) // 2, n // 2        # a layer with layers after it: their attention carries the edit onwards
     reach = analysis.ablation_reach(model, trace, b, k, p)
-    ran = _both("由实验引擎在你的提示词上实际重跑算出（ops/edits.py、ops.analysis.ablation_reach）",
-                "computed by rerunning your prompt with the experiments engine (ops/edits.py, ops.analysis.ablation_reach)")
+    ran = _both("由实验引擎在你的提示词上实际重跑算出（ops/lab/edits.py、ops.lab.analysis.ablation_reach）",
+                "computed by rerunning your prompt with the experiments engine (ops/lab/edits.py, "
+                "ops.lab.analysis.ablation_reach)")
     setup = (f"实验：把第 {k} 层 MLP 的输出只在位置 {p} 置零（第 {b} 行，共 {n} 个 token，位置 0…{n - 1}），重新运行。",
-             f"Experiment: zero layer {k}'s MLP output at position {p} only (row {b}: {n} tokens, positions 0…{n - 1}), "
-             "and rerun. ")
+             f"Experiment: zero layer {k}'s MLP output at position {p} only (row {b}: {n} tokens, positions "
+             f"0…{n - 1}), and rerun. ")
     items = []
     if reach["first_layer"] is not None:
         f = reach["first_layer"]
@@ -255,7 +262,8 @@ def _experiment_items(model, trace, b: int) -> list[dict]:
             setup[0] + "从哪一层开始，层的输出 resid_out 出现变化？（写层号）",
             setup[1] + "What is the first layer whose output resid_out changes? (a layer number)"), f, ran, _both(
             f"resid_out = resid_mid + mlp.out，所以第 {f} 层自己的输出就变了；它之前的层完全没有受影响。",
-            f"resid_out = resid_mid + mlp.out, so layer {f}'s own output changes; every layer before it is untouched.")))
+            f"resid_out = resid_mid + mlp.out, so layer {f}'s own output changes; "
+            "every layer before it is untouched.")))
     ch = reach["changed"]
     span = f"{ch[0]}…{ch[-1]}" if ch else "–"
     items.append(_item("experiment", f"edit layers.{k}.mlp.out", _both(
@@ -265,20 +273,23 @@ def _experiment_items(model, trace, b: int) -> list[dict]:
         f"The positions that changed: {span}. The later layers' attention carries the edit to the positions after it, "
         "and the causal mask keeps it from the ones before, which stay exactly the same.")))
     try:
-        tid = int(analysis.next_token_top(trace, b, n - 1, 1)["ids"][0])
+        tid = int(stage_data.next_token_top(trace, b, n - 1, 1)["ids"][0])
         attr = attribution.logit_attribution(model, trace, b, -1, tid)
     except KeyError:                          # a trace that did not keep attn.context / resid_out: no such question
         return items
     bias = "L0.attn.bias" in attr
     word, logit = model.tokenizer.decode([tid]), float(trace.logits[b, n - 1, tid])
     sum_txt = f"1 + {L}·{nh}" + (f" + {L}" if bias else "") + f" + {L} = {len(attr)}"
-    items.append(_item("experiment", "ops/attribution.py", _both(
-        f"直接 logit 归因把下一个 token “{word}” 的 logit（第 {b} 行最后一个位置）拆成几份：嵌入一份、每层每个头各一份、"
+    items.append(_item("experiment", "ops/lab/attribution.py", _both(
+        f"直接 logit 归因把下一个 token “{word}” 的 logit（第 {b} 行最后一个位置）拆成几份：嵌入一份、每层每个头各一份"
+        "、"
         + ("每层 o_proj 的偏置各一份、" if bias else "") + "每层的 MLP 各一份。一共多少份？",
-        f"Direct logit attribution splits the logit of the next token “{word}” (row {b}, last position) into parts: one "
+        f"Direct logit attribution splits the logit of the next token “{word}” (row {b}, last position) into parts: "
+        "one "
         "for the embedding, one per head of every layer, " + ("one per layer for o_proj's bias, " if bias else "")
         + "and one per layer for the MLP. How many parts?"), len(attr),
-        _both("由实验引擎的 logit 归因算出（ops/attribution.py）", "computed by the engine's logit attribution (ops/attribution.py)"),
+        _both("由实验引擎的 logit 归因算出（ops/lab/attribution.py）",
+              "computed by the engine's logit attribution (ops/lab/attribution.py)"),
         _both(f"{sum_txt}。这些份加起来是 {sum(attr.values()):.4f}，正是 logit {logit:.4f}。",
               f"{sum_txt}. They add up to {sum(attr.values()):.4f}, which is the logit, {logit:.4f}.")))
     return items
@@ -286,7 +297,7 @@ def _experiment_items(model, trace, b: int) -> list[dict]:
 
 def serving_items(numbers: dict) -> list[dict]:
     """The serving chapter's computed questions (assets/practice/serving.json, not marked quiz: false), each
-    answer computed as it renders by content/serving.py's formulas from the reference configs."""
+    answer computed as it renders by content/serving_numbers.py's formulas from the reference configs."""
     out = []
     for q in load_questions():
         if q["stage"] != "serving" or not is_computed(q) or q.get("quiz") is False:
@@ -298,8 +309,8 @@ def serving_items(numbers: dict) -> list[dict]:
         whole = float(v).is_integer()
         tol = q["compute"].get("tol") or (0.01 if not whole or abs(v) > 1000 else 0)
         out.append(_item("serving", q["id"], _both(r["zh"]["question"], r["en"]["question"]), v,
-                         _both(f"由 ops/serving.py 按 {cfg} 的 config 算出（服务章节）",
-                               f"computed by ops/serving.py from {cfg}'s config (the serving chapter)"),
+                         _both(f"由 ops/arith/serving_math.py 按 {cfg} 的 config 算出（服务章节）",
+                               f"computed by ops/arith/serving_math.py from {cfg}'s config (the serving chapter)"),
                          _both(r["zh"]["short"], r["en"]["short"]), tol=tol, answer_text=_both(shown, shown)))
     return out
 

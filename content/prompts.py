@@ -25,7 +25,8 @@ CURATED = (
     Curated("pronoun", ("代词：“她”指谁？", "Pronoun: who is “she”?"),
             "哥哥把苹果给了妹妹，她", "Alice gave the book to Bob because she", ("她", " she")),
     Curated("induction", ("重复的名字：接下来给谁？", "A repeated name: who comes next?"),
-            "妈妈给哥哥讲了一个故事。第二天，妈妈又给", "Yesterday Harry Potter met Ron Weasley. Later, Harry", ("妈妈", " Harry")),
+            "妈妈给哥哥讲了一个故事。第二天，妈妈又给", "Yesterday Harry Potter met Ron Weasley. Later, Harry",
+            ("妈妈", " Harry")),
     Curated("fact", ("事实：法国的首都", "A fact: the capital of France"),
             "法国的首都是", "The capital of France is", ("法国", " France")),
 )

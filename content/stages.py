@@ -1,7 +1,7 @@
 """The stage registry: every page and topic of Operator Lab, written down once.
 
 Navigation (app.py), the pipeline strip and page scaffold (ui/page.py), the overview, the explanations
-(content/texts.py), practice (content/practice.py) and the at-scale costs (ops/costs.py) all read it.
+(content/texts.py), practice (content/practice.py) and the at-scale costs (ops/arith/costs.py) all read it.
 A stage with a `page` is a page of the app (app_pages/<page>.py at URL /<page>); one without is a topic
 explained inside another page (`parent`). `number` is its place in the pipeline strip (1..9).
 """
@@ -22,7 +22,7 @@ class Stage:
     heading_en: str = ""
     io: tuple = ()               # (input, output): trace-contract names, whose live shapes the page shows
     reads: tuple = ()            # trace-contract names the page reads ("layers.{i}.attn.probs")
-    costs: str | None = None     # ops.costs.operator_costs stage for the at-scale section
+    costs: str | None = None     # ops.arith.costs.operator_costs stage for the at-scale section
     explain: bool = True         # has an explanation file
     parent: str | None = None    # for a topic: the page that shows it
 
@@ -49,7 +49,8 @@ STAGES = (
           heading_zh="2 · 嵌入：按编号查表", heading_en="2 · Embedding: look rows up by id",
           io=("tokens.ids", "embed.out"), reads=("tokens.ids", "embed.out"), costs="embedding"),
     Stage("rmsnorm", "RMSNorm", "RMSNorm", "📏", page="rmsnorm", number=3,
-          heading_zh="3 · RMSNorm：把每个向量缩放到统一大小", heading_en="3 · RMSNorm: every vector rescaled to one size",
+          heading_zh="3 · RMSNorm：把每个向量缩放到统一大小",
+          heading_en="3 · RMSNorm: every vector rescaled to one size",
           io=("layers.{i}.attn_norm.out", "layers.{i}.attn_norm.out"),
           reads=("layers.{i}.attn_norm.out", "layers.{i}.mlp_norm.out", "final_norm.out"), costs="rmsnorm"),
     Stage("attention", "注意力", "Attention", "👀", page="attention", number=4,
@@ -77,7 +78,8 @@ STAGES = (
           heading_zh="9 · 生成：一个 token 接一个 token", heading_en="9 · Generate: one token at a time",
           io=("prompt ids", "text")),
     Stage("experiments", "实验", "Experiments", "🧪", page="experiments",
-          heading_zh="实验：消融、修补、引导，看模型怎么变", heading_en="Experiments: ablate, patch, steer, and watch the model change",
+          heading_zh="实验：消融、修补、引导，看模型怎么变",
+          heading_en="Experiments: ablate, patch, steer, and watch the model change",
           io=("tokens.ids", "logits")),
     Stage("compare", "对比", "Compare two prompts", "⚖️", page="compare",
           heading_zh="对比两个提示词：差别出现在哪一层、哪个位置",
@@ -88,9 +90,11 @@ STAGES = (
     Stage("atlas", "注意力头图谱", "Head atlas", "🗂️", page="atlas",
           heading_zh="注意力头图谱：每个头在做什么", heading_en="Head atlas: what each attention head does"),
     Stage("precision", "精度", "Precision", "🎚️", page="precision",
-          heading_zh="精度：float32、bfloat16、int8 差多少", heading_en="Precision: float32, bfloat16 and int8 side by side"),
+          heading_zh="精度：float32、bfloat16、int8 差多少",
+          heading_en="Precision: float32, bfloat16 and int8 side by side"),
     Stage("serving", "部署与优化", "Serving", "🚀", page="serving", costs="attention",
-          heading_zh="部署与优化：服务端怎样把模型跑得又快又省", heading_en="Serving and optimisation: running the model fast and lean",
+          heading_zh="部署与优化：服务端怎样把模型跑得又快又省",
+          heading_en="Serving and optimisation: running the model fast and lean",
           io=("layers.{i}.attn.scores", "layers.{i}.attn.context"),
           reads=("layers.{i}.attn.scores", "layers.{i}.attn.v", "layers.{i}.attn.context")),
     Stage("tour", "课堂演示", "Classroom tour", "🎓", page="tour", explain=False,

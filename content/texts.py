@@ -23,8 +23,8 @@ from functools import lru_cache
 
 from content import facts, stages
 from content.template import fill, placeholders  # noqa: F401  (re-exported: texts.fill, texts.placeholders)
-from ops import costs
-from ops.config import ModelConfig
+from ops.arith import costs
+from ops.engine.config import ModelConfig
 
 EXPLAIN_DIR = costs.ASSETS / "explain"
 PAIRED = ("models",)                    # texts about two models at once: placeholders from content/models.py
@@ -100,7 +100,8 @@ def config_numbers(c: ModelConfig) -> dict:
         weights_bf16_gb=f"{w16 / 1e9:.1f}", weights_int4_gb=f"{costs.weight_bytes(c, 4) / 1e9:.1f}",
         decode_ms_h200=f"{w16 / (costs.GPUS['H200 141GB']['tb_per_s'] * 1e12) * 1e3:.2f}",
         heads_total=_fmt(c.num_hidden_layers * c.num_attention_heads),
-        weights_fp32_gb=f"{costs.weight_bytes(c, 32) / 1e9:.1f}", weights_int8_gb=f"{costs.weight_bytes(c, 8) / 1e9:.1f}",
+        weights_fp32_gb=f"{costs.weight_bytes(c, 32) / 1e9:.1f}",
+        weights_int8_gb=f"{costs.weight_bytes(c, 8) / 1e9:.1f}",
         decode_ms_h200_int8=f"{costs.weight_bytes(c, 8) / (costs.GPUS['H200 141GB']['tb_per_s'] * 1e12) * 1e3:.2f}",
         E=c.num_experts, k=c.num_experts_per_tok, Im=c.moe_intermediate_size,
         Is=c.shared_expert_intermediate_size, E_idle=c.num_experts - c.num_experts_per_tok,
@@ -154,8 +155,8 @@ def numbers(config: ModelConfig, tokenizer_vocab: int | None = None, B: int = 1,
         decode_tok_s_h200_32b=f"{1000 / float(out['decode_ms_h200_32b']):.0f}",
         params_72b=costs.human(costs.total_params(refs['Qwen2.5-72B-Instruct'])),
     )
-    from content import serving                     # the serving chapter's sv_ placeholders (of ref, cached)
-    out.update(serving.numbers(ref))
+    from content import serving_numbers
+    out.update(serving_numbers.numbers(ref))
     return out
 
 
@@ -168,4 +169,5 @@ def cheatsheet(numbers: dict) -> list[dict]:
     """assets/cheatsheet.json rows with their shape templates filled from `numbers`."""
     rows = json.loads((costs.ASSETS / "cheatsheet.json").read_text("utf-8"))
     zh, en = in_lang(numbers, "zh"), in_lang(numbers, "en")
-    return [{k: fill(v, zh if k.endswith("_zh") else en) if isinstance(v, str) else v for k, v in r.items()} for r in rows]
+    return [{k: fill(v, zh if k.endswith("_zh") else en) if isinstance(v, str) else v for k,
+             v in r.items()} for r in rows]

@@ -1,6 +1,6 @@
 """The classroom tour's script: one large step per click, the prompt through the whole model and back around.
 
-Each step names what it shows (its `key`: ops.analysis.tour_data computes it, viz/tour.py draws it), the
+Each step names what it shows (its `key`: ops.lab.analysis.tour_data computes it, viz/tour.py draws it), the
 registry stage lit in the pipeline strip, its title and what the presenter says, and the result the picture
 shows (said only once it is revealed, so a class can guess first), with live numbers filled in by `words` and
 `result` (str.format fields: name L H V Vtok n nh nkv hd I groups piece p; a field ending in _zh / _en is one
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from content import facts
 from content.texts import in_lang
-from ops.costs import ASSETS
+from ops.arith.costs import ASSETS
 
 
 @dataclass(frozen=True)
@@ -51,19 +51,26 @@ def numbers(config, n: int, piece: str, p: float, tokenizer_vocab: int | None = 
         tokenizer_vocab = facts.QWEN25_TOKENIZER["size"] if qwen25 else c.vocab_size
     if c.is_moe:
         mlp = dict(mlp_title_en="MoE (SwiGLU experts)", mlp_title_zh="MoE（SwiGLU 专家）",
-                   mlp_words_en=f"Each token on its own: a router picks {c.num_experts_per_tok} of {c.num_experts} experts, "
-                                f"each a SwiGLU ({c.hidden_size} → {c.moe_intermediate_size} → {c.hidden_size}), and mixes "
-                                "their outputs by its weights. Most of the parameters live here, but each token uses few.",
-                   mlp_words_zh=f"每个 token 独自走一遍：路由器从 {c.num_experts} 个专家里选 {c.num_experts_per_tok} 个，"
-                                f"每个专家是一个 SwiGLU（{c.hidden_size} → {c.moe_intermediate_size} → {c.hidden_size}），"
+                   mlp_words_en=f"Each token on its own: a router picks {c.num_experts_per_tok} of {c.num_experts} "
+                                "experts, "
+                                f"each a SwiGLU ({c.hidden_size} → {c.moe_intermediate_size} → {c.hidden_size}), and "
+                                "mixes "
+                                "their outputs by its weights. Most of the parameters live here, but each token uses "
+                                "few.",
+                   mlp_words_zh=f"每个 token 独自走一遍：路由器从 {c.num_experts} 个专家里选 {c.num_experts_per_tok} 个"
+                                "，"
+                                f"每个专家是一个 SwiGLU（{c.hidden_size} → {c.moe_intermediate_size} "
+                                f"→ {c.hidden_size}），"
                                 "再按路由权重把结果混合。模型的大部分参数在这里，但每个 token 只用到一小部分。")
     else:
         I, H = c.intermediate_size, c.hidden_size
         mlp = dict(mlp_title_en="MLP (SwiGLU)", mlp_title_zh="MLP（SwiGLU）",
                    mlp_words_en=f"Each token on its own: {H} dims widened to {I}, gated by silu, narrowed back to {H}. "
                                 "Most of the parameters live here.",
-                   mlp_words_zh=f"每个 token 独自走一遍：{H} 维放大到 {I} 维，silu 门控，再压回 {H} 维。模型的大部分参数在这里。")
+                   mlp_words_zh=f"每个 token 独自走一遍：{H} 维放大到 {I} 维，silu 门控，再压回 {H} 维。模型的大部分参"
+                                "数在这里。")
     return dict(name=c.name or c.model_type, L=c.num_hidden_layers, Lm1=c.num_hidden_layers - 1, H=c.hidden_size,
                 V=c.vocab_size, Vm1=c.vocab_size - 1, Vtok=tokenizer_vocab, Vtok1=tokenizer_vocab - 1, n=n, n1=n + 1,
-                nh=c.num_attention_heads, nkv=c.num_key_value_heads, groups=c.num_attention_heads // c.num_key_value_heads,
+                nh=c.num_attention_heads, nkv=c.num_key_value_heads,
+                groups=c.num_attention_heads // c.num_key_value_heads,
                 hd=c.head_dim, I=c.intermediate_size, piece=piece, p=p, **mlp)

@@ -5,29 +5,31 @@
     trace = model.trace(["I like shanghai", "你好"])
     trace["layers.0.attn.probs"].shape         # (B, nh, S, S)
 """
-from .config import ModelConfig
+from .engine.config import ModelConfig
+from .engine.inputs import token_limit
+from .engine.model import Model
+from .engine.sampling import SamplingParams
+from .engine.trace import Trace
 from .errors import ConfigError, InputError, LoadError, SamplingError
-from .inputs import token_limit
-from .model import Model
-from .sampling import SamplingParams
-from .trace import Trace
 
 
 def configure(cache=None, limits=None) -> None:
     """What the app hands the compute layer (ops never reads the environment): the cache folder for prepared
     models and the native library (None: the user cache folder), and the prompt / generation / batch limits
-    (an ops.inputs.Limits; None: the defaults)."""
-    from . import inputs, loading
-    loading.CACHE = cache
+    (an ops.engine.inputs.Limits; None: the defaults)."""
+    from .engine import inputs
+    from .models import bundled
+    bundled.CACHE = cache
     inputs.set_limits(limits or inputs.Limits())
 
 
 def load_model(source=None, device=None, dtype=None, progress=None) -> Model:
     """source: None/"default" (bundled), a Hugging Face model folder, or a GGUF file."""
-    from .loading import load_source
+    from .models.loading import load_source
     config, weights, tokenizer = load_source(source, progress=progress)
     return Model(config, weights, tokenizer, device=device, dtype=dtype)
 
 
-__all__ = ["configure", "load_model", "Model", "ModelConfig", "Trace", "ConfigError", "InputError", "LoadError", "SamplingError",
+__all__ = ["configure", "load_model", "Model", "ModelConfig", "Trace", "ConfigError", "InputError", "LoadError",
+           "SamplingError",
            "SamplingParams", "token_limit"]

@@ -17,7 +17,8 @@ def progress(fraction: float, message: str):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m ops", description="Operator Lab: run a Qwen2.5 model operator by operator")
+    p = argparse.ArgumentParser(prog="python -m ops",
+                                description="Operator Lab: run a Qwen2.5 model operator by operator")
     p.add_argument("--model", default=None, help="a model folder or .gguf file (default: the bundled model)")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
     p.add_argument("--dtype", default=None, help="float32 (default), bfloat16, float16")
@@ -37,14 +38,18 @@ def main(argv=None) -> int:
     ge.add_argument("--repetition-penalty", type=float, default=1.0)
     ge.add_argument("--seed", type=int, default=0)
     ge.add_argument("--fast", default="float32", choices=["float32", "bf16", "int8"],
-                    help="weights to decode with: float32 (the model's own, the traced path), bf16 or int8 (fast paths)")
+                    help="weights to decode with: float32 (the model's own, the traced path), "
+                         "bf16 or int8 (fast paths)")
     args = p.parse_args(argv)
 
-    from . import ConfigError, InputError, LoadError, SamplingError, configure, inputs, load_model, loading, native
+    from . import ConfigError, InputError, LoadError, SamplingError, configure, load_model
+    from .engine import inputs
+    from .fast import native
+    from .models import bundled
     if args.cache:
         configure(cache=args.cache, limits=inputs.LIMITS)
     if getattr(args, "fast", "") == "int8":      # the int8 product in C where it builds (once per machine)
-        native.build(loading.cache_dir() / "native")
+        native.build(bundled.cache_dir() / "native")
     try:
         model = load_model(args.model, device=args.device, dtype=args.dtype, progress=progress)
         if args.command == "trace":
@@ -53,14 +58,17 @@ def main(argv=None) -> int:
                              temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
                              repetition_penalty=args.repetition_penalty, seed=args.seed,
                              fast=None if args.fast == "float32" else args.fast,
-                             on_token=lambda step: print(model.tokenizer.decode([step.token_id], skip_special_tokens=True), end="", flush=True))
+                             on_token=lambda step: print(model.tokenizer.decode([step.token_id],
+                                                                                skip_special_tokens=True), end="",
+                                                                                flush=True))
         print()
         steps = out.steps
         decode = [s.seconds for s in steps if s.phase == "decode"]
         tps = len(decode) / sum(decode) if decode else float("nan")
         print(f"-- {len(out.token_ids)} tokens, stopped at {out.stopped}; path {out.path} ({out.weight_dtype} weights, "
               f"{out.compute_dtype} activations); prefill {steps[0].seconds * 1000:.0f} ms "
-              f"for {len(out.prompt_ids)} tokens, decode {tps:.1f} tokens/s, KV cache {steps[-1].kv_bytes / 2**20:.2f} MiB",
+              f"for {len(out.prompt_ids)} tokens, decode {tps:.1f} tokens/s, KV cache {steps[-1].kv_bytes / 2**20:.2f} "
+              "MiB",
               file=sys.stderr)
         return 0
     except (LoadError, ConfigError, InputError, SamplingError) as e:

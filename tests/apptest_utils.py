@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-HTML_TABLE = '<table class="ol-table">'       # how ui.page.table's one Markdown element starts
+HTML_TABLE = '<table class="ol-table">'       # how ui.blocks.table's one Markdown element starts
 APP = str(ROOT / "app.py")
 
 # Stable words of each page's title (st.title), (中文, English). The full titles change with the wording
@@ -85,7 +85,7 @@ def new_app(timeout: float = 120, **query):
 
 
 def lazy_key(expander) -> str | None:
-    """The session-state key of a lazy expander (ui.page.more / the by-hand examples), None for any other."""
+    """The session-state key of a lazy expander (ui.blocks.more / the by-hand examples), None for any other."""
     key = expander.proto.id.split("-", 2)[-1] if expander.proto.id.startswith("$$ID-") else ""
     return key if key.startswith(("more-", "by-hand-")) else None
 
@@ -139,7 +139,7 @@ def texts(at) -> str:
 
 
 def html_text(value: str) -> str:
-    """ui.page.table's HTML <table> as its cells' text, " | " between cells and a line per row; other text as is."""
+    """ui.blocks.table's HTML <table> as its cells' text, " | " between cells and a line per row; other text as is."""
     if not value.startswith(HTML_TABLE):
         return value
     rows = re.findall(r"<tr>(.*?)</tr>", value)
@@ -147,7 +147,7 @@ def html_text(value: str) -> str:
 
 
 def tensor_lines(at) -> list[str]:
-    """The name · shape · dtype line under each live tensor (ui.page.tensor_view: the label of its .npy download)."""
+    """The name · shape · dtype line under each live tensor (ui.blocks.tensor_view: the label of its .npy download)."""
     return [str(e.proto.label) for e in at.get("download_button")]
 
 
@@ -166,12 +166,12 @@ def error_boxes(at, allow_errors=()) -> list[str]:
 
 
 def svg_pictures(at) -> list[str]:
-    """The drawn pictures on the page (ui.page.picture: SVG through markdown), as their SVG text."""
+    """The drawn pictures on the page (ui.blocks.picture: SVG through markdown), as their SVG text."""
     return [str(m.value) for m in at.markdown if str(m.value).lstrip().startswith("<svg")]
 
 
 def tab_groups(at) -> dict[str, list[str]]:
-    """The lazy tab groups on the page (ui.page.tabs and the explanation's): session-state key -> tab labels."""
+    """The lazy tab groups on the page (ui.blocks.tabs and the explanation's): session-state key -> tab labels."""
     groups = {}
 
     def walk(node):
@@ -239,7 +239,7 @@ def every_tab(at, allow_errors=()) -> Seen:
 
 
 def open_tab(at, key: str, label: str):
-    """Click tab `label` of the lazy tab group `key` (ui.page.tabs(..., key) is "tabs-<key>"), and unfold its folds."""
+    """Click tab `label` of the lazy tab group `key` (ui.blocks.tabs(..., key) is "tabs-<key>"), and unfold its folds."""
     at.session_state[key if key.startswith(("tabs-", "explain-")) else f"tabs-{key}"] = label
     at.run()
     return unfold(at)
@@ -249,7 +249,7 @@ def check_page(at, page: str, lang: str = "zh", *, charts: int = 0, checks: int 
                text=(), allow_errors=(), pictures: int = 0):
     """The page rendered cleanly and shows its own content, every tab of it opened in turn (every_tab):
     no exception, no st.error box (except ones containing an allow_errors fragment), its title in `lang`,
-    at least `charts` Plotly charts, `pictures` SVG pictures, `tables` tables (dataframes or ui.page.table) and
+    at least `charts` Plotly charts, `pictures` SVG pictures, `tables` tables (dataframes or ui.blocks.table) and
     `checks` passing checks (green boxes, none with ✗), every check named in `passing` green, and every fragment
     of `text` somewhere on the page."""
     page = page_name(page)

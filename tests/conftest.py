@@ -15,9 +15,10 @@ if str(ROOT) not in sys.path:
 
 # The tests run the app as users get it: lazy views, the background pre-build and the native kernels all on. The
 # native library is built here once (as app.py does at start), so the tests that need it know whether it exists.
-from ops import loading as _loading, native as _native  # noqa: E402
+from ops.fast import native as _native  # noqa: E402
+from ops.models import bundled as _bundled  # noqa: E402
 
-_native.build(_loading.cache_dir() / "native")
+_native.build(_bundled.cache_dir() / "native")
 
 
 @pytest.fixture(autouse=True)
@@ -35,10 +36,10 @@ def _default_ops_config():
 @pytest.fixture(scope="session")
 def bundled_gguf_path():
     """Path of the assembled, sha256-verified bundled GGUF (skips when the data packages are absent)."""
-    from ops import loading
+    from ops.models import loading
 
     try:
-        return loading.bundled_gguf_path()
+        return _bundled.bundled_gguf_path()
     except loading.LoadError as e:
         pytest.skip(f"bundled model unavailable: {e}")
 
@@ -57,7 +58,7 @@ def reference(bundled_gguf_path):
 @pytest.fixture(scope="session")
 def bundled():
     """(config, weights, tokenizer) of the bundled model via load_source() (from the cache when warm)."""
-    from ops import loading
+    from ops.models import loading
 
     try:
         return loading.load_source(None)
@@ -97,7 +98,7 @@ TINY_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
 def tiny_tokenizer_fields():
     """A byte-level BPE with 256 byte tokens + a few merges + three ChatML specials, as GGUF fields."""
-    from ops.tokenizer import byte_to_unicode
+    from ops.models.tokenizer import byte_to_unicode
 
     tokens = [byte_to_unicode()[b] for b in range(256)]
     tokens += [m.replace(" ", "") for m in TINY_MERGES]
@@ -110,7 +111,7 @@ def tiny_tokenizer_fields():
 
 
 def tiny_tokenizer():
-    from ops.tokenizer import Tokenizer
+    from ops.models.tokenizer import Tokenizer
 
     return Tokenizer.from_gguf_fields(**tiny_tokenizer_fields())
 
@@ -161,8 +162,8 @@ def tiny_hf_folder(tmp_path_factory):
 
 
 def gguf_name_for(hf_name: str) -> str:
-    """Inverse of ops.gguf.hf_name for non-expert tensors (used to write test GGUF files)."""
-    from ops.gguf import gguf_name_of
+    """Inverse of ops.models.gguf.hf_name for non-expert tensors (used to write test GGUF files)."""
+    from ops.models.gguf import gguf_name_of
 
     return gguf_name_of(hf_name)
 
@@ -215,9 +216,8 @@ def make_tiny_app_folder(folder: Path, model_type: str = "qwen2") -> Path:
     import shutil
 
     import transformers as tf
-    from ops import loading
 
-    tok = loading.cache_dir() / "qwen2.5-coder-0.5b-instruct" / "tokenizer.json"
+    tok = _bundled.cache_dir() / "qwen2.5-coder-0.5b-instruct" / "tokenizer.json"
     if not tok.exists():
         pytest.skip("the bundled tokenizer.json is not prepared")
     torch.manual_seed(0)
@@ -252,7 +252,7 @@ def tiny_app_moe(tmp_path_factory):
 def english(monkeypatch):
     """Run the app in English. AppTest formats radio options outside a script run, where session_state is
     empty, so the sidebar's t()-based format_func would fall back to Chinese: pin the language instead."""
-    import ui.state
+    import ui.session
 
-    monkeypatch.setattr(ui.state, "lang", lambda: "en")
+    monkeypatch.setattr(ui.session, "lang", lambda: "en")
     return "en"

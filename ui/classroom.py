@@ -6,7 +6,7 @@ Turned on by OPERATOR_LAB_CLASSROOM=1 (or `classroom = true` in .streamlit/secre
     other source (a symlink leading outside included: real paths are compared) is refused
   - prompts: at most OPERATOR_LAB_CLASSROOM_MAX_TOKENS tokens (default 512), generations at most
     OPERATOR_LAB_CLASSROOM_MAX_NEW_TOKENS new tokens (64), batches at most OPERATOR_LAB_CLASSROOM_MAX_BATCH
-    lines (4); ops/inputs.py applies them in the API too (handed in by ui/settings.apply)
+    lines (4); ops/engine/inputs.py applies them in the API too (handed in by ui/settings.apply)
   - each session keeps at most OPERATOR_LAB_SESSION_MB of traces (default 256 in classroom mode,
     2048 otherwise); the model itself is loaded once and shared read-only
   - the Generate page starts on the int8 decoding path where the native kernel runs (a quarter of float32's
@@ -67,5 +67,5 @@ def default_decode_path() -> str:
     "eager" (the traced path, the model's own weights)."""
     if not classroom_mode():
         return "eager"
-    from ops import native
+    from ops.fast import native
     return "int8" if native.load() is not None else "eager"

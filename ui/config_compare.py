@@ -1,13 +1,14 @@
 """The Scale page's fold: two configs side by side (the reference configs in assets/configs and the loaded model's),
-through the same ops.compare_models.config_rows as the Models page, without loading any weights."""
+through the same ops.lab.compare_models.config_rows as the Models page, without loading any weights."""
 from __future__ import annotations
 
 import streamlit as st
 
 from content import models as words
-from ops import compare_models
-from .page import table
-from .state import lang, t
+from ops.lab import compare_models
+
+from .blocks import table
+from .session import lang, t
 
 
 def fold(box, refs: dict, first: str, first_config):

@@ -12,7 +12,7 @@ import streamlit as st
 from content import lessons
 
 from . import lesson_export, state
-from .state import t
+from .session import t
 
 DRAFT = "lesson_draft"
 PICKER_KEYS = {"layer": "layer", "head": "head", "pos": "pos", "top": "lm_topn"}   # lesson picker -> session key

@@ -103,7 +103,7 @@ def view(step, model, trace):
                         xlabel="key · 被看的 token", ylabel="query · 提问的 token"),
                 {f"layers.{layer}.attn.probs[head {head}]": probs})
     if step.page == "atlas":
-        from ops import atlas
+        from ops.lab import atlas
 
         scores = atlas.head_scores(model)["induction"]            # (L, nh)
         return (heatmap(scores, zmin=0, zmax=1, title="induction score of every head · 每个头的归纳分数", xlabel="head",
@@ -124,19 +124,22 @@ def view(step, model, trace):
         top = probs.topk(k)
         names = [f"{visible(s)} ({i})" for s, i in zip(pieces(model.tokenizer, top.indices.tolist()),
                                                         top.indices.tolist())]
-        return (bars(top.values, names, horizontal=True, title=f"next token after “{labels[-1]}”: top {k} · 下一个 token",
+        title = f"next token after “{labels[-1]}”: top {k} · 下一个 token"
+        return (bars(top.values, names, horizontal=True, title=title,
                      xlabel="probability", text_fmt=".3f"), {"logits.last": trace.logits[0, n - 1]})
     if step.page == "precision":
         x = trace[f"layers.{layer}.resid_out"][0, :n].float().flatten()
         x = x[x != 0]
         rel = ((x.to(torch.bfloat16).float() - x).abs() / x.abs())
-        title = f"layer {layer}: bfloat16's relative rounding error, {x.numel():,} values of resid_out · bf16 相对舍入误差"
+        title = (f"layer {layer}: bfloat16's relative rounding error, {x.numel():,} values of resid_out"
+                 " · bf16 相对舍入误差")
         return (histogram({"bf16": rel}, title=title, xlabel="|bf16(x) − x| / |x|  (≤ 2⁻⁸ = 0.0039)"),
                 {f"layers.{layer}.resid_out.bf16_rel_error": rel})
     if step.page == "serving":
         per_value = {"float32": 4, "bfloat16": 2, "int8": 1}
         kv = {k: 2 * L * c.num_key_value_heads * c.head_dim * b for k, b in per_value.items()}
-        return (bars(list(kv.values()), list(kv), title="KV cache bytes per token of this model · 每个 token 的 KV 缓存字节",
+        title = "KV cache bytes per token of this model · 每个 token 的 KV 缓存字节"
+        return (bars(list(kv.values()), list(kv), title=title,
                      ylabel="bytes", text_fmt=",.0f"), {"kv_bytes_per_token": np.array(list(kv.values()))})
     return None, {}
 

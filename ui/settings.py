@@ -87,8 +87,8 @@ class Settings:
     poll_db: str | None = None        # None: polls.sqlite in the cache folder
 
     def limits(self):
-        """The prompt, generation and batch limits ops/ applies (ops.inputs.Limits)."""
-        from ops.inputs import MAX_BATCH, Limits
+        """The prompt, generation and batch limits ops/ applies (ops.engine.inputs.Limits)."""
+        from ops.engine.inputs import MAX_BATCH, Limits
 
         if not self.classroom:
             return Limits(max_tokens=self.max_tokens, max_new_tokens=self.max_tokens, max_batch=MAX_BATCH)

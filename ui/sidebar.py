@@ -5,11 +5,13 @@ import streamlit as st
 import torch
 
 from content import prompts
-from ops import inputs
-from ops.model import token_limit
+from ops.engine import inputs
+from ops.engine.model import token_limit
+
 from . import classroom, state
-from .page import drawn, lazy
-from .state import follow_language, get_model, keep_settings, lang, set_query, settings, t
+from .blocks import drawn, lazy
+from .session import follow_language, keep_settings, lang, set_query, settings, t
+from .state import get_model
 
 
 def navigation(pages: dict):
@@ -31,7 +33,8 @@ def render(pages: dict | None = None):
     typed = str(st.session_state.get("prompt_text", ""))
     if inputs.sanitize(typed).surrogates:   # a lone surrogate (from a URL or the API) cannot be sent to the browser
         st.session_state.prompt_text = inputs.replace_surrogates(typed)
-        sb.info(t("提示词中的孤立代理字符已替换为 U+FFFD �。", "Lone surrogates in the prompt were replaced by U+FFFD �."))
+        sb.info(t("提示词中的孤立代理字符已替换为 U+FFFD �。",
+                  "Lone surrogates in the prompt were replaced by U+FFFD �."))
     with sb:                                 # first, above the page links: what a class changes most (issue 42)
         prompt_box()
         examples()
@@ -40,7 +43,8 @@ def render(pages: dict | None = None):
         navigation(pages)
     bound(sb.toggle, t("投影模式", "Projector mode"), "projector",
           help=t("大字号、收起侧栏、隐藏下载按钮和张量名行；链接里写作 `?projector=1`。",
-                     "Larger text, the sidebar folded away, no download buttons or tensor-name lines; `?projector=1` in a link."))
+                 "Larger text, the sidebar folded away, no download buttons or tensor-name lines; "
+                 "`?projector=1` in a link."))
     if st.session_state.projector:
         set_query("projector", "1")
     elif "projector" in st.query_params:
@@ -65,8 +69,8 @@ def render(pages: dict | None = None):
     line = f"B = {min(len(s.prompts), batch)}" + (t(" · 课堂模式", " · classroom mode") if room else "")
     if model is not None:
         c = model.config
-        line = (f"**{c.name or s.source}** · `{c.model_type}` · {model.device} · {str(model.dtype).replace('torch.', '')}"
-                f" · {line}")
+        dtype = str(model.dtype).replace("torch.", "")
+        line = f"**{c.name or s.source}** · `{c.model_type}` · {model.device} · {dtype} · {line}"
         if card is not None:
             card.markdown(
                 f"| | |\n|---|---|\n"
@@ -142,7 +146,8 @@ def _model_settings(room: bool):
     _choice(t("设备", "Device"), devices, "device")
     dtypes = ["float32", "bfloat16"] + (["float16"] if st.session_state.device == "cuda" else [])
     _choice(t("精度", "dtype"), dtypes, "dtype",
-            help=t("讲解页面用 float32 以便与 PyTorch 精确对照。", "The stage pages use float32 to match PyTorch exactly."))
+            help=t("讲解页面用 float32 以便与 PyTorch 精确对照。",
+                   "The stage pages use float32 to match PyTorch exactly."))
 
 
 def _choice(label: str, options: list, setting: str, **kw):
@@ -180,5 +185,6 @@ def _classroom_models():
         st.error(t(f"课堂模式下不允许这个模型来源：{current}；已改用内置模型。",
                    f"this model source is not allowed in classroom mode: {current}; using the bundled model."))
     index = next((i for i, lab in enumerate(labels) if models[lab] == current), 0)
-    label = st.selectbox(t("模型（课堂模式：仅限允许的模型）", "Model (classroom mode: allowed models only)"), labels, index=index)
+    label = st.selectbox(t("模型（课堂模式：仅限允许的模型）", "Model (classroom mode: allowed models only)"), labels,
+                         index=index)
     st.session_state.source = models[label]

@@ -7,7 +7,7 @@ import re
 
 import streamlit as st
 
-from ui.state import frozen, set_query, t
+from ui.session import frozen, set_query, t
 from viz.labels import merged_cjk, pieces, token_color, visible
 
 SPECIAL_STYLE = "background:#6a1b9a;color:white"
@@ -54,7 +54,8 @@ def merged_note(tokenizer, ids, most: int = 8):
     quoted_en = ", ".join(f"“{m}”" for m in merged[:most]) + (", ..." if more else "")
     one = merged[min(len(merged), most) - 1]           # the example: the last one named, and its last character
     ch = one[-1]
-    st.caption(t(f"合并的 token：{quoted} {'是一个' if len(merged) == 1 else '各是一个'} token，里面的单个字没有自己的一行："
+    st.caption(t(f"合并的 token：{quoted} {'是一个' if len(merged) == 1 else '各是一个'} token，里面的单个字没有自己的"
+                 "一行："
                  f"注意力图、选择器和各页的图里只有整块的一行一列（例如“{ch}”没有单独的一行，只能看“{one}”那一行）。",
                  f"Merged tokens: {quoted_en} {'is one token' if len(merged) == 1 else 'are one token each'}; the "
                  f"characters inside have no row of their own: the attention map, the pickers and the charts have one "
@@ -67,8 +68,8 @@ def highlight_specials(text: str, specials) -> str:
     names = sorted((html.escape(s) for s in specials), key=len, reverse=True)
     if names:
         pat = re.compile("|".join(re.escape(s) for s in names))
-        escaped = pat.sub(lambda m: f'<span style="{SPECIAL_STYLE};padding:0 4px;border-radius:4px">{m.group(0)}</span>',
-                          escaped)
+        span = f'<span style="{SPECIAL_STYLE};padding:0 4px;border-radius:4px">'
+        escaped = pat.sub(lambda m: f"{span}{m.group(0)}</span>", escaped)
     escaped = escaped.replace("\n", '<span style="color:#999">↵</span><br>')
     return (f'<div class="tok" style="font-family:monospace;font-size:20px;line-height:1.6;background:#f7f7f9;'
             f'padding:10px;border-radius:8px">{escaped}</div>')
@@ -79,7 +80,7 @@ def show_specials(text: str, specials):
 
 
 def url_choice(label: str, key: str, options: list[str], format_func=str, horizontal: bool = True) -> str:
-    """A radio whose value lives in the URL (like ui.state.picker, for named choices)."""
+    """A radio whose value lives in the URL (like ui.pickers.picker, for named choices)."""
     if key not in st.session_state or st.session_state[key] not in options:
         v = st.query_params.get(key)
         if v is not None and v not in options:

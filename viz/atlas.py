@@ -7,8 +7,8 @@ import plotly.graph_objects as go
 from .figures import as_numpy, base_layout
 
 # Scores written in the cells only up to this many heads: each number is an SVG text the browser lays out on every
-# page switch (the 0.5B model's 24 x 14 grid with its 336 numbers: 0.30 s a switch to a bare page drawing it, 0.21 s
-# without them, against 0.12 s for one simple chart; bench/RESULTS.md). Beyond it the shade and the hover say the score.
+# page switch, and a grid of a few hundred numbers made a switch to a bare page drawing it markedly slower
+# (bench/RESULTS.md, "Figures once in code comments"). Beyond it the shade and the hover say the score.
 TEXT_CELLS = 120
 
 # no red: red means "selected" (the picked head's frame)
@@ -49,7 +49,8 @@ def atlas_grid(labels: list[list[str]], best, order: list[str], names: dict, tit
                     hovertemplate="layer %{y}, head %{x}<br>%{customdata}<br>score %{text}<extra></extra>",
                     colorbar=dict(tickvals=[k + 0.5 for k in range(K)], ticktext=[names.get(n, n) for n in order],
                                   tickfont=dict(size=15), len=0.9))
-    layout = base_layout(title, xlabel, ylabel, height or 110 + 23 * L, dict(dtick=1), dict(autorange="reversed", dtick=2))
+    layout = base_layout(title, xlabel, ylabel, height or 110 + 23 * L, dict(dtick=1), dict(autorange="reversed",
+                                                                                            dtick=2))
     fig = go.Figure([hm], layout=layout)
     fig.update_layout(margin=dict(l=60, r=10, t=50, b=50), title=dict(font=dict(size=18)))
     if highlight is not None:

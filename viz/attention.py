@@ -42,7 +42,8 @@ def context_heads(ctx, nh: int, labels, highlight: int | None = None, title: str
     n = c.shape[0]
     norms = np.linalg.norm(c.reshape(n, nh, -1), axis=-1)
     fig = heatmap(norms, y=labels, colorscale=SEQUENTIAL, zmin=0,
-                  zmax=float(norms.max()) or 1.0, title=title, xlabel=xlabel, ylabel=ylabel, height=height, subtitle=subtitle,
+                  zmax=float(norms.max()) or 1.0, title=title, xlabel=xlabel, ylabel=ylabel, height=height,
+                  subtitle=subtitle,
                   text_fmt=".2f" if nh <= 8 and n <= 16 else None)
     if highlight is not None:
         fig.add_shape(type="rect", x0=highlight - 0.5, x1=highlight + 0.5, y0=-0.5, y1=n - 0.5,

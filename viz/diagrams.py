@@ -1,6 +1,6 @@
 """Diagrams for the overview and attention pages: the pipeline with live shapes, RoPE rotations,
 GQA head sharing, and all heads' attention as small multiples. Tensors in, go.Figure out; the pipeline,
-which has nothing to hover, is an SVG string (ui.page.picture draws it)."""
+which has nothing to hover, is an SVG string (ui.blocks.picture draws it)."""
 from __future__ import annotations
 
 import html
@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from .figures import block_max, FONT, as_numpy, wrap
+from .figures import FONT, as_numpy, block_max, wrap
 from .labels import CHOSEN, TOKEN_COLORS, token_color
 
 

@@ -32,11 +32,13 @@ def gather_figure(ids: list[int], labels: list[str], rows, V: int, V_tok: int, t
                        hovertemplate="%{customdata}<br>%{z:.4f}<extra></extra>")
     band = max(top / 160, top / V)                     # a picked row drawn at least ~2 px tall
     shapes = [dict(type="rect", x0=0, x1=1, y0=0, y1=top, fillcolor="#eef1f5", line=dict(color="#888", width=1)),
-              dict(type="rect", x0=0, x1=1, y0=min(ty(V_tok), top - 0.08), y1=top, fillcolor="#757575", line=dict(width=0))]
+              dict(type="rect", x0=0, x1=1, y0=min(ty(V_tok), top - 0.08), y1=top, fillcolor="#757575",
+                   line=dict(width=0))]
     notes = [dict(x=0.5, y=-0.1, text=f"<b>{table_name}</b>  [{V:,} × {H}]", yanchor="bottom", showarrow=False),
              dict(x=(bx0 + bx1) / 2, y=-0.1, text=f"<b>{out_name}</b>  [{n} × {H}]", yanchor="bottom", showarrow=False),
              dict(x=-0.05, y=0, text="0", xanchor="right", yanchor="top", showarrow=False, font=dict(size=14)),
-             dict(x=-0.05, y=top, text=f"{V - 1:,}", xanchor="right", yanchor="bottom", showarrow=False, font=dict(size=14)),
+             dict(x=-0.05, y=top, text=f"{V - 1:,}", xanchor="right", yanchor="bottom", showarrow=False,
+                  font=dict(size=14)),
              dict(x=0, y=top + 0.1, text=f"{pad_text}: {V - V_tok:,}", xanchor="left", yanchor="top", showarrow=False,
                   font=dict(size=14, color="#666"))]
     for s, (i, lab) in enumerate(zip(ids, labels)):
@@ -46,7 +48,8 @@ def gather_figure(ids: list[int], labels: list[str], rows, V: int, V_tok: int, t
         shapes.append(dict(type="line", x0=1, y0=ty(i), x1=1.75, y1=y_row, line=dict(color=c, width=2)))
         notes.append(dict(x=bx0 - 0.05, y=y_row, text=f"{i} → {s}:{lab}", xanchor="right", showarrow=False,
                           font=dict(size=15 if n <= 16 else 12, color=c)))
-    layout = dict(title=dict(text=title, font=dict(size=20)), font=FONT, height=height, shapes=shapes, annotations=notes,
+    layout = dict(title=dict(text=title, font=dict(size=20)), font=FONT, height=height, shapes=shapes,
+                  annotations=notes,
                   margin=dict(l=60, r=10, t=60, b=10), showlegend=False,
                   xaxis=dict(visible=False, range=[-0.6, bx1 + 0.1]),
                   yaxis=dict(visible=False, range=[top + 0.9, -0.9]))

@@ -18,7 +18,8 @@ def top_bars(probs, names, ids, target: int | None, title: str = "", xlabel: str
     colors = [RED if int(i) == target else BLUE for i in ids]
     bar = go.Bar(x=p, y=list(names), orientation="h", marker_color=colors, text=[f"{v:.3f}" for v in p],
                  textposition="outside", cliponaxis=False, textfont=dict(size=15))
-    fig = go.Figure([bar], layout=base_layout(title, xlabel, "", height, dict(range=[0, (xmax or float(p.max())) * 1.18]),
+    fig = go.Figure([bar], layout=base_layout(title, xlabel, "", height, dict(range=[0,
+                                                                                     (xmax or float(p.max())) * 1.18]),
                                               dict(type="category", autorange="reversed")))
     fig.update_layout(margin=dict(l=150, r=20, t=60, b=50), title=dict(font=dict(size=18)))
     return fig
@@ -31,9 +32,11 @@ def waterfall(labels, values, total: float, title: str = "", ylabel: str = "logi
     fig = go.Figure([go.Waterfall(x=list(labels) + [total_label], y=v + [float(total)],
                                   measure=["relative"] * len(v) + ["total"],
                                   increasing=dict(marker=dict(color=UP)), decreasing=dict(marker=dict(color=DOWN)),
-                                  totals=dict(marker=dict(color=BLUE)), connector=dict(line=dict(width=0.5, color=GREY)),
+                                  totals=dict(marker=dict(color=BLUE)), connector=dict(line=dict(width=0.5,
+                                                                                                 color=GREY)),
                                   hovertemplate="%{x}<br>%{y:.3f}<extra></extra>")],
-                    layout=base_layout(title, "", ylabel, height, dict(type="category", tickangle=-60, tickfont=dict(size=12))))
+                    layout=base_layout(title, "", ylabel, height, dict(type="category", tickangle=-60,
+                                                                       tickfont=dict(size=12))))
     return fig
 
 
@@ -43,7 +46,8 @@ def part_bars(parts: list[tuple[str, float]], title: str = "", xlabel: str = "",
     vals = [float(v) for _, v in parts]
     bar = go.Bar(x=vals, y=names, orientation="h", marker_color=[UP if v >= 0 else DOWN for v in vals],
                  text=[f"{v:+.3f}" for v in vals], textposition="auto")
-    return go.Figure([bar], layout=base_layout(title, xlabel, "", height, None, dict(type="category", autorange="reversed")))
+    return go.Figure([bar], layout=base_layout(title, xlabel, "", height, None, dict(type="category",
+                                                                                     autorange="reversed")))
 
 
 def layer_head_map(z, title: str = "", zlabel: str = "", height: int | None = None, highlight=None,
@@ -69,7 +73,8 @@ def layer_position_map(z, positions, title: str = "", zlabel: str = "", height: 
     rows: names of the rows (e.g. embed, L0, L1, ...), else their indices."""
     z = as_numpy(z)
     fig = heatmap(z, x=list(positions), colorscale=colorscale, zmid=zmid,
-                  zmin=zmin, zmax=zmax, title=title, xlabel=xlabel, ylabel=ylabel, height=height or 140 + 20 * z.shape[0])
+                  zmin=zmin, zmax=zmax, title=title, xlabel=xlabel, ylabel=ylabel,
+                  height=height or 140 + 20 * z.shape[0])
     fig.update_traces(colorbar=dict(title=dict(text=zlabel)), xgap=1, ygap=1,
                       hovertemplate="layer %{y}<br>%{x}<br>%{z:.3f}<extra></extra>")
     if rows is not None:

@@ -206,7 +206,8 @@ def lines(series: dict, x=None, title="", xlabel="", ylabel="", height=420, mark
                                mode="lines+markers" if markers else "lines"))
     many = x is not None and len(x) > 16          # e.g. one label per layer: every other one, kept level
     xaxis = dict(nticks=min(len(x), 14), tickangle=0) if many else None
-    return go.Figure(data, layout=base_layout(title, xlabel, ylabel, height, xaxis, legend=dict(orientation="h", y=1.12)))
+    return go.Figure(data, layout=base_layout(title, xlabel, ylabel, height, xaxis, legend=dict(orientation="h",
+                                                                                                y=1.12)))
 
 
 CJK = re.compile(r"[\u3400-\u9fff]")

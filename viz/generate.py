@@ -23,7 +23,7 @@ def text_box(prompt: str, written: str, live: bool = False) -> str:
 
 def next_token_preview(top: dict, pieces: list[str], greedy: bool, xlabel: str = "", title: str = "",
                        height: int = 330) -> go.Figure:
-    """The first step's top candidates (ops.analysis.next_token_top: ids, probs) as horizontal bars with their
+    """The first step's top candidates (ops.lab.stage_data.next_token_top: ids, probs) as horizontal bars with their
     pieces and ids; greedy: the first, the one "Next token" will take, in red."""
     ids = top["ids"].tolist()
     names = [f"{short(p, 14)} ({i})" for p, i in zip(pieces, ids)]

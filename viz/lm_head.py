@@ -26,7 +26,9 @@ def text_heatmap(z, pieces, x, y, title="", xlabel="", ylabel="", height=600, wi
         rr, cc = np.divmod(np.arange(rows * cols), cols)
         data.append(go.Scatter(x=cc, y=rr, mode="text", hoverinfo="skip", showlegend=False,
                                text=[short(pieces[r][c], fit) for r, c in zip(rr, cc)],
-                               textfont=dict(size=15, color=["#111" if v >= LIGHT_FROM else "#fff" for v in z.ravel()])))
-    xaxis = dict(tickvals=list(range(cols)), ticktext=[short(lab, fit + 3) for lab in x], showgrid=False, zeroline=False)
+                               textfont=dict(size=15,
+                                             color=["#111" if v >= LIGHT_FROM else "#fff" for v in z.ravel()])))
+    xaxis = dict(tickvals=list(range(cols)), ticktext=[short(lab, fit + 3) for lab in x], showgrid=False,
+                 zeroline=False)
     yaxis = dict(tickvals=list(range(rows)), ticktext=list(y), autorange="reversed", showgrid=False, zeroline=False)
     return go.Figure(data, layout=base_layout(title, xlabel, ylabel, height, xaxis, yaxis))

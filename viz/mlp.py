@@ -1,4 +1,5 @@
-"""Figures of the MLP / MoE page: one token's SwiGLU as a diagram (widen -> gate -> narrow, to scale), the silu curve."""
+"""Figures of the MLP / MoE page: one token's SwiGLU as a diagram (widen -> gate -> narrow, to scale), the silu
+curve."""
 from __future__ import annotations
 
 import numpy as np
@@ -93,7 +94,9 @@ def swiglu_diagram(x, gate, up, act, out, title: str = "", names: dict | None = 
             shapes.append(dict(type="line", x0=xc - 0.38, x1=xc + 0.38, y0=yj, y1=yj, line=dict(color=CHOSEN, width=2)))
         notes.append(dict(x=6.6, y=yj, xanchor="left", showarrow=False, font=dict(size=14, color=CHOSEN),
                           text=f"#{j}: silu({g[j]:.2f}) × {u[j]:.2f} = {a[j]:.2f}"))
-    layout = dict(title=dict(text=title, font=dict(size=20)), font=FONT, height=height, shapes=shapes, annotations=notes,
+    layout = dict(title=dict(text=title, font=dict(size=20)), font=FONT, height=height, shapes=shapes,
+                  annotations=notes,
                   margin=dict(l=10, r=10, t=60, b=10), showlegend=False,
-                  xaxis=dict(visible=False, range=[-0.1, 10.0]), yaxis=dict(visible=False, range=[mid + tall / 2 + 0.7, mid - tall / 2 - 1.0]))
+                  xaxis=dict(visible=False, range=[-0.1, 10.0]),
+                  yaxis=dict(visible=False, range=[mid + tall / 2 + 0.7, mid - tall / 2 - 1.0]))
     return go.Figure(data, layout=layout)

@@ -15,7 +15,7 @@ A_COLOR, B_COLOR = "#1f77b4", "#ff7f0e"
 
 def next_token_bars(rows: list[dict], name_a: str, name_b: str, title: str = "", xlabel: str = "",
                     missing: str = "—", height: int = 520) -> go.Figure:
-    """rows: ops.compare_models.next_token; a bar per model per token text; a text that is not one token of a
+    """rows: ops.lab.compare_models.next_token; a bar per model per token text; a text that is not one token of a
     model's vocabulary gets no bar there, and `missing` at 0 instead."""
     labels = [short(r["text"], 12) for r in rows]
     data = []
@@ -49,7 +49,7 @@ def attention_pair(map_a, map_b, labels_a: list[str], labels_b: list[str], title
 
 def atlas_pair(rows: list[dict], names: dict, name_a: str, name_b: str, title: str = "", ylabel: str = "",
                height: int = 380) -> go.Figure:
-    """rows: ops.compare_models.atlas_rows; each label's share of each model's heads, with the head counts."""
+    """rows: ops.lab.compare_models.atlas_rows; each label's share of each model's heads, with the head counts."""
     labels = [names.get(r["kind"], r["kind"]) for r in rows]
     data = [go.Bar(x=labels, y=[r[f"share_{tag}"] for r in rows], name=f"{tag.upper()} · {name}", marker_color=color,
                    text=[str(r[tag]) for r in rows], textposition="outside", cliponaxis=False)

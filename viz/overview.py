@@ -5,7 +5,7 @@ decoder layer, whose boxes follow the trace contract's per-layer outputs in orde
 from __future__ import annotations
 
 from content import stages
-from ops.trace import contract_shapes
+from ops.engine.trace import contract_shapes
 
 from .diagrams import pipeline_svg
 
@@ -47,7 +47,8 @@ def pipeline_steps(config, shapes: dict, B: int, S: int, lang: str):
     steps[-1] = (steps[-1][0], "")
     layer_index = first_in + 1
 
-    mlp_note = (T(f"{c.num_experts} 个专家，每 token 选 {c.num_experts_per_tok} 个", f"{c.num_experts} experts, top-{c.num_experts_per_tok}")
+    mlp_note = (T(f"{c.num_experts} 个专家，每 token 选 {c.num_experts_per_tok} 个",
+                  f"{c.num_experts} experts, top-{c.num_experts_per_tok}")
                 if c.is_moe else T("SwiGLU，中间宽度 ", "SwiGLU, via ") + shape_str((B, S, c.intermediate_size)))
     notes = {"attn_norm.out": "input_layernorm", "mlp_norm.out": "post_attention_layernorm",
              "attn.out": f"q {shape_str(live['layers.0.attn.q'])} · k,v {shape_str(live['layers.0.attn.k'])}",

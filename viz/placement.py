@@ -9,7 +9,7 @@ PARTS = (("weights", "#4c78a8"), ("kv", "#f58518"), ("capture", "#54a24b"))
 
 
 def device_bars(devices: list[dict], gpu_gb: float, names: dict, title: str, ylabel: str) -> go.Figure:
-    """devices: ops.placement.plan(...)["devices"]; names: part -> legend label (weights / kv / capture)."""
+    """devices: ops.arith.placement.plan(...)["devices"]; names: part -> legend label (weights / kv / capture)."""
     x = [f"GPU {d['device']}" if d["device"] != "cpu" else "CPU" for d in devices]
     data = [go.Bar(name=names[part], x=x, y=[d[part] / 1e9 for d in devices], marker_color=color,
                    text=[f"{d[part] / 1e9:.1f}" if d[part] else "" for d in devices], textposition="inside")

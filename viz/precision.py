@@ -8,7 +8,8 @@ from .figures import as_numpy, base_layout
 COLORS = {"float32": "#1f77b4", "bfloat16": "#ff7f0e", "int8": "#9467bd", "float16": "#2ca02c"}
 
 
-def error_lines(errors: dict, layers, title: str = "", ylabel: str = "", xlabel: str = "", height: int = 480) -> go.Figure:
+def error_lines(errors: dict, layers, title: str = "", ylabel: str = "", xlabel: str = "",
+                height: int = 480) -> go.Figure:
     """dtype -> (L + 1,) relative error of the residual stream against float32, on a log axis.
     Exact zeros (float32 against itself) cannot sit on a log axis and are left out."""
     data = []
@@ -19,7 +20,8 @@ def error_lines(errors: dict, layers, title: str = "", ylabel: str = "", xlabel:
         data.append(go.Scatter(x=list(layers), y=[float(x) if x > 0 else None for x in v], name=name,
                                mode="lines+markers", line=dict(color=COLORS.get(name), width=3)))
     fig = go.Figure(data, layout=base_layout(title, xlabel, ylabel, height, dict(type="category", nticks=13),
-                                             dict(type="log", exponentformat="power"), legend=dict(orientation="h", y=1.1)))
+                                             dict(type="log", exponentformat="power"), legend=dict(orientation="h",
+                                                                                                   y=1.1)))
     return fig
 
 

@@ -30,7 +30,8 @@ def histograms(series: dict, title: str = "", xlabel: str = "", ylabel: str = ""
     k = len(series)
     fig = make_subplots(rows=1, cols=k, subplot_titles=list(series), horizontal_spacing=0.07)
     for j, v in enumerate(series.values()):
-        fig.add_trace(go.Histogram(x=as_numpy(v).ravel(), nbinsx=nbins, marker_color=tint(color, 0.35 * (k - 1 - j) / max(k - 1, 1))),
+        shade = tint(color, 0.35 * (k - 1 - j) / max(k - 1, 1))
+        fig.add_trace(go.Histogram(x=as_numpy(v).ravel(), nbinsx=nbins, marker_color=shade),
                       row=1, col=j + 1)
     fig.update_layout(title=dict(text=title, font=dict(size=20)), font=FONT, height=height, showlegend=False,
                       margin=dict(l=60, r=20, t=80, b=60), bargap=0.05)

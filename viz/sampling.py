@@ -25,7 +25,8 @@ def stage_bars(values, names, chosen: int | None, ids, title="", xlabel="logit",
     colors = [CHOSEN if int(i) == chosen else NEUTRAL for i in ids]
     bar = go.Bar(x=shown, y=list(names), orientation="h", text=text, textposition="outside", marker_color=colors,
                  textfont=dict(size=15), cliponaxis=False)
-    layout = base_layout(title, xlabel, "", height or 110 + 30 * len(v), None, dict(type="category", autorange="reversed"),
+    layout = base_layout(title, xlabel, "", height or 110 + 30 * len(v), None, dict(type="category",
+                                                                                    autorange="reversed"),
                          uniformtext=dict(minsize=15, mode="show"))
     layout["margin"] = dict(l=110, r=60, t=60, b=50)
     return go.Figure([bar], layout=layout)
@@ -35,7 +36,7 @@ def candidates_chart(stages: dict, cand: list[int], names: list[str], title: str
                      height: int | None = None) -> go.Figure:
     """The sampling page's one chart. Horizontal bars of the candidates (cand: ids, in the order shown):
     faint, the raw softmax of the logits (T = 1, nothing cut); solid, the probabilities under the current
-    settings (stages: ops.sampling.sample_stages); the chosen id red; rows cut by top-k or top-p shaded grey
+    settings (stages: ops.engine.sampling.sample_stages); the chosen id red; rows cut by top-k or top-p shaded grey
     and labelled so. words: display names for raw, now, cut_k, cut_p."""
     w = dict(raw="softmax(logits), T = 1", now="now", cut_k="cut by top-k", cut_p="cut by top-p") | (words or {})
     idx = torch.as_tensor(cand)

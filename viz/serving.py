@@ -28,9 +28,12 @@ def online_softmax(view: dict, labels: list[str], title: str = "", score_label: 
                              hovertemplate="%{x}<br>%{y:.4f}<extra></extra>"), 1, 1)
     for k, ((a, b), r) in enumerate(zip(blocks, view["rows"])):
         seg = x[a:b] if b - a > 1 else [x[a], x[a]]
-        fig.add_trace(go.Scatter(x=seg, y=[r["m"]] * len(seg), mode="lines+markers", line=dict(color="#d62728", width=4),
+        fig.add_trace(go.Scatter(x=seg, y=[r["m"]] * len(seg), mode="lines+markers", line=dict(color="#d62728",
+                                                                                               width=4),
                                  marker=dict(symbol="line-ew-open", size=24, color="#d62728", line=dict(width=4)),
-                                 name=max_label, showlegend=k == 0, hovertemplate=f"m = {r['m']:.4f}<extra></extra>"), 1, 1)
+                                 name=max_label, showlegend=k == 0, hovertemplate=f"m = {r['m']:.4f}<extra></extra>"),
+                                 1,
+                                 1)
         fig.add_trace(go.Scatter(x=[x[b - 1]], y=[r["l"]], mode="markers+text", text=[f"{r['l']:.3f}"],
                                  textposition="top center", marker=dict(size=13, color="#2ca02c"), name=sum_label,
                                  showlegend=k == 0, hovertemplate=f"l = {r['l']:.4f}<extra></extra>"), 2, 1)
@@ -47,9 +50,11 @@ def wavelengths(lc: dict, title: str = "", rope_label: str = "RoPE", yarn_label:
     """Tokens each RoPE pair needs to turn once (log axis), before and after YaRN, with both context lengths."""
     j = list(range(lc["pairs"]))
     data = [go.Scatter(x=j, y=as_numpy(lc["wavelengths"]), name=rope_label, mode="lines+markers", line=dict(width=3)),
-            go.Scatter(x=j, y=as_numpy(lc["yarn_wavelengths"]), name=yarn_label, mode="lines", line=dict(width=3, dash="dot"))]
+            go.Scatter(x=j, y=as_numpy(lc["yarn_wavelengths"]), name=yarn_label, mode="lines", line=dict(width=3,
+                                                                                                         dash="dot"))]
     for n, dash in ((lc["original"], "dash"), (lc["extended"], "longdash")):
-        data.append(go.Scatter(x=[j[0], j[-1]], y=[n, n], mode="lines+text", text=["", f"{n:,}"], textposition="top left",
+        data.append(go.Scatter(x=[j[0], j[-1]], y=[n, n], mode="lines+text", text=["", f"{n:,}"],
+                               textposition="top left",
                                line=dict(color="#555", dash=dash, width=1.5), showlegend=False, hoverinfo="skip"))
     layout = base_layout(title, xlabel, ylabel, height, None, dict(type="log", exponentformat="power"))
     return go.Figure(data, layout=dict(layout, **BELOW))
@@ -60,7 +65,8 @@ def spec_speedup(a_values, k_max: int, c: float, speedup, chosen: tuple | None =
     """speed-up(a, k, c) against the draft length k, one line per acceptance rate a (speedup is the formula);
     chosen = (a, k): the reader's own curve, dashed, with its point marked."""
     ks = list(range(1, k_max + 1))
-    data = [go.Scatter(x=ks, y=[speedup(a, k, c) for k in ks], name=f"a = {a:g}", mode="lines+markers") for a in a_values]
+    data = [go.Scatter(x=ks, y=[speedup(a, k, c) for k in ks], name=f"a = {a:g}",
+                       mode="lines+markers") for a in a_values]
     if chosen:
         a, k = chosen
         data.append(go.Scatter(x=ks, y=[speedup(a, j, c) for j in ks], name=f"{chosen_label} a = {a:g}", mode="lines",

@@ -1,7 +1,7 @@
 """The classroom tour's pictures, sized for the back row of a classroom: one per step (content/tour.py).
 
 `view(key, data, ctx, lang)` gives a Plotly figure or an HTML string (the token chips, the prompt); `data`
-is ops.analysis.tour_data for that step, ctx the row's labels, prompt and top next tokens."""
+is ops.lab.analysis.tour_data for that step, ctx the row's labels, prompt and top next tokens."""
 from __future__ import annotations
 
 import html
@@ -65,17 +65,20 @@ def view(key: str, d: dict, ctx: dict, lang: str):
         "tokens": lambda: chips(ctx["pieces"]),
         "ids": lambda: chips(d["ids"]),
         "pick": lambda: chips([f"{ctx['piece']}  →  id {ctx['chosen']}"]),
-        "decode": lambda: f'<div class="tour-big">{esc(ctx["prompt"])}<b style="color:#d62728">{esc(ctx["new_text"])}</b></div>',
+        "decode": lambda: f'<div class="tour-big">{esc(ctx["prompt"])}<b '
+                          f'style="color:#d62728">{esc(ctx["new_text"])}</b></div>',
         "loop": lambda: chips(tl + [ctx["piece_short"]]),
     }
     figures = {
         "embedding": lambda: hm(T("每个 token 的向量", "Each token's vector") + first(64)),
-        "rmsnorm": lambda: big(bars(d["rms"], tl, title=T("归一化后每个 token 的 RMS", "RMS of each token after the norm"),
+        "rmsnorm": lambda: big(bars(d["rms"], tl, title=T("归一化后每个 token 的 RMS",
+                                                          "RMS of each token after the norm"),
                                     xlabel=tok, ylabel="RMS")),
         "qkv": lambda: hm(T("第 0 层第 0 个头的 Q", "Layer 0, head 0: Q") + first(32)),
         "rope": lambda: hm(T("旋转带来的变化 q_rope − q（第 0 头）", "What the rotation changed: q_rope − q (head 0)")),
         "scores": lambda: att(T("QKᵀ/√d，空白 = 被遮住 (−∞)", "QKᵀ/√d, blank = masked (−inf)"), text_fmt=".1f"),
-        "probs": lambda: att(T("注意力概率（每行和为 1）", "Attention probabilities (rows sum to 1)"), colorscale="Blues",
+        "probs": lambda: att(T("注意力概率（每行和为 1）", "Attention probabilities (rows sum to 1)"),
+                             colorscale="Blues",
                              zmid=None, zmin=0, zmax=1, text_fmt=".2f"),
         "attn_out": lambda: hm(T("注意力输出", "Attention output") + first(64)),
         "residual": lambda: big(bars(d["ratio"], tl, title=T("‖注意力输出‖ / ‖输入‖", "‖attention output‖ / ‖input‖"),
@@ -90,9 +93,11 @@ def view(key: str, d: dict, ctx: dict, lang: str):
                              height=max(HEIGHT, 24 * len(d["layers"]) + 150)),
         "final_norm": lambda: hm(T("最终归一化后", "After the final norm") + first(64)),
         "logits": lambda: big(bars(top["logits"], ctx["top_labels"], xlabel=tok, ylabel="logit", text_fmt=".2f",
-                                   title=T("最后一个位置的 logits（前 10 名）", "Logits at the last position (top 10)"))),
+                                   title=T("最后一个位置的 logits（前 10 名）",
+                                           "Logits at the last position (top 10)"))),
         "softmax": lambda: big(bars(top["probs"], ctx["top_labels"], xlabel=tok, ylabel=T("概率", "probability"),
-                                    text_fmt=".3f", title=T("下一个 token 的概率（前 10 名）", "Next-token probabilities (top 10)"))),
+                                    text_fmt=".3f", title=T("下一个 token 的概率（前 10 名）",
+                                                            "Next-token probabilities (top 10)"))),
     }
     make = html_views.get(key) or figures.get(key)
     return make() if make else None
@@ -122,7 +127,8 @@ def companion(key: str, d: dict, ctx: dict, lang: str):
     if key == "tokens":
         sizes = [len(p.encode("utf-8")) for p in ctx["raw"]]
         return big(bars(sizes, tl, title=T("每个 token 占几个字节（UTF-8）", "How many bytes each token holds (UTF-8)"),
-                        xlabel="token", ylabel=T("字节", "bytes"), color=[token_color(k) for k in range(n)], text_fmt=",.0f"))
+                        xlabel="token", ylabel=T("字节",
+                                                 "bytes"), color=[token_color(k) for k in range(n)], text_fmt=",.0f"))
     if key == "ids":
         fig = bars(d["ids"], tl, title=T(f"每个 token 的编号：词表 {ctx['vocab']:,} 行中的一行",
                                           f"Each token's id: one row of the {ctx['vocab']:,}-row table"),
@@ -135,7 +141,8 @@ def companion(key: str, d: dict, ctx: dict, lang: str):
                         xlabel="token", ylabel=T("概率", "probability"), text_fmt=".3f",
                         color=[CHOSEN if k == 0 else NEUTRAL for k in range(len(labels))]))
     if key == "decode":
-        return strip(tl + [ctx["piece_short"]], T("新 token 接在提示词后面（红色）", "The new token joins the prompt (red)"), new=n)
+        return strip(tl + [ctx["piece_short"]], T("新 token 接在提示词后面（红色）",
+                                                  "The new token joins the prompt (red)"), new=n)
     if key == "loop":
         return strip(tl + [ctx["piece_short"]], T(f"下一轮的输入：{n + 1} 个 token，从第 1 步再走一遍",
                                                   f"The next run's input: {n + 1} tokens, from step 1 again"), new=n)

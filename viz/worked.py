@@ -1,4 +1,5 @@
-"""Figures for the "do it by hand" blocks (ops/worked.py): RoPE's pair as clock hands. Numbers in, go.Figure out."""
+"""Figures for the "do it by hand" blocks (ops/arith/worked_math.py): RoPE's pair as clock hands. Numbers in, go.Figure
+out."""
 from __future__ import annotations
 
 import math
@@ -14,7 +15,7 @@ K_COLOR = "#1f77b4"
 def rope_clock(hands: list[dict], q_at: dict, k_at: dict, title: str = "", names=("q at every position", "q", "k"),
                height: int = 480) -> go.Figure:
     """A dial: q's hand at every position m (grey, numbered: the clock ticking), q at position m (red) and
-    k at position n (blue) drawn as arrows from the centre. hands, q_at, k_at: ops.worked.rope_clock rows."""
+    k at position n (blue) drawn as arrows from the centre. hands, q_at, k_at: ops.arith.worked_math.rope_clock rows."""
     r = max([math.hypot(h["x0"], h["x1"]) for h in hands] + [math.hypot(k_at["x0"], k_at["x1"]), 1e-9]) * 1.25
     circle = [i * 2 * math.pi / 96 for i in range(97)]
     rq = math.hypot(q_at["x0"], q_at["x1"])
@@ -27,7 +28,8 @@ def rope_clock(hands: list[dict], q_at: dict, k_at: dict, title: str = "", names
             go.Scatter(x=xs, y=ys, mode="lines", line=dict(color="#bbbbbb", width=1.5), hoverinfo="skip",
                        name=names[0]),
             go.Scatter(x=[h["x0"] for h in hands], y=[h["x1"] for h in hands], mode="markers+text",
-                       text=[str(h["m"]) for h in hands], textposition="top center", textfont=dict(size=14, color="#666"),
+                       text=[str(h["m"]) for h in hands], textposition="top center", textfont=dict(size=14,
+                                                                                                   color="#666"),
                        marker=dict(size=7, color="#999999"), showlegend=False,
                        hovertemplate="m = %{text}<br>(%{x:.3f}, %{y:.3f})<extra></extra>")]
     for at, color, name in ((q_at, CHOSEN, names[1]), (k_at, K_COLOR, names[2])):

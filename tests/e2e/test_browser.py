@@ -42,7 +42,7 @@ def server():
             pytest.fail("Debian chromium is missing: scripts/test.sh installs it (apt-get install chromium)")
         pytest.skip("Debian chromium is not installed")
     sys.path.insert(0, str(ROOT / "bench"))
-    from load_test import free_port, start_server, stop_server   # the load test starts servers the same way
+    from load_test import free_port, start_server, stop_server  # the load test starts servers the same way
 
     port = free_port()
     # a failure should say what broke: the app's config.toml redacts exception details for users
@@ -164,9 +164,9 @@ def test_root_opens_the_overview(server, browser):
 
 def test_first_page_loads_later_pages_component_scripts(server, browser):
     """A fresh session's overview (no chart, no table) has the browser fetch the component scripts later pages use
-    (ui.page.WARM_CHUNKS: Plotly's, the table's, ...) while it is drawn, so the first chart page does not wait for
+    (ui.browser.WARM_CHUNKS: Plotly's, the table's, ...) while it is drawn, so the first chart page does not wait for
     them; and the overview itself still draws no Plotly chart."""
-    from ui.page import warm_files            # the repo root is on the path (tests/conftest.py)
+    from ui.browser import warm_files  # the repo root is on the path (tests/conftest.py)
 
     files = warm_files()
     assert any(f.startswith("PlotlyChart.") for f in files), files      # the installed Streamlit has the chunk
@@ -191,7 +191,7 @@ def test_charts_bench_draws_a_pages_charts_alone_on_a_bare_app(browser, tmp_path
     a switch between its pages completes (click to the last chart drawn), the floor's chart too."""
     import json
 
-    import charts                                  # bench/ is on the path (the server fixture put it there)
+    import charts  # bench/ is on the path (the server fixture put it there)
 
     files = charts.capture(["atlas"], "en", tmp_path)["atlas"]        # every view: the tests draw lazy ones too
     assert len(files) >= 2 and all(json.loads(f.read_text())["data"] for f in files)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from apptest_utils import ROOT, TITLE_WORDS, open_page, title_word
 
 HERE = Path(__file__).resolve().parent
@@ -75,15 +74,15 @@ def test_check_page_fails_when_it_should(body, why):
 
 
 def _settings_app(*keys):
-    """An app that runs ui.state.init_state alone, then writes the named settings joined by '|'."""
+    """An app that runs ui.session.init_state alone, then writes the named settings joined by '|'."""
     from streamlit.testing.v1 import AppTest
 
     def script(keys):
         import streamlit as st
 
-        from ui import state
-        state.init_state()
-        state.keep_settings()          # as the sidebar does after its widgets
+        from ui import session
+        session.init_state()
+        session.keep_settings()          # as the sidebar does after its widgets
         st.write("|".join(str(st.session_state[k]) for k in keys))
 
     return AppTest.from_function(script, default_timeout=30, args=(keys,))
@@ -146,11 +145,11 @@ def _guard_app():
     def script():
         import streamlit as st
 
-        from ui import state
-        state.init_state()
+        from ui import session
+        session.init_state()
         page = st.session_state.setdefault("page", "alpha")
-        state.guard_page_switch(page)
-        state.keep_settings()
+        session.guard_page_switch(page)
+        session.keep_settings()
         st.write("|".join(str(st.session_state[k]) for k in ("lang", "prompt_text", "page")))
 
     return AppTest.from_function(script, default_timeout=30)

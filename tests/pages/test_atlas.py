@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-
 from apptest_utils import BATCH, page_ok
 
 PAGE = "atlas"

@@ -3,7 +3,6 @@ heatmap on a click; unequal token lengths as a clear red box with the rest of th
 from __future__ import annotations
 
 import pytest
-
 from apptest_utils import check_page, open_page, page_ok
 
 PAGE = "compare"

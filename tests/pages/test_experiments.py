@@ -3,7 +3,6 @@ change, the logit attribution waterfall, the head sweep on a click; bad input as
 from __future__ import annotations
 
 import pytest
-
 from apptest_utils import BATCH, check_page, open_page, page_ok
 
 PAGE = "experiments"

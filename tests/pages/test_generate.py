@@ -1,11 +1,10 @@
-"""Generate page: one token per click (prefill, then decode steps) on ops.decode.Decoder, the KV cache growing, the
+"""Generate page: one token per click (prefill, then decode steps) on ops.engine.decode.Decoder, the KV cache growing, the
 bf16 fast path."""
 from __future__ import annotations
 
 import json
 
 import pytest
-
 from apptest_utils import no_exception, page_ok
 
 PAGE = "generate"
@@ -82,7 +81,7 @@ def test_generate_page_fast_path_runs_to_the_end(bundled):
     df = at.dataframe[0].value
     assert 1 <= len(df) <= 6
     assert any("fast path bf16" in c.value and "bfloat16" in c.value for c in at.caption)
-    d = at.session_state["_gen"]["decoder"]                   # the page's ops.decode.Decoder
+    d = at.session_state["_gen"]["decoder"]                   # the page's ops.engine.decode.Decoder
     assert d.compute_dtype == "bfloat16" and d.done
     per_token_bf16 = 2 * 24 * 2 * 64 * 2                     # 2 (K, V) x L x nkv x hd x 2 bytes
     assert int(df.iloc[0, 7]) == per_token_bf16 * int(df.iloc[0, 6])   # KV bytes = entries x bf16 bytes
@@ -93,11 +92,11 @@ def test_generate_tiny(tiny_app_dense):
 
 
 def test_every_decode_step_takes_a_decode_slot(tiny_app_dense, monkeypatch):
-    """Decode steps run inside ui.state.DECODE_SLOTS, the semaphore that bounds a server's concurrent decode steps:
+    """Decode steps run inside ui.jobs.DECODE_SLOTS, the semaphore that bounds a server's concurrent decode steps:
     a class's generations take turns instead of all crawling at once."""
     import threading
 
-    from ui import state
+    from ui import jobs
 
     class Counting:
         def __init__(self):
@@ -115,7 +114,7 @@ def test_every_decode_step_takes_a_decode_slot(tiny_app_dense, monkeypatch):
 
     at = page_ok(PAGE, source=tiny_app_dense)
     slots = Counting()
-    monkeypatch.setattr(state, "DECODE_SLOTS", slots)
+    monkeypatch.setattr(jobs, "DECODE_SLOTS", slots)
     button(at, "gen_next").click()
     at.run()
     no_exception(at)
@@ -160,7 +159,7 @@ def test_generate_tiny_int8(tiny_app_dense):
 def test_classroom_starts_on_int8(tiny_app_dense, monkeypatch, on):
     """In classroom mode a class's generations share the server's cores, so the page starts on int8 where the
     native kernel runs; otherwise on the traced path."""
-    from ops import native
+    from ops.fast import native
     from ui import classroom
 
     if on:
@@ -177,7 +176,7 @@ def test_classroom_starts_on_int8(tiny_app_dense, monkeypatch, on):
 
 
 def test_sampling_settings_are_shared_with_the_sampling_page(tiny_app_dense):
-    """One set of sampling settings: what is set on Sampling opens on Generate, and back (ui.state.SAMPLING)."""
+    """One set of sampling settings: what is set on Sampling opens on Generate, and back (ui.pickers.SAMPLING)."""
     at = page_ok("sampling", source=tiny_app_dense)
     at.slider(key="smp_temp").set_value(1.25)
     at.slider(key="smp_topk").set_value(7)

@@ -5,7 +5,7 @@ headers, markdown, captions, boxes, metric labels, widget labels, options and he
 labels, table column names and cells, the words inside formulas (LaTeX \\text{...}), and the titles, axis
 titles, legends and annotations of every Plotly figure (from the figure JSON). What may cross languages:
   - proper names and model names (Qwen2.5-32B-Instruct, PyTorch, NVIDIA), acronyms (GPU, FLOPs, KV, MoE);
-  - code: identifiers (attn.out, q_proj, ops/costs.py), code spans and blocks, tensor names of the trace
+  - code: identifiers (attn.out, q_proj, ops/arith/costs.py), code spans and blocks, tensor names of the trace
     contract, Python literals, file types;
   - the terms Chinese LLM writing keeps in English (token, logits, softmax, top-k, prefill, decode, batch,
     query/key/value, pre-norm, roofline), math functions (max, exp, rsqrt), dimension symbols (nh, nkv, hd);
@@ -20,8 +20,8 @@ import json
 import re
 
 import pytest
-
 from apptest_utils import open_page
+
 from content import stages
 
 PAGES = [s.page for s in stages.pages()]          # every page of the app, from the stage registry
@@ -34,7 +34,7 @@ CALL = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\([^()]*\)")                  # code:
 NOT_PROSE = [
     re.compile(r"<\|[^|]*\|>"),                                           # special tokens: <|endoftext|>
     re.compile(r"[A-Za-z0-9_.\-]*\d[A-Za-z0-9_.\-]*"),                    # Qwen2.5-0.5B-Instruct, bf16, 1e-06
-    re.compile(r"[A-Za-z0-9_]+(?:[._/][A-Za-z0-9_]+)+"),                  # attn.out, ops/costs.py, K/V
+    re.compile(r"[A-Za-z0-9_]+(?:[._/][A-Za-z0-9_]+)+"),                  # attn.out, ops/arith/costs.py, K/V
     re.compile(r"[A-Za-z0-9]*_[A-Za-z0-9_]*"),                            # q_proj, tie_word_embeddings
     re.compile(r"\.[a-z]{2,5}\b"),                                        # file types: .npy
     re.compile(r"␣\S*|↵"),                                                # token pieces as the pages show them
@@ -56,7 +56,7 @@ ZH_ALLOWED = ("中文",)        # the language picker's own name for Chinese
 
 def _tensor_words() -> set[str]:
     """The parts of the trace contract's names (gate, up, act, probs ...): tensor names, as in code."""
-    from ops.trace import CONTRACT
+    from ops.engine.trace import CONTRACT
 
     return {p for name in CONTRACT for p in re.split(r"[.{}]", name) if p}
 
@@ -201,7 +201,7 @@ def _report(page, lang, bad):
 
 def stray_strings(at, lang: str, tok) -> list[tuple[str, str, list]]:
     """(kind, text, stray words) for every string on the page that holds the other language."""
-    from ui.state import DEFAULT_PROMPT
+    from ui.session import DEFAULT_PROMPT
 
     tokens = [tok.decode([i]) for i in tok.encode(DEFAULT_PROMPT)] + [DEFAULT_PROMPT]
     allowed = _tensor_words()

@@ -1,14 +1,16 @@
-"""Lazy views (ui/page.py, LAZY): the explanation draws only its open tab, the by-hand examples and the secondary
+"""Lazy views (ui/blocks.py, LAZY): the explanation draws only its open tab, the by-hand examples and the secondary
 views (page.more) only when unfolded, lazy tabs (page.tabs) only the open one; opening one reruns the page and
 draws it. Lazy views are the default every page test runs with; these tests pin it on all the same."""
 from __future__ import annotations
 
-import ui.page  # now, not under the `english` fixture: ui.page would keep its patched lang for every later test
 from apptest_utils import open_page, texts
+
+import ui.blocks
+import ui.page  # now, not under the `english` fixture: ui.page would keep its patched lang for every later test
 
 
 def test_explanation_draws_only_the_open_tab(tiny_app_dense, english, monkeypatch):
-    monkeypatch.setattr(ui.page, "LAZY", True)
+    monkeypatch.setattr(ui.blocks, "LAZY", True)
     at = open_page("rmsnorm", source=tiny_app_dense, lang="en", folds=False)
     assert not at.exception
     first = texts(at)
@@ -32,12 +34,12 @@ def test_explanation_draws_only_the_open_tab(tiny_app_dense, english, monkeypatc
 
 
 def charts(at) -> list[str]:
-    """The keys of the Plotly charts drawn (ui.page.chart keys them "fig-<key>")."""
+    """The keys of the Plotly charts drawn (ui.blocks.chart keys them "fig-<key>")."""
     return [c.proto.id.split("fig-", 1)[1] for c in at.get("plotly_chart")]
 
 
 def test_secondary_views_draw_only_when_unfolded(tiny_app_dense, english, monkeypatch):
-    monkeypatch.setattr(ui.page, "LAZY", True)
+    monkeypatch.setattr(ui.blocks, "LAZY", True)
     at = open_page("attention", source=tiny_app_dense, lang="en", folds=False)
     assert not at.exception
     assert charts(at) == ["probs", "grid"]                          # the main picture only
@@ -52,7 +54,7 @@ def test_secondary_views_draw_only_when_unfolded(tiny_app_dense, english, monkey
 
 
 def test_lazy_tabs_draw_only_the_open_one(tiny_app_dense, english, monkeypatch):
-    monkeypatch.setattr(ui.page, "LAZY", True)
+    monkeypatch.setattr(ui.blocks, "LAZY", True)
     at = open_page("serving", source=tiny_app_dense, lang="en", folds=False)
     assert not at.exception
     assert charts(at) == ["online"]                                 # the first tab holds tables only
@@ -66,7 +68,7 @@ def test_lazy_tabs_draw_only_the_open_one(tiny_app_dense, english, monkeypatch):
 def test_sidebar_model_settings_draw_only_when_unfolded(tiny_app_dense, english, monkeypatch):
     """The sidebar's model settings and model card are drawn only when unfolded; a dtype chosen there stays chosen
     after the fold closes again (the setting lives under its own key, the widget under w_dtype: ui.sidebar.bound)."""
-    monkeypatch.setattr(ui.page, "LAZY", True)
+    monkeypatch.setattr(ui.blocks, "LAZY", True)
     at = open_page("overview", source=tiny_app_dense, lang="en", folds=False)
     assert not at.exception
     model_boxes = lambda: [w for w in at.sidebar.selectbox if w.key in ("w_dtype", "w_device", "w_source")]
@@ -84,7 +86,7 @@ def test_sidebar_model_settings_draw_only_when_unfolded(tiny_app_dense, english,
 
 def test_scale_flop_tabs_draw_only_the_open_one(tiny_app_dense, english, monkeypatch):
     """The scale page's prefill / decode FLOP tables: the open tab's table and total only; the other on a click."""
-    monkeypatch.setattr(ui.page, "LAZY", True)
+    monkeypatch.setattr(ui.blocks, "LAZY", True)
     at = open_page("scale", source=tiny_app_dense, lang="en", folds=False)
     assert not at.exception
     totals = lambda: [m.value for m in at.markdown if m.value.startswith("**Total:")]
@@ -99,7 +101,7 @@ def test_scale_flop_tabs_draw_only_the_open_one(tiny_app_dense, english, monkeyp
 
 def test_the_explanation_level_is_kept_across_pages(tiny_app_dense, english, monkeypatch):
     """A first visit opens on the plain text; the level chosen on one page opens the next, and rides in the URL."""
-    monkeypatch.setattr(ui.page, "LAZY", True)
+    monkeypatch.setattr(ui.blocks, "LAZY", True)
     at = open_page("rmsnorm", source=tiny_app_dense, lang="en")
     assert at.session_state["explain-rmsnorm"] == "Plain language" and at.query_params["level"] == "plain"
     at.session_state["explain-rmsnorm"] = "Academic"                # a click on the tab

@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-
 from apptest_utils import page_ok
 
 PAGE = "lm_head"

@@ -1,4 +1,4 @@
-"""Pages keep their checks, views and figures with the shared trace (StagePage.memo, ops.trace.Trace.memo): a
+"""Pages keep their checks, views and figures with the shared trace (StagePage.memo, ops.engine.trace.Trace.memo): a
 second visit, by any session, draws what the first computed, in its own language and for its own pickers."""
 from __future__ import annotations
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-
 from apptest_utils import page_ok, texts
 
 PAGE = "mlp"

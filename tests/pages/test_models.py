@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from apptest_utils import HTML_TABLE, check_page, html_text, new_app, page_path
 
 PAGE = "models"
@@ -81,17 +80,17 @@ def check_rows(at, lang: str, folder_a: Path, folder_b: Path | None):
 
 
 def bundled_folder() -> Path:
-    from ops import loading
+    from ops.models import bundled as bundled_mod
 
-    return loading.cache_dir() / loading.BUNDLED_DIRNAME
+    return bundled_mod.cache_dir() / bundled_mod.BUNDLED_DIRNAME
 
 
 @pytest.mark.real
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_models_bundled_and_tiny(lang, tiny_app_dense, monkeypatch):
     if lang == "en":
-        import ui.state
-        monkeypatch.setattr(ui.state, "lang", lambda: "en")
+        import ui.session
+        monkeypatch.setattr(ui.session, "lang", lambda: "en")
     at = open_models(lang, "path", tiny_app_dense)
     check_page(at, PAGE, lang, **EXPECT, text=("A = ",))
     check_rows(at, lang, bundled_folder(), Path(tiny_app_dense))
@@ -104,8 +103,8 @@ def test_models_bundled_and_tiny(lang, tiny_app_dense, monkeypatch):
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_models_qwen_and_smollm2(lang, smollm2_gguf_path, monkeypatch):
     if lang == "en":
-        import ui.state
-        monkeypatch.setattr(ui.state, "lang", lambda: "en")
+        import ui.session
+        monkeypatch.setattr(ui.session, "lang", lambda: "en")
     at = open_models(lang)                            # SmolLM2 is the default second model when installed
     check_page(at, PAGE, lang, **EXPECT, text=("SmolLM2-135M-Instruct",))
     check_rows(at, lang, bundled_folder(), None)
@@ -124,7 +123,7 @@ def test_second_model_that_does_not_fit(tiny_app_dense, monkeypatch):
 
     monkeypatch.setattr(ui.state, "mem_available", lambda: 1 << 20)       # 1 MiB free
     monkeypatch.setattr(ui.second, "_LOADED", set())                      # as if never loaded in this process
-    monkeypatch.setattr(ui.state, "lang", lambda: "en")
+    monkeypatch.setattr(ui.session, "lang", lambda: "en")
     at = open_models("en", "path", tiny_app_dense)
     check_page(at, PAGE, "en", allow_errors=("does not fit",))
     assert any("does not fit" in e.value and "first model stays loaded" in e.value for e in at.error)
@@ -138,8 +137,8 @@ def test_second_model_that_does_not_fit(tiny_app_dense, monkeypatch):
 def test_scale_compares_reference_configs(lang, monkeypatch):
     """The Scale page's fold: the same config rows for two reference configs, no weights loaded for them."""
     if lang == "en":
-        import ui.state
-        monkeypatch.setattr(ui.state, "lang", lambda: "en")
+        import ui.session
+        monkeypatch.setattr(ui.session, "lang", lambda: "en")
     at = new_app(300, lang=lang)
     at.run()
     at.session_state["cmp_cfg_a"] = "Qwen2.5-32B-Instruct"

@@ -4,8 +4,8 @@ from __future__ import annotations
 import html
 
 import pytest
-
 from apptest_utils import BATCH, page_ok, svg_pictures
+
 from content import stages
 
 PAGE = "overview"
@@ -53,10 +53,11 @@ def test_overview_tiny_moe(tiny_app_moe):
 
 
 def test_first_run_sends_the_script_warm_up_once(tiny_app_dense):
-    """The session's first run puts one script element in the sidebar (ui.page.warm_scripts) naming the installed
+    """The session's first run puts one script element in the sidebar (ui.browser.warm_scripts) naming the installed
     Streamlit's chunk files; the next run does not send it again."""
     from apptest_utils import new_app
-    from ui.page import warm_files
+
+    from ui.browser import warm_files
 
     def sent(at):
         return [e.proto for e in at.sidebar.get("html") if "__olWarm" in e.proto.body]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from apptest_utils import no_exception, open_page
 
 KEY = "s3cret-teacher-key"

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import pytest
-
 from apptest_utils import check_page, no_exception, open_tab, page_ok, tab_groups
+
 from content import stages
 
 PAGE = "practice"

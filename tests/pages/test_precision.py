@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-
 from apptest_utils import BATCH, page_ok
 
 PAGE = "precision"
@@ -26,10 +25,10 @@ def test_precision_tiny(tiny_app_dense):
 
 
 def test_precision_report_shared_by_sessions(tiny_app_dense, monkeypatch):
-    """A second session on the same model and prompt reuses the first one's report (ui.lab.kept(share=True),
+    """A second session on the same model and prompt reuses the first one's report (ui.experiments_state.kept(share=True),
     process-wide); another prompt computes its own."""
-    from ops import precision
-    from ui import lab
+    from ops.lab import precision
+    from ui import experiments_state
 
     calls, real = [], precision.precision_report
 
@@ -38,7 +37,7 @@ def test_precision_report_shared_by_sessions(tiny_app_dense, monkeypatch):
         return real(model, prompt, chat)
 
     monkeypatch.setattr(precision, "precision_report", counted)
-    lab._shared.clear()
+    experiments_state._shared.clear()
     for prompt in ("shared by two", "shared by two", "another prompt"):
         page_ok(PAGE, source=tiny_app_dense, prompt=prompt, **EXPECT)          # each a new AppTest: a new session
     assert calls == ["shared by two", "another prompt"]

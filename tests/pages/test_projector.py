@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from apptest_utils import check_page, open_page, tensor_lines
+
 from content import stages
 
 

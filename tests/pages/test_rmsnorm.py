@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-
 from apptest_utils import BATCH, page_ok
 
 PAGE = "rmsnorm"
@@ -49,13 +48,14 @@ def test_rmsnorm_tiny_moe(tiny_app_moe):
 def test_rmsnorm_by_hand_four_numbers(tiny_app_dense, request, lang):
     """Four numbers, every step written out; all zeros is fine (ε keeps 1/√(mean + ε) finite), never a traceback."""
     from apptest_utils import no_exception, texts
-    from ops import worked
+
+    from ops.arith import worked_math
 
     if lang == "en":
         request.getfixturevalue("english")
     words = {"zh": ("动手算一遍", "四个数的 RMSNorm"), "en": ("Do it by hand", "RMSNorm of four numbers")}[lang]
     at = page_ok(PAGE, source=tiny_app_dense, lang=lang, **dict(EXPECT, text=EXPECT["text"] + words))
-    r = worked.rmsnorm_steps((1.0, -2.0, 3.0, 2.0), (1.0, 1.0, 0.5, 2.0), at.radio(key="hand_rms_eps").value)
+    r = worked_math.rmsnorm_steps((1.0, -2.0, 3.0, 2.0), (1.0, 1.0, 0.5, 2.0), at.radio(key="hand_rms_eps").value)
     assert f"{r['inv']:.4g}" in texts(at)
     for j in range(4):
         at.number_input(key=f"hand_rms_x{j}").set_value(0.0)

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from apptest_utils import no_exception, page_ok
 
 PAGE = "sampling"
@@ -59,9 +58,10 @@ def test_sampling_tiny_moe(tiny_app_moe):
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_sampling_by_hand_softmax(tiny_app_dense, request, lang):
-    """The softmax of three logits, written out; T = 0.5 doubles the gaps (the numbers are ops/worked.py's)."""
+    """The softmax of three logits, written out; T = 0.5 doubles the gaps (the numbers are ops/arith/worked_math.py's)."""
     from apptest_utils import texts
-    from ops import worked
+
+    from ops.arith import worked_math
 
     if lang == "en":
         request.getfixturevalue("english")
@@ -71,7 +71,7 @@ def test_sampling_by_hand_softmax(tiny_app_dense, request, lang):
     at.number_input(key="hand_sm_z2").set_value(-10.0)
     at.run()
     no_exception(at)
-    p = worked.softmax_steps((2.0, 1.0, -10.0), 0.5)["probs"]
+    p = worked_math.softmax_steps((2.0, 1.0, -10.0), 0.5)["probs"]
     assert f"{p[0]:.4f}" in texts(at) and f"{p[1]:.4f}" in texts(at)
 
 

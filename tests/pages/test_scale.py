@@ -5,7 +5,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from apptest_utils import check_page, page_ok, texts
 
 PAGE = "scale"

@@ -3,18 +3,18 @@ speculative decoding, long context, attention variants, tensor parallelism, pref
 from __future__ import annotations
 
 import pytest
-
 from apptest_utils import BATCH, every_tab, open_tab, page_ok, texts
-from content import serving as words
-from ops import costs
+
+from content import serving_numbers
+from ops.arith import costs
 
 PAGE = "serving"
 EXPECT = dict(charts=5, tables=15, checks=2, passing=("online softmax",))
-NUMS = words.numbers(costs.reference_config())
+NUMS = serving_numbers.numbers(costs.reference_config())
 
 
 def key_numbers(at, lang):
-    """The figures the page is for, as content/serving.py computes them, are on it (in one tab or another)."""
+    """The figures the page is for, as content/serving_numbers.py computes them, are on it (in one tab or another)."""
     body = "\n".join(every_tab(at).text)
     for value in (NUMS["sv_req_141"], NUMS["sv_req_80"], NUMS["sv_fa_eager_32k"], NUMS["sv_kv_mla_exact"],
                   NUMS["sv_yarn_ext"], NUMS["sv_spec_e"]):

@@ -4,7 +4,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from apptest_utils import BATCH, new_app, no_exception, page_ok, tensor_lines
 
 PAGE = "tokenize"
@@ -100,7 +99,7 @@ def test_merged_tokens_are_said_under_the_strip(tiny_app_dense, request, lang):
 def test_the_chinese_default_prompt_teaches_a_pronoun(bundled_tokenizer):
     """The Chinese UI's default prompt resolves a pronoun: "她", "妹妹" and "哥哥" are each a token of their own with
     the bundled Qwen tokenizer, so the attention map has a row for 她 and a column for each of them."""
-    from ui.state import DEFAULT_PROMPTS
+    from ui.session import DEFAULT_PROMPTS
 
     tok = bundled_tokenizer
     pieces = [tok.decode([i]) for i in tok.encode(DEFAULT_PROMPTS["zh"])]

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-
 from apptest_utils import error_boxes, new_app, no_exception, open_page, page_ok, svg_pictures
 
 PAGE = "tour"
@@ -82,7 +81,7 @@ def tour_text(at) -> str:
 def test_default_prompt_follows_the_language(tiny_app_dense):
     """A first visit in Chinese starts on the Chinese default prompt, the tour's first slide included; switching to
     English while it is untouched switches it too; a prompt the user typed stays; a link's ?prompt= wins."""
-    from ui.state import DEFAULT_PROMPTS
+    from ui.session import DEFAULT_PROMPTS
 
     at = open_page(PAGE, source=tiny_app_dense)
     no_exception(at)

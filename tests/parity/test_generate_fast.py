@@ -2,10 +2,10 @@
 the same forward pass, configured by name (weights="bf16", attention="sdpa")."""
 import pytest
 import torch
-
-from ops import functional as fn
-from ops.model import KVCache
 from test_parity_tiny import ARCHS, SMALL, tiny_pair
+
+from ops.engine import functional as fn
+from ops.engine.model import KVCache
 
 
 def _fast(model, chunk, cache, a, b):

@@ -9,7 +9,7 @@ import torch
 import transformers
 
 from ops import Model, ModelConfig
-from ops.model import KVCache
+from ops.engine.model import KVCache
 
 SMALL = dict(vocab_size=320, hidden_size=64, intermediate_size=96, num_hidden_layers=3,
              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from ops import atlas
+from ops.lab import atlas
 from tests.parity.test_parity_tiny import tiny_pair
 
 N = 8

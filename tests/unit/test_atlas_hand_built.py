@@ -1,8 +1,8 @@
 """The head atlas on a tiny Qwen2 whose heads are a previous-token head and an induction head by construction.
 
 tests/unit/test_atlas.py feeds the atlas hand-drawn attention patterns; here the patterns come out of the real
-forward pass (ops.model.Model: RMSNorm, q/k/v with bias, RoPE, causal softmax, o_proj) of a 2-layer, 1-head
-model whose weights are set by hand, and ops/atlas.head_scores measures them on its own repeated random tokens.
+forward pass (ops.engine.model.Model: RMSNorm, q/k/v with bias, RoPE, causal softmax, o_proj) of a 2-layer, 1-head
+model whose weights are set by hand, and ops/lab/atlas.head_scores measures them on its own repeated random tokens.
 
 The residual stream (H = 96) is split into three 32-dim slots, one dim per token id (vocab 32):
   TOKEN  which token sits here                      written by the embedding
@@ -17,10 +17,10 @@ import math
 import pytest
 import torch
 
-from ops import atlas
-from ops.config import ModelConfig
-from ops.loading import expected_shapes
-from ops.model import Model
+from ops.engine.config import ModelConfig
+from ops.engine.model import Model
+from ops.lab import atlas
+from ops.models.checkpoints import expected_shapes
 
 V, H, HD = 32, 96, 64
 TOKEN, PREV, NEXT = slice(0, 32), slice(32, 64), slice(64, 96)

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from ops import InputError, SamplingError, SamplingParams, configure, load_model
-from ops import inputs
-from ops.trace import contract_shapes
-from ops.loading import LoadError
+from ops.engine import inputs
+from ops.engine.trace import contract_shapes
+from ops.models.loading import LoadError
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")

@@ -1,9 +1,9 @@
-"""ops.checks.compare: a NaN must fail a check; only the same infinity on both sides counts as equal."""
+"""ops.lab.checks.compare: a NaN must fail a check; only the same infinity on both sides counts as equal."""
 import math
 
 import torch
 
-from ops import checks
+from ops.lab import checks
 
 
 def test_planted_nan_fails():

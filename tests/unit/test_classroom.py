@@ -133,13 +133,13 @@ def test_sessions_isolated_and_oldest_dropped(english, monkeypatch):
 def test_sessions_on_one_prompt_share_one_run(english, monkeypatch):
     """A class opening the app on one prompt runs the model once: the second session gets the first one's
     trace object, and a session on another prompt gets its own."""
-    import ops.model
+    import ops.engine.model
     import ui.state
 
     monkeypatch.delenv("OPERATOR_LAB_CLASSROOM", raising=False)
     runs = []
-    real = ops.model.Model.trace
-    monkeypatch.setattr(ops.model.Model, "trace", lambda self, *a, **k: runs.append(a[0]) or real(self, *a, **k))
+    real = ops.engine.model.Model.trace
+    monkeypatch.setattr(ops.engine.model.Model, "trace", lambda self, *a, **k: runs.append(a[0]) or real(self, *a, **k))
     prompt = "the class shares this sentence"
     a, b, c = _app(prompt), _app(prompt), _app("one student types another")
     mine = lambda at: next(iter(at.session_state.traces.values()))  # noqa: E731
@@ -185,10 +185,10 @@ def test_weight_sets_built_at_load(monkeypatch, tiny_hf_folder, mode):
     (ui.state.PREBUILD)."""
     import threading
 
-    from ops import native
-    from ui import lab, state
+    from ops.fast import native
+    from ui import experiments_state, state
 
-    monkeypatch.setattr(state, "FIRST_VISITS", lab.first_visits)       # registered as app.py does
+    monkeypatch.setattr(state, "FIRST_VISITS", experiments_state.first_visits)       # registered as app.py does
 
     if mode == "classroom" and native.load() is None:
         pytest.skip(f"no native int8 kernel here ({native.why_not()}): classroom mode starts on the traced path")
@@ -212,26 +212,26 @@ def test_weight_sets_built_at_load(monkeypatch, tiny_hf_folder, mode):
         assert "int8" not in want or model.weight_set("int8") is model._copies["int8"]
         assert torch.bfloat16 not in want or model.weight_set("bf16") is model._copies[torch.bfloat16]
         # outside classroom mode, the pages' shared first-visit work is done too: asking again computes nothing
-        from ops import atlas as head_atlas
-        from ui import lab
+        from ops.lab import atlas as head_atlas
+        from ui import experiments_state, session
 
         ahead = mode in ("normal", "normal, little memory")
         assert ("merges" in model.tokenizer.__dict__) == ahead
         key = (str(folder), "cpu", "float32")
         monkeypatch.setattr(head_atlas, "induction_trace", lambda *a, **k: pytest.fail("the atlas was recomputed"))
         if ahead:
-            assert lab._atlas(*key, lab.ATLAS_SEED, lab.ATLAS_N)["labels"] is not None
-            assert lab._shared(lab.precision_key(key, state.DEFAULT_PROMPT, False),
+            assert experiments_state._atlas(*key, experiments_state.ATLAS_SEED, experiments_state.ATLAS_N)["labels"] is not None
+            assert experiments_state._shared(experiments_state.precision_key(key, session.DEFAULT_PROMPT, False),
                                lambda: pytest.fail("recomputed")) if mode == "normal" else True
-            kind, layer, p = lab.EXPERIMENTS_DEFAULT                  # Experiments' first view
-            ids = model.encode_prompts([state.DEFAULT_PROMPT], False)[2][0]
-            edited = lab._shared(lab.experiments_key(key, ids, kind, layer, p), lambda: pytest.fail("recomputed"))
+            kind, layer, p = experiments_state.EXPERIMENTS_DEFAULT                  # Experiments' first view
+            ids = model.encode_prompts([session.DEFAULT_PROMPT], False)[2][0]
+            edited = experiments_state._shared(experiments_state.experiments_key(key, ids, kind, layer, p), lambda: pytest.fail("recomputed"))
             assert edited.layer(layer, "attn.context")[0, :, :model.config.head_dim].abs().max() == 0
     finally:
         state.load_model.clear()
-        from ui import lab
-        lab._atlas.clear()
-        lab._shared.clear()
+        from ui import experiments_state
+        experiments_state._atlas.clear()
+        experiments_state._shared.clear()
 
 
 def test_mem_available_reads_the_kernel():
@@ -246,7 +246,7 @@ def test_background_jobs_wait_for_a_quiet_moment():
     import threading
     import time
 
-    from ui.state import Runs
+    from ui.jobs import Runs
 
     runs, started = Runs(), []
     with runs:

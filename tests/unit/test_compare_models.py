@@ -1,4 +1,4 @@
-"""ops/compare_models.py against hand-worked numbers: the config rows (KV bytes per token, parameters) of
+"""ops/lab/compare_models.py against hand-worked numbers: the config rows (KV bytes per token, parameters) of
 Qwen2.5-0.5B and SmolLM2-135M, tokenization, the next-token union, the relative depth and the memory check."""
 import math
 import re
@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from content import models as words
-from ops import compare_models as cm
-from ops import costs
-from ops.config import ModelConfig
+from ops.arith import costs
+from ops.engine.config import ModelConfig
+from ops.lab import compare_models as cm
 
 # SmolLM2-135M-Instruct as its config.json says (FACTS.md), typed here, not read through our loader
 SMOL = ModelConfig(model_type="llama", vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
@@ -95,10 +95,10 @@ def test_atlas_rows():
 # ---- tokenizers ---------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def qwen_tok():
-    from ops import loading
-    from ops.tokenizer import Tokenizer
+    from ops.models import bundled as bundled_mod
+    from ops.models.tokenizer import Tokenizer
 
-    path = loading.cache_dir() / loading.BUNDLED_DIRNAME / "tokenizer.json"
+    path = bundled_mod.cache_dir() / bundled_mod.BUNDLED_DIRNAME / "tokenizer.json"
     if not path.exists():
         pytest.skip("the bundled tokenizer.json is not prepared")
     return Tokenizer.from_file(path)

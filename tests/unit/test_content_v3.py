@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from content import practice, stages, texts, tour
-from ops import costs
+from ops.arith import costs
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CFG = {k: json.loads((ROOT / "assets/configs" / f).read_text()) for k, f in
@@ -178,7 +178,7 @@ def test_bf16_spacing_at_one_is_2_to_the_minus_7():
 
 # ---- int8: s = max|w| / 127.5 -------------------------------------------------------------------------------------
 def test_int8_largest_weight_lands_half_a_step_short(nums):
-    from ops import quant
+    from ops.fast import quant
     w = torch.tensor([[1.0, 0.3, -0.2, 0.55]])
     q, s = quant.quantize(w, torch.float32)             # max |w| / 127.5 = 127.5 steps: stored as 127
     step = s.item()

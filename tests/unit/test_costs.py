@@ -1,10 +1,10 @@
-"""ops/costs.py against published totals, hand counts, and real transformers models."""
+"""ops/arith/costs.py against published totals, hand counts, and real transformers models."""
 
 import pytest
 
 from content import stages as registry
-from ops import costs
-from ops.config import ModelConfig
+from ops.arith import costs
+from ops.engine.config import ModelConfig
 
 COST_STAGES = list(dict.fromkeys(s.costs for s in registry.STAGES if s.costs))   # each cost stage once (two pages may show one)
 

@@ -1,8 +1,8 @@
-"""ui.state.decode_to_end: every step is taken, and the text is drawn at most once per interval on the way
+"""ui.jobs.decode_to_end: every step is taken, and the text is drawn at most once per interval on the way
 (the Generate page's "Run to the end"), on a clock the test controls."""
 from __future__ import annotations
 
-from ui import state
+from ui import jobs
 
 
 class FakeDecoder:
@@ -21,9 +21,9 @@ class FakeDecoder:
 
 def run(n: int, step_s: float, every: float, monkeypatch) -> tuple[FakeDecoder, list]:
     clock, drawn = [0.0], []
-    monkeypatch.setattr(state.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(jobs.time, "perf_counter", lambda: clock[0])
     d = FakeDecoder(n, clock, step_s)
-    state.decode_to_end(d, lambda: drawn.append(d.steps), every=every)
+    jobs.decode_to_end(d, lambda: drawn.append(d.steps), every=every)
     return d, drawn
 
 

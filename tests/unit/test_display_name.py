@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from ops import costs
-from ops.config import ModelConfig
-from ops.gguf import display_name
+from ops.arith import costs
+from ops.engine.config import ModelConfig
+from ops.models.gguf import display_name
 
 SMOLLM2 = {"general.name": "Smollm2 135M 8k Lc100K Mix1 Ep2", "general.basename": "smollm2",
            "general.size_label": "135M", "general.finetune": "8k-lc100k-mix1-ep2"}
@@ -40,7 +40,7 @@ def test_hf_config_name_is_the_last_part_of_name_or_path(name_or_path, want):
 
 def test_smollm2_gguf_name(smollm2_gguf_path):
     """The real SmolLM2 GGUF (header only): general.name is the title-cased folder; the UI gets the clean name."""
-    from ops.gguf import gguf_config, open_gguf
+    from ops.models.gguf import gguf_config, open_gguf
 
     f = open_gguf(smollm2_gguf_path)
     assert gguf_config(f).name == "SmolLM2-135M-Instruct"

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ops import edits as E
-from ops import sweeps
-from ops.attribution import logit_attribution, top_parts
 from ops.errors import Cancelled, InputError
+from ops.lab import edits as E, sweeps
+from ops.lab.attribution import logit_attribution, top_parts
 from tests.parity.test_parity_tiny import tiny_pair
 
 IDS = [[5, 17, 3, 99, 42, 7]]
@@ -34,7 +33,7 @@ def test_plain_trace_lists_no_edits(base):
 
 
 def test_identity_edit_everywhere_is_bitwise(model, base):
-    from ops.trace import contract_names
+    from ops.engine.trace import contract_names
 
     everything = {n: (lambda t: t) for n in contract_names(model.config)}
     edited = model.trace_ids(IDS, edits=everything)

@@ -8,8 +8,11 @@ import time
 import pytest
 import torch
 
-from ops import InputError, SamplingParams, costs, lens, load_model, tiny
-from ops.model import KVCache, Model
+from ops import InputError, SamplingParams, load_model
+from ops.arith import costs
+from ops.engine.model import KVCache, Model
+from ops.lab import lens
+from ops.models import tiny
 from tests.parity.test_parity_tiny import tiny_pair
 
 

@@ -49,13 +49,13 @@ def test_cache_folder_deleted_between_runs(bundled, monkeypatch, tmp_path):
     next load rebuilds it (~30-60 s)."""
     import os
 
-    from ops import loading
+    from ops.models import bundled as bundled_mod, loading
 
-    real = loading.bundled_dir()
+    real = bundled_mod.bundled_dir()
     cache = tmp_path / "cache"
-    shutil.copytree(real, cache / loading.BUNDLED_DIRNAME, copy_function=os.link)     # the prepared cache, copied
-    monkeypatch.setattr(loading, "CACHE", cache)
-    meta = cache / loading.BUNDLED_DIRNAME / "meta.json"
+    shutil.copytree(real, cache / bundled_mod.BUNDLED_DIRNAME, copy_function=os.link)     # the prepared cache, copied
+    monkeypatch.setattr(bundled_mod, "CACHE", cache)
+    meta = cache / bundled_mod.BUNDLED_DIRNAME / "meta.json"
     stamp = meta.stat().st_mtime_ns
     config, weights, tok = loading.load_source(None)
     assert meta.stat().st_mtime_ns == stamp                      # the copy was used, not rebuilt

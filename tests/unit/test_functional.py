@@ -1,9 +1,9 @@
-"""Each operator of ops/functional.py against PyTorch's own implementation, and the trace identities."""
+"""Each operator of ops/engine/functional.py against PyTorch's own implementation, and the trace identities."""
 import pytest
 import torch
 import torch.nn.functional as F
 
-from ops import functional as fn
+from ops.engine import functional as fn
 
 torch.manual_seed(0)
 

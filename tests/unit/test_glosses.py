@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from content import texts
-from ops import costs
+from ops.arith import costs
 
 
 @pytest.fixture(scope="module")

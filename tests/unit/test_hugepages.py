@@ -1,14 +1,14 @@
-"""ops/hugepages.py: the int8 set's copies in 2 MiB pages hold the same values, share what was shared, leave the
+"""ops/fast/hugepages.py: the int8 set's copies in 2 MiB pages hold the same values, share what was shared, leave the
 model's own tensors alone, and (where the kernel gives huge pages) do lie in huge pages."""
 from __future__ import annotations
 
 import pytest
 import torch
 
-from ops import hugepages, quant
-from ops.config import ModelConfig
-from ops.loading import expected_shapes
-from ops.model import Model
+from ops.engine.config import ModelConfig
+from ops.engine.model import Model
+from ops.fast import hugepages, quant
+from ops.models.checkpoints import expected_shapes
 
 THP = hugepages.available()
 

@@ -29,9 +29,9 @@ FORBIDDEN = {   # importer package -> top-level names it must never import
 
 @dataclass(frozen=True)
 class Import:
-    module: str        # the importing module, dotted ("ops.model", "app_pages.attention", "app")
+    module: str        # the importing module, dotted ("ops.engine.model", "app_pages.attention", "app")
     line: int
-    target: str        # the absolute module imported from ("ops.model", "streamlit.components.v1")
+    target: str        # the absolute module imported from ("ops.engine.model", "streamlit.components.v1")
     names: tuple       # the names taken from it (`from target import a, b`); () for `import target`
 
     def where(self) -> str:
@@ -95,7 +95,7 @@ def package_of(module: str) -> str:
 
 
 def longest_known(dotted: str) -> str | None:
-    """The most specific module of ours that `dotted` names ("ops.model.Model" -> "ops.model")."""
+    """The most specific module of ours that `dotted` names ("ops.engine.model.Model" -> "ops.engine.model")."""
     parts = dotted.split(".")
     for n in range(len(parts), 0, -1):
         cand = ".".join(parts[:n])
@@ -115,7 +115,7 @@ def edges_of(imp: Import) -> set[str]:
         sub = f"{imp.target}.{name}"
         if sub in MODULES:                          # `from ops import functional`: the submodule
             out.add(sub)
-        else:                                       # `from ops.model import Model`: the module itself
+        else:                                       # `from ops.engine.model import Model`: the module itself
             known = longest_known(imp.target)
             if known:
                 out.add(known)
@@ -196,13 +196,14 @@ def test_the_walk_finds_the_house():
     """Guards the walker itself: if it finds nothing, every other test here passes vacuously."""
     for pkg in ("ops", "ui", "viz", "content", "app_pages"):
         assert any(package_of(m) == pkg for m in MODULES), pkg
-    assert "app" in MODULES and "ops.functional" in MODULES
+    assert "app" in MODULES and "ops.engine.functional" in MODULES
     assert any(i.target.startswith("streamlit") for i in IMPORTS if package_of(i.module) == "app_pages")
     assert any(i.target == "ops" or i.target.startswith("ops.") for i in IMPORTS if package_of(i.module) == "ui")
     # relative imports resolve to absolute modules
     assert resolve_relative("ui.state", 1, "classroom") == "ui.classroom"
-    assert resolve_relative("ops", 1, "model") == "ops.model"
-    assert resolve_relative("ops.model", 1, None) == "ops"
+    assert resolve_relative("ops", 1, "engine") == "ops.engine"
+    assert resolve_relative("ops.engine.model", 1, None) == "ops.engine"
+    assert resolve_relative("ops.fast.native", 3, "engine") == "ops.engine"
 
 
 def test_layers():
@@ -235,7 +236,7 @@ def is_private(name: str) -> bool:
 
 
 def module_aliases(module: str) -> dict[str, str]:
-    """Local names bound to a module of ours in `module` ("fn" -> "ops.functional", "ops" -> "ops")."""
+    """Local names bound to a module of ours in `module` ("fn" -> "ops.engine.functional", "ops" -> "ops")."""
     out = {}
     tree = ast.parse(FILES[module].read_text(encoding="utf-8"))
     for node in ast.walk(tree):
@@ -273,7 +274,7 @@ def private_uses(module: str) -> list[str]:
 
 
 def test_no_private_names_from_another_package():
-    """`from ops.gguf import _NAMES` (or `inputs._X`) in ui/ reaches into another package's internals:
+    """`from ops.models.gguf import _NAMES` (or `inputs._X`) in ui/ reaches into another package's internals:
     that module should offer a public name instead."""
     bad = [line for m in sorted(MODULES) for line in private_uses(m)]
     assert not bad, "private names taken from another package:\n" + "\n".join(bad)

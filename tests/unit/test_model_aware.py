@@ -10,10 +10,10 @@ import re
 
 import pytest
 
-from content import facts, practice, stages, texts
-from content import tour as script
-from ops import costs, functional as fn
-from ops.loading import load_source
+from content import facts, practice, stages, texts, tour as script
+from ops.arith import costs
+from ops.engine import functional as fn
+from ops.models.loading import load_source
 
 MOE = "Qwen3-30B-A3B"
 
@@ -79,7 +79,7 @@ def test_nothing_left_unfilled(case):
 
 # ---- vocabulary: the loaded tokenizer's own figures ---------------------------------------------------
 def test_vocabulary_is_the_loaded_tokenizers(case):
-    c, n, size = case["config"], case["nums"], case["tok_size"]
+    c, size = case["config"], case["tok_size"]
     allt = everything(case)
     tokenize = explanations(case, "tokenize")
     if size is not None and size != texts.QWEN_TOKENIZER_SIZE:   # not a Qwen2.5 tokenizer

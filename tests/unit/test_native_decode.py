@@ -1,5 +1,5 @@
-"""ops/native/decode.c: RMSNorm, RoPE and one-token attention in C, run by the one forward pass with
-kernels="native" (the int8 decode path). Each against its ops/functional.py / SDPA twin.
+"""ops/fast/native/decode.c: RMSNorm, RoPE and one-token attention in C, run by the one forward pass with
+kernels="native" (the int8 decode path). Each against its ops/engine/functional.py / SDPA twin.
 
 Tolerances are from a measured spread (this AMD EPYC VM, 200 random cases each): RMSNorm 3.5e-7 relative (the
 sum of squares in 8 lanes, not ATen's order) -> rtol 2e-6; attention 4.6e-6 absolute against float64 for
@@ -14,12 +14,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from ops import functional as fn
-from ops import model as model_module
-from ops import native
-from ops.decode import PATHS, KVCache
+from ops.engine import functional as fn, model as model_module
+from ops.engine.decode import PATHS, KVCache
 from ops.errors import InputError
-
+from ops.fast import native
 from tests.unit.test_int8 import tiny_dense
 
 needs_native = pytest.mark.skipif(native.load() is None, reason=f"no native kernels here: {native.why_not()}")
@@ -74,7 +72,7 @@ def test_attention1_declines_what_it_does_not_do():
 
 
 def test_the_twins_take_what_the_kernels_do_not():
-    """bfloat16, a non-contiguous input, or no library at all: the result is ops/functional.py's own."""
+    """bfloat16, a non-contiguous input, or no library at all: the result is ops/engine/functional.py's own."""
     x, w = torch.randn(2, 3, 64).bfloat16(), torch.randn(64).bfloat16()
     assert torch.equal(native.rms_norm(x, w, 1e-6), fn.rms_norm(x, w, 1e-6))
     xt = torch.randn(1, 3, 4, 16).transpose(1, 2)                                  # (1, 4, 3, 16), not contiguous
@@ -153,7 +151,7 @@ def test_native_kernels_on_the_bundled_model(real_model):
 
 # ---- the decoder's greedy pick ------------------------------------------------------------------------------
 def test_greedy_pick_is_torch_argmax_the_first_largest():
-    from ops.sampling import SamplingParams, sample_stages
+    from ops.engine.sampling import SamplingParams, sample_stages
     x = torch.randn(151_936)
     x[[900, 77_000]] = x.max() + 1                      # a tie for the largest: the first index wins
     assert sample_stages(x, [], SamplingParams())["chosen"] == int(torch.argmax(x)) == 900

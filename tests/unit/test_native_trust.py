@@ -1,4 +1,4 @@
-"""ops/native loads only a library it built itself: a file planted under the expected name in the cache folder is
+"""ops/fast/native loads only a library it built itself: a file planted under the expected name in the cache folder is
 never loaded (its constructor never runs), it is rebuilt over; a folder another user may write in is made private;
 and load() never compiles (nothing builds during a request)."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from ops import native
+from ops.fast import native
 
 CC = shutil.which("cc") or shutil.which("gcc")
 MODEL, FLAGS = native._cpu()

@@ -4,11 +4,11 @@ run itself waits for hardware, bench/RESULTS.md)."""
 import pytest
 import torch
 
-from ops import costs, placement
-from ops.config import ModelConfig
+from ops.arith import costs, placement
+from ops.engine.config import ModelConfig
+from ops.engine.model import Model
 from ops.errors import InputError
-from ops.loading import expected_shapes
-from ops.model import Model
+from ops.models.checkpoints import expected_shapes
 
 GB = 1e9
 C32 = costs.reference_config("Qwen2.5-32B-Instruct")

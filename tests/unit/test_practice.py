@@ -1,9 +1,9 @@
 """Interview questions and the live-trace quiz."""
 import pytest
 
-from ops import costs
 from content import practice, texts
-from ops.config import ModelConfig
+from ops.arith import costs
+from ops.engine.config import ModelConfig
 
 NUMS = texts.numbers(costs.reference_config("Qwen2.5-0.5B-Instruct"))
 

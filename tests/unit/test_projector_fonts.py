@@ -8,7 +8,7 @@ import re
 import numpy as np
 import torch
 
-from ops import costs
+from ops.arith import costs
 from viz import bars, heatmap
 from viz.attention import scores_map
 from viz.diagrams import heads_grid

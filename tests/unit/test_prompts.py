@@ -11,7 +11,7 @@ from content.prompts import CURATED, get
 def tok():
     from tokenizers import Tokenizer
 
-    from ops import loading
+    from ops.models import bundled as loading
 
     path = loading.bundled_dir() / "tokenizer.json"
     if not path.exists():

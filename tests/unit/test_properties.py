@@ -5,12 +5,10 @@ import unicodedata
 
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from ops import functional as fn
-from ops import inputs
-from ops.sampling import apply_top_k, apply_top_p
+from ops.engine import functional as fn, inputs
+from ops.engine.sampling import apply_top_k, apply_top_p
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 

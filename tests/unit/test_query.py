@@ -1,11 +1,11 @@
-"""ui.state.set_query: a URL parameter is sent to the browser only when its value changes.
+"""ui.session.set_query: a URL parameter is sent to the browser only when its value changes.
 
 Every st.query_params write enqueues a page_info_changed message (a history pushState in the browser); the
 sidebar and the pickers call set_query on every run, so an unchanged value must send nothing."""
 import streamlit as st
 from streamlit.runtime.state.query_params import QueryParams
 
-from ui import state
+from ui import session
 
 
 def _counting_params(monkeypatch) -> tuple[QueryParams, list[str]]:
@@ -18,17 +18,17 @@ def _counting_params(monkeypatch) -> tuple[QueryParams, list[str]]:
 
 def test_unchanged_value_sends_nothing(monkeypatch):
     qp, sent = _counting_params(monkeypatch)
-    state.set_query("lang", "en")
+    session.set_query("lang", "en")
     assert len(sent) == 1 and qp.get_all("lang") == ["en"]
-    state.set_query("lang", "en")
-    state.set_query("lang", "en")
+    session.set_query("lang", "en")
+    session.set_query("lang", "en")
     assert len(sent) == 1
-    state.set_query("lang", "zh")
+    session.set_query("lang", "zh")
     assert len(sent) == 2 and qp.get_all("lang") == ["zh"]
 
 
 def test_repeated_parameter_is_written_as_one(monkeypatch):
     qp, sent = _counting_params(monkeypatch)
     qp._query_params["lang"] = ["zh", "en"]     # a link with ?lang=zh&lang=en: get() alone would see "en"
-    state.set_query("lang", "en")
+    session.set_query("lang", "en")
     assert len(sent) == 1 and qp.get_all("lang") == ["en"]

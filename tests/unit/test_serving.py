@@ -1,4 +1,4 @@
-"""The serving chapter's numbers (ops/serving.py, content/serving.py): online softmax against eager, KV-cache and
+"""The serving chapter's numbers (ops/arith/serving_math.py, content/serving_text.py): online softmax against eager, KV-cache and
 memory figures against the hand formulas of FACTS.md, the GGUF quantisation table against the file, speculative
 decoding's formula at its edges, YaRN against transformers, prefill/decode timing on a tiny model."""
 from __future__ import annotations
@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from content import practice, serving as words, texts
-from ops import costs, serving as sv
+from content import practice, serving_numbers, texts
+from ops.arith import costs, formats, serving_math as sv
 from ops.errors import InputError
+from ops.lab import online_softmax, phases
 
 C32 = costs.reference_config("Qwen2.5-32B-Instruct")
 # Qwen2.5-32B-Instruct from FACTS.md: 64 layers, 40 query / 8 KV heads, head_dim 128, 32,763,876,352 parameters
@@ -30,9 +31,9 @@ def _causal_scores(g, B, nh, S, scale=3.0):
 def test_online_softmax_equals_eager_on_random_causal_scores(S, block):
     g = torch.Generator().manual_seed(S + block)
     scores, v = _causal_scores(g, 2, 3, S), torch.randn(2, 3, S, 16, generator=g)
-    out, states = sv.online_softmax(scores, v, block)
-    eager = sv.eager_softmax_v(scores, v)
-    assert (out - eager).abs().max() <= sv.ONLINE_TOL            # measured spread: see ONLINE_TOL's comment
+    out, states = online_softmax.online_softmax(scores, v, block)
+    eager = online_softmax.eager_softmax_v(scores, v)
+    assert (out - eager).abs().max() <= online_softmax.ONLINE_TOL            # measured spread: see ONLINE_TOL's comment
     assert len(states) == math.ceil(S / block)
     last = states[-1]
     assert torch.equal(last["m"], scores.amax(-1))               # the running max ends at the row max
@@ -43,7 +44,7 @@ def test_online_softmax_keys_masked_in_the_first_blocks_give_no_nan():
     """A row whose first blocks are all masked (a padded or windowed row) starts at m = -inf: no NaN."""
     s = torch.tensor([[float("-inf"), float("-inf"), float("-inf"), 1.0, 2.0, -1.0]])
     v = torch.eye(6)
-    out, states = sv.online_softmax(s, v, 2)
+    out, states = online_softmax.online_softmax(s, v, 2)
     assert not out.isnan().any()
     assert torch.allclose(out[0], torch.softmax(s[0], -1), atol=1e-7)
     assert states[0]["l"].item() == 0 and math.isinf(states[0]["m"].item())
@@ -51,21 +52,21 @@ def test_online_softmax_keys_masked_in_the_first_blocks_give_no_nan():
 
 def test_online_softmax_rejects_a_zero_block():
     with pytest.raises(InputError):
-        sv.online_softmax(torch.zeros(1, 2), torch.zeros(2, 1), 0)
+        online_softmax.online_softmax(torch.zeros(1, 2), torch.zeros(2, 1), 0)
 
 
 def test_the_rescale_matters():
     """Dropping alpha (never rescaling the old sum) gives a wrong answer as soon as a later block holds the max:
     the check above can fail."""
     s = torch.tensor([[0.0, 5.0]])
-    right, _ = sv.online_softmax(s, torch.eye(2), 1)
+    right, _ = online_softmax.online_softmax(s, torch.eye(2), 1)
     wrong = torch.tensor([1.0, math.exp(0.0)]) / (1.0 + 1.0)           # exp(s - m) with m stuck at the first block
     assert (right[0] - wrong).abs().max() > 0.4
     assert torch.allclose(right[0], torch.softmax(s[0], -1))
 
 
 def test_small_example_is_the_softmax():
-    rows = sv.small_example([2.0, 1.0, 3.0, 0.5], 2)
+    rows = online_softmax.small_example([2.0, 1.0, 3.0, 0.5], 2)
     assert [r["m"] for r in rows] == [2.0, 3.0]
     assert rows[0]["alpha"] == 0.0 and rows[1]["alpha"] == pytest.approx(math.exp(-1.0))
     assert rows[-1]["probs"] == pytest.approx(torch.softmax(torch.tensor([2.0, 1.0, 3.0, 0.5]), -1).tolist(), abs=1e-6)
@@ -76,9 +77,9 @@ def test_small_example_is_the_softmax():
 def test_parse_scores(text, ok):
     if ok is None:
         with pytest.raises(InputError):
-            sv.parse_scores(text)
+            online_softmax.parse_scores(text)
     else:
-        assert sv.parse_scores(text) == ok
+        assert online_softmax.parse_scores(text) == ok
 
 
 @pytest.mark.real
@@ -89,21 +90,21 @@ def test_online_softmax_on_the_real_trace(real_model):
     worst = 0.0
     for i in range(real_model.config.num_hidden_layers):
         for block in (1, 3, trace.S):
-            for check in sv.online_softmax_checks(trace, i, block):
+            for check in online_softmax.online_softmax_checks(trace, i, block):
                 assert check.ok, check.text("en")
                 worst = max(worst, check.max_diff)
     assert worst > 0 or trace.S == 1                              # a real comparison, not two identical tensors
-    view = sv.online_softmax_view(trace, 5, 1, 3, trace.lengths[1] - 1, 4)
-    assert view["rows"][-1]["dist"] == 0 and view["max_diff"] <= sv.ONLINE_TOL
+    view = online_softmax.online_softmax_view(trace, 5, 1, 3, trace.lengths[1] - 1, 4)
+    assert view["rows"][-1]["dist"] == 0 and view["max_diff"] <= online_softmax.ONLINE_TOL
 
 
 def test_score_traffic_for_32b():
     for S in (4096, 32768):
-        r = sv.score_traffic(C32, S)
+        r = online_softmax.score_traffic(C32, S)
         assert r["matrix"] == S * S * 2
         assert r["eager_matrix"] == 4 * S * S * 2 * NH * L        # write + read scores, write + read probs
         assert r["qkvo"] == (2 * NH + 2 * NKV) * S * HD * 2 * L
-    assert sv.score_traffic(C32, 4096)["matrix"] == 32 * 2**20     # 32 MiB per head at 4k
+    assert online_softmax.score_traffic(C32, 4096)["matrix"] == 32 * 2**20     # 32 MiB per head at 4k
 
 
 # ---- (b) KV cache in a server ----------------------------------------------------------------------------------
@@ -154,7 +155,7 @@ def test_system_prompt_tokens(bundled_tokenizer):
 # ---- (c) quantisation --------------------------------------------------------------------------------------------
 def test_block_layouts_add_up_to_the_spec_constants():
     from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
-    for name, layout in sv.GGUF_BLOCK_FIELDS.items():
+    for name, layout in formats.GGUF_BLOCK_FIELDS.items():
         block, nbytes = GGML_QUANT_SIZES[GGMLQuantizationType[name]]
         assert sum(b for _, b in layout["fields"]) == nbytes, name
         assert block % layout["sub"] == 0, name
@@ -180,7 +181,7 @@ def _write_quantised_gguf(path):
 
 
 def test_gguf_report_reads_the_file(tmp_path):
-    report = sv.gguf_report(_write_quantised_gguf(tmp_path / "q.gguf"))
+    report = formats.gguf_report(_write_quantised_gguf(tmp_path / "q.gguf"))
     rows = {r["type"]: r for r in report["rows"]}
     assert report["tensors"] == 4 and sum(r["tensors"] for r in report["rows"]) == 4
     assert (rows["Q8_0"]["tensors"], rows["Q8_0"]["weights"]) == (2, 4 * 64 + 2 * 32)
@@ -190,14 +191,14 @@ def test_gguf_report_reads_the_file(tmp_path):
     for q in ("Q8_0", "Q5_0"):
         ex = report["examples"][q]
         assert ex["max_diff"] == 0 and len(ex["q"]) == 32 and ex["nbytes"] == rows[q]["block_bytes"]
-    assert all(c.ok for c in sv.gguf_checks(report))
+    assert all(c.ok for c in formats.gguf_checks(report))
 
 
 def test_bundled_report_is_made_once_and_the_file_not_kept(tmp_path, monkeypatch):
     """Serving's report of the bundled GGUF is kept beside the cache under the file's sha256: made once (the parts
     assembled for it), the assembled file removed again when it was not on disk before, and read back after that
     without assembling anything; a report kept for another sha256 is made again."""
-    from ops import loading
+    from ops.models import bundled as bundled_mod
     folder, made = tmp_path / "bundled", []
     folder.mkdir()
 
@@ -205,32 +206,32 @@ def test_bundled_report_is_made_once_and_the_file_not_kept(tmp_path, monkeypatch
         made.append(1)
         return _write_quantised_gguf(folder / "model.gguf")
 
-    monkeypatch.setattr(loading, "bundled_dir", lambda: folder)
-    monkeypatch.setattr(loading, "bundled_gguf_path", assemble)
-    sv.bundled_gguf_report.cache_clear()
+    monkeypatch.setattr(bundled_mod, "bundled_dir", lambda: folder)
+    monkeypatch.setattr(bundled_mod, "bundled_gguf_path", assemble)
+    formats.bundled_gguf_report.cache_clear()
     try:
-        first = sv.bundled_gguf_report()
+        first = formats.bundled_gguf_report()
         assert made == [1] and first["tensors"] == 4
         assert not (folder / "model.gguf").exists(), "the file was not on disk before: it must not stay"
-        sv.bundled_gguf_report.cache_clear()
-        assert sv.bundled_gguf_report() == first and made == [1]          # read back: nothing assembled
-        kept = folder / sv.REPORT_FILE
-        kept.write_text(kept.read_text().replace(loading.BUNDLED_SHA256, "0" * 64))
-        sv.bundled_gguf_report.cache_clear()
-        assert sv.bundled_gguf_report() == first and made == [1, 1]       # another file's report: made again
+        formats.bundled_gguf_report.cache_clear()
+        assert formats.bundled_gguf_report() == first and made == [1]          # read back: nothing assembled
+        kept = folder / formats.REPORT_FILE
+        kept.write_text(kept.read_text().replace(bundled_mod.BUNDLED_SHA256, "0" * 64))
+        formats.bundled_gguf_report.cache_clear()
+        assert formats.bundled_gguf_report() == first and made == [1, 1]       # another file's report: made again
         _write_quantised_gguf(folder / "model.gguf")                       # on disk before: it stays
         kept.unlink()
-        sv.bundled_gguf_report.cache_clear()
-        sv.bundled_gguf_report()
+        formats.bundled_gguf_report.cache_clear()
+        formats.bundled_gguf_report()
         assert (folder / "model.gguf").exists() and made == [1, 1, 1]
     finally:
-        sv.bundled_gguf_report.cache_clear()
+        formats.bundled_gguf_report.cache_clear()
 
 
 @pytest.mark.real
 def test_bundled_gguf_table_matches_the_file(bundled_gguf_path):
-    from ops.gguf import open_gguf
-    report = sv.gguf_report(bundled_gguf_path)
+    from ops.models.gguf import open_gguf
+    report = formats.gguf_report(bundled_gguf_path)
     with open(bundled_gguf_path, "rb") as f:
         header = f.read(24)
     n_tensors = struct.unpack_from("<Q", header, 8)[0]            # the GGUF header's own tensor count
@@ -245,19 +246,19 @@ def test_bundled_gguf_table_matches_the_file(bundled_gguf_path):
 
 def test_group_quantisation_error_shrinks_with_bits_and_smaller_groups():
     w = torch.randn(64, 256, generator=torch.Generator().manual_seed(0))
-    err = {(b, g): float((sv.group_quant(w, b, g) - w).norm() / w.norm()) for b in (4, 8) for g in (32, 256)}
+    err = {(b, g): float((formats.group_quant(w, b, g) - w).norm() / w.norm()) for b in (4, 8) for g in (32, 256)}
     assert err[(8, 32)] < err[(4, 32)] and err[(4, 32)] < err[(4, 256)] and err[(8, 32)] < err[(8, 256)]
     on_grid = torch.tensor([[-7.0, -3.0, 0.0, 7.0]]) * 0.25                 # values already on the int4 grid
-    assert torch.equal(sv.group_quant(on_grid, 4, 4), on_grid)
+    assert torch.equal(formats.group_quant(on_grid, 4, 4), on_grid)
     with pytest.raises(InputError):
-        sv.group_quant(w, 4, 100)
+        formats.group_quant(w, 4, 100)
 
 
 def test_kv_quant_and_fp8_formats():
-    rows = {r["kv_dtype"]: r for r in sv.kv_quant_rows(C32)}
+    rows = {r["kv_dtype"]: r for r in formats.kv_quant_rows(C32)}
     assert rows["bf16"]["bytes_per_token"] == KV_TOKEN and rows["int8 / fp8"]["bytes_per_token"] == KV_TOKEN // 2
     assert rows["int8 / fp8"]["requests"] == (141 * 10**9 - 2 * PARAMS) // (4096 * KV_TOKEN // 2)
-    fmt = {r["dtype"]: r for r in sv.float_formats()}
+    fmt = {r["dtype"]: r for r in formats.float_formats()}
     assert (fmt["float8_e4m3fn"]["max"], fmt["float8_e4m3fn"]["mantissa_bits"]) == (448, 3)
     assert (fmt["float8_e5m2"]["max"], fmt["float8_e5m2"]["mantissa_bits"]) == (57344, 2)
     assert fmt["bfloat16"]["mantissa_bits"] == 7                  # FACTS/issue 12: 7 stored bits, 8 significant
@@ -327,14 +328,14 @@ def test_tensor_parallel_bounded_by_kv_heads():
 
 # ---- (h) prefill vs decode --------------------------------------------------------------------------------------------
 def test_h200_phases_from_the_roofline():
-    rows = sv.h200_phases(C32, (8, 1024), 4096)
+    rows = phases.h200_phases(C32, (8, 1024), 4096)
     assert [r["bound"] for r in rows] == ["memory", "compute", "memory"]
     assert costs.prefill_crossover(C32, 1) <= 1024
 
 
 def test_measure_phases_on_a_tiny_model():
-    from ops.tiny import tiny_moe_model
-    result = sv.measure_phases(tiny_moe_model(), prefill=(4, 16), context=16, steps=2, reps=1)
+    from ops.models.tiny import tiny_moe_model
+    result = phases.measure_phases(tiny_moe_model(), prefill=(4, 16), context=16, steps=2, reps=1)
     assert [r["phase"] for r in result["rows"]] == ["prefill", "prefill", "decode"]
     assert all(r["ms_per_token"] > 0 and r["predicted_ms_per_token"] > 0 for r in result["rows"])
     assert result["peaks"]["flops_per_s"] > 0 and result["peaks"]["bytes_per_s"] > 0
@@ -343,7 +344,7 @@ def test_measure_phases_on_a_tiny_model():
 # ---- content: placeholders and practice ---------------------------------------------------------------------------------
 def test_numbers_are_in_the_texts_numbers():
     nums = texts.numbers(costs.reference_config("Qwen2.5-0.5B-Instruct"))
-    sv_nums = words.numbers(C32)
+    sv_nums = serving_numbers.numbers(C32)
     assert sv_nums.items() <= nums.items()
     assert sv_nums["sv_req_141"] == "70" and sv_nums["sv_kv_mla_exact"] == f"{L * 576 * 2:,}"
     for lang in texts.LANGS:
@@ -353,7 +354,7 @@ def test_numbers_are_in_the_texts_numbers():
 
 
 def test_serving_formulas_registered_and_questions_computed():
-    assert set(words.FORMULAS) <= set(practice.FORMULAS)
+    assert set(serving_numbers.FORMULAS) <= set(practice.FORMULAS)
     qs = [q for q in practice.load_questions() if q["stage"] == "serving"]
     computed = [q for q in qs if "compute" in q]
     assert len(qs) >= 20 and len(computed) >= 12

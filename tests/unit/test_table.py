@@ -1,13 +1,12 @@
-"""ui.page.table: every row drawn as one HTML table in one Markdown element, cells shown as written."""
+"""ui.blocks.table: every row drawn as one HTML table in one Markdown element, cells shown as written."""
 from __future__ import annotations
 
-from streamlit.testing.v1 import AppTest
-
 from apptest_utils import html_text
+from streamlit.testing.v1 import AppTest
 
 
 def draw():
-    from ui.page import table
+    from ui.blocks import table
     table([{"op": "softmax", "formula": "~5 per score <exp> & *sum*"}, {"op": "rope", "extra": "3"}])
     table([])                                  # nothing to show: nothing drawn
 

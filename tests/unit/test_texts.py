@@ -5,9 +5,9 @@ import re
 
 import pytest
 
-from ops import costs
 from content import texts
-from ops.config import ModelConfig
+from ops.arith import costs
+from ops.engine.config import ModelConfig
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TINY = ModelConfig(vocab_size=320, hidden_size=64, intermediate_size=96, num_hidden_layers=3,
@@ -113,7 +113,7 @@ def test_no_run_shared_with_seeds():
 
 def test_decode_text_gives_this_runs_kv_cache_in_both_dtypes():
     """The KV cache of this run's tokens is said at 2 bytes (bf16) and at 4 (float32, the cache of the CPU's float32
-    and int8 decoding), each from ops/costs.py: the float32 figure twice the bf16 one."""
+    and int8 decoding), each from ops/arith/costs.py: the float32 figure twice the bf16 one."""
     c = costs.load_config(ROOT / "assets/configs/qwen2.5-0.5b-instruct.json")
     nums = texts.numbers(c, B=2, S=7)                                   # 14 tokens x 12,288 B (bf16)
     assert nums["kv_run"] == costs.human(2 * 24 * 2 * 64 * 2 * 14, "B")

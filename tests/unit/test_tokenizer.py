@@ -2,9 +2,9 @@
 import unicodedata
 
 import pytest
-
 from conftest import tiny_tokenizer
-from ops.tokenizer import DEFAULT_SYSTEM, Tokenizer, raw_to_bytes, readable
+
+from ops.models.tokenizer import DEFAULT_SYSTEM, Tokenizer, raw_to_bytes, readable
 
 PARITY_TEXTS = [
     "I like shanghai",

@@ -2,11 +2,10 @@
 import pytest
 import torch
 
+from ops.engine.trace import contract_names, contract_shapes
 from tests.parity.test_parity_tiny import tiny_pair
 
-from ops.trace import contract_names, contract_shapes
-
-# written out by hand on purpose: the contract in ops/trace.py must produce exactly this list
+# written out by hand on purpose: the contract in ops/engine/trace.py must produce exactly this list
 LAYER_NAMES = ["attn_norm.out", "attn.q", "attn.k", "attn.v", "attn.q_rope", "attn.k_rope", "attn.scores",
                "attn.probs", "attn.context", "attn.out", "resid_mid", "mlp_norm.out", "mlp.gate", "mlp.up",
                "mlp.act", "mlp.out", "resid_out"]
@@ -18,7 +17,7 @@ def golden_names(L):
 
 
 def test_contract_is_the_golden_list():
-    from ops.config import ModelConfig
+    from ops.engine.config import ModelConfig
     c = ModelConfig(model_type="qwen2", vocab_size=32, hidden_size=8, intermediate_size=16, num_hidden_layers=3,
                     num_attention_heads=2, num_key_value_heads=1)
     assert contract_names(c) == golden_names(3)
@@ -68,7 +67,7 @@ def test_capture_filter_keeps_only_what_is_asked():
 
 def check_recomputed(model, rows):
     """A trace holding recipes gives back exactly the tensors a trace keeping everything holds."""
-    from ops import inputs
+    from ops.engine import inputs
 
     kept, lean = model.trace_ids(rows, recompute=False), model.trace_ids(rows)
     assert lean.names() == kept.names() and lean.shapes() == kept.shapes()
@@ -119,8 +118,8 @@ def test_real_trace_contract(real_model):
 
 # ---- Trace.memo: what pages keep with a trace ------------------------------------------------------------
 def _small_trace():
-    from ops.trace import Trace
-    from ops.config import ModelConfig
+    from ops.engine.config import ModelConfig
+    from ops.engine.trace import Trace
     c = ModelConfig(model_type="qwen2", vocab_size=32, hidden_size=8, intermediate_size=16, num_hidden_layers=1,
                     num_attention_heads=2, num_key_value_heads=1)
     return Trace(c, ["a"], ["a"], torch.zeros(1, 1, dtype=torch.long), [1])
@@ -135,7 +134,7 @@ def test_memo_computes_once_per_key():
 
 
 def test_memo_keeps_the_most_recently_used():
-    from ops import trace as trace_mod
+    from ops.engine import trace as trace_mod
     tr = _small_trace()
     for k in range(trace_mod.MEMOS):
         tr.memo(k, lambda k=k: k)

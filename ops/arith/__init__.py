@@ -1,0 +1,1 @@
+"""Arithmetic on configs, no weights: operator costs, serving sizes, GPU placement, worked examples done by hand."""

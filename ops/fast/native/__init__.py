@@ -1,0 +1,295 @@
+"""Native CPU kernels: C built once per machine with its compiler, checked, and loaded with ctypes.
+
+Two C files (and simd.h, the helpers both include), one library, for x86-64 CPUs with AVX2 and FMA:
+- int8_linear.c, the int8 weight-only product of ops/fast/quant.py ("native"), and the layout it reads: int8 rows in
+  blocks of 8 (pack / unpack; the file's header says why); 16 lanes wide where the CPU has AVX-512F (isa(); the
+  same bits as the 8-wide loops);
+- decode.c, the small operators of a decode step in float32 (rms_norm, apply_rope, attention1), which
+  ops/engine/model.py runs with kernels="native": same signatures as ops/engine/functional.py's, and each falls back to
+  it
+  (or returns None, attention1) for an input it does not take.
+
+build(folder) compiles it (-O3 -mavx2 -mfma -fopenmp -ffp-contract=off) into folder (the file name carries a hash of
+the sources, the flags and the CPU), records the library's sha256 beside it, then checks it on small inputs with
+known answers. The app calls build() once at start, in the background (app.py, through ui/state.py); nothing compiles
+during a
+request. load() only hands out what build() made: it waits for a build under way and never starts one. A file
+found in the folder is loaded only if the folder is private to this user and the file's sha256 is the one recorded
+when this code built it: a library planted there is rebuilt over, never run. Another CPU, no compiler, a failed
+build or a wrong answer: load() returns None, why_not() says why, ops/fast/quant.py keeps ATen's _weight_int8pack_mm
+and the decode operators stay PyTorch's.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import shutil
+import stat
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from ...engine import functional as fn
+
+SOURCES = [Path(__file__).with_name(n) for n in ("int8_linear.c", "decode.c")]
+HEADERS = [Path(__file__).with_name("simd.h")]                       # included by both: part of the build's hash
+FLAGS = ["-O3", "-mavx2", "-mfma", "-fopenmp", "-ffp-contract=off", "-shared", "-fPIC"]
+_lock = threading.Lock()
+_state: dict = {}
+
+
+def _cpu() -> tuple[str, set]:
+    """(model name, feature flags) from /proc/cpuinfo ("", set() where there is none)."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return platform.processor(), set()
+    model = next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("model name")), "")
+    flags = next((set(ln.split(":", 1)[1].split()) for ln in lines if ln.startswith("flags")), set())
+    return model, flags
+
+
+def library_path(folder: Path, cpu_model: str) -> Path:
+    """Where build() puts the library for these sources, flags and CPU."""
+    key = hashlib.sha256(b"".join(p.read_bytes() for p in SOURCES + HEADERS) + " ".join(FLAGS).encode()
+                         + cpu_model.encode()).hexdigest()[:16]
+    return Path(folder) / f"kernels-{key}.so"
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _private(folder: Path) -> None:
+    """The folder exists, belongs to this user and nobody else may write in it (made so where it is ours)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    st = folder.stat()
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        raise RuntimeError(f"{folder} belongs to another user: no library is loaded from it")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        folder.chmod(0o700)
+
+
+def _trusted(path: Path) -> bool:
+    """The library at path is one this code built: its sha256 is the one recorded beside it at build time."""
+    digest = path.with_name(path.name + ".sha256")
+    try:
+        return path.is_file() and digest.read_text().strip() == _sha256(path)
+    except OSError:
+        return False
+
+
+def _compile(target: Path) -> None:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise RuntimeError("no C compiler (cc or gcc) on PATH")
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:          # build aside, then rename: atomic
+        out = Path(tmp) / target.name
+        r = subprocess.run([cc, *FLAGS, *map(str, SOURCES), "-o", str(out), "-lm"], capture_output=True, text=True,
+                           timeout=120)
+        if r.returncode:
+            raise RuntimeError(f"{cc} failed: {r.stderr.strip()[-400:]}")
+        Path(tmp, target.name + ".sha256").write_text(_sha256(out))
+        os.replace(out, target)
+        os.replace(Path(tmp, target.name + ".sha256"), target.with_name(target.name + ".sha256"))
+
+
+def _check(lib) -> None:
+    """Products with known answers on packed rows, a tail of rows (N % 8) and of columns (K % 8) included, and
+    unpack(pack(q)) == q."""
+    g = torch.Generator().manual_seed(0)
+    for M, N, K in ((1, 7, 37), (3, 21, 64), (2, 19, 45)):
+        x = torch.randn(M, K, generator=g)
+        q = torch.randint(-128, 128, (N, K), generator=g, dtype=torch.int8)
+        s = torch.rand(N, generator=g) + 0.5
+        p, back, y = torch.empty_like(q), torch.empty_like(q), torch.empty(M, N)
+        lib.int8_pack(q.data_ptr(), p.data_ptr(), N, K)
+        lib.int8_unpack(p.data_ptr(), back.data_ptr(), N, K)
+        want = (x.double() @ q.double().T) * s.double()
+        if not torch.equal(back, q):
+            raise RuntimeError(f"int8_unpack(int8_pack(q)) != q for N={N}, K={K}")
+        for m in range(M):                                # each row alone: the decode step's path, both widths
+            for width in sorted({256, lib.int8_isa(512)}):
+                lib.int8_isa(width)
+                lib.int8_linear(x[m].data_ptr(), p.data_ptr(), s.data_ptr(), y[m].data_ptr(), 1, N, K)
+                if not torch.allclose(y[m].double(), want[m], rtol=1e-5, atol=1e-3):
+                    raise RuntimeError(f"int8_linear ({width}-bit) gave a wrong product for N={N}, K={K}")
+        lib.int8_linear(x.data_ptr(), p.data_ptr(), s.data_ptr(), y.data_ptr(), M, N, K)
+        if not torch.allclose(y.double(), want, rtol=1e-5, atol=1e-3):
+            raise RuntimeError(f"int8_linear gave a wrong product for M={M}, N={N}, K={K}")
+    # decode.c against ops/engine/functional.py in float64: an RMSNorm row of H = 37 (a tail past the 8 lanes), RoPE,
+    # and one query per row, 6 query heads on 2 KV heads, T = 13 keys (a tail past 8) read through cache-like strides
+    x, w = torch.randn(3, 37, generator=g), torch.rand(37, generator=g) + 0.5
+    y = torch.empty(3, 37)
+    lib.rms_norm(x.data_ptr(), w.data_ptr(), y.data_ptr(), 3, 37, ctypes.c_float(1e-6))
+    if not torch.allclose(y.double(), fn.rms_norm(x.double(), w.double(), 1e-6), rtol=1e-5, atol=1e-6):
+        raise RuntimeError("rms_norm gave a wrong answer")
+    x = torch.randn(2, 3, 4, 16, generator=g)
+    cos, sin = torch.randn(2, 4, 16, generator=g), torch.randn(2, 4, 16, generator=g)
+    y = torch.empty_like(x)
+    lib.rope(x.data_ptr(), cos.data_ptr(), sin.data_ptr(), y.data_ptr(), 2, 3, 4, 16)
+    if not torch.allclose(y.double(), fn.apply_rope(x.double(), cos.double(), sin.double()), rtol=1e-5, atol=1e-6):
+        raise RuntimeError("rope gave a wrong answer")
+    q = torch.randn(2, 6, 16, generator=g)
+    kc, vc = torch.randn(2, 2, 20, 16, generator=g), torch.randn(2, 2, 20, 16, generator=g)
+    k, v, out = kc[:, :, :13], vc[:, :, :13], torch.empty(2, 6, 16)
+    lib.attend1(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), 2, 6, 2, 13, 16,
+                *k.stride()[:2], *v.stride()[:2])
+    want = F.scaled_dot_product_attention(q.double()[:, :, None], k.double(), v.double(), enable_gqa=True)[:, :, 0]
+    if not torch.allclose(out.double(), want, rtol=1e-5, atol=1e-6):
+        raise RuntimeError("attend1 gave a wrong answer")
+
+
+def build(folder: Path):
+    """Compile (once per machine), check and load the library from folder; returns it, or None with why_not() set."""
+    with _lock:
+        if "lib" in _state:
+            return _state["lib"]
+        _state["lib"], _state["why"] = None, ""
+        try:
+            model, flags = _cpu()
+            if platform.machine().lower() not in ("x86_64", "amd64") or not {"avx2", "fma"} <= flags:
+                raise RuntimeError(f"needs an x86-64 CPU with AVX2 and FMA ({platform.machine()} {model})")
+            folder = Path(folder)
+            _private(folder)
+            path = library_path(folder, model)
+            if not _trusted(path):           # absent, or not the file this code built: build it (over any other)
+                _compile(path)
+            lib = ctypes.CDLL(str(path))
+            lib.int8_linear.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 3
+            lib.int8_isa.argtypes, lib.int8_isa.restype = [ctypes.c_int], ctypes.c_int
+            lib.int8_pack.argtypes = lib.int8_unpack.argtypes = [ctypes.c_void_p] * 2 + [ctypes.c_long] * 2
+            lib.rms_norm.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_long] * 2 + [ctypes.c_float]
+            lib.rope.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 4
+            lib.attend1.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 9
+            for f in (lib.int8_linear, lib.int8_pack, lib.int8_unpack, lib.rms_norm, lib.rope, lib.attend1):
+                f.restype = None
+            _check(lib)
+            _state["lib"] = lib
+        except (OSError, RuntimeError, subprocess.SubprocessError) as e:
+            _state["why"] = f"{type(e).__name__}: {e}"
+        return _state["lib"]
+
+
+def load():
+    """The library build() made (waiting for a build under way), or None: never builds one itself."""
+    with _lock:
+        if "lib" not in _state:
+            _state["why"] = ("not built: ops.fast.native.build(folder) builds it "
+                             "(the app does at start, in the background)")
+            return None
+        return _state["lib"]
+
+
+def why_not() -> str:
+    """Why load() returned None ("" when it did not, or has not been tried)."""
+    return _state.get("why", "")
+
+
+def _lib():
+    lib = load()
+    if lib is None:
+        raise RuntimeError(f"the native int8 kernel is not available: {why_not()}")
+    return lib
+
+
+def isa(want: int = 0) -> int:
+    """The vector width of the native int8 product: 512 (AVX-512F, where the CPU has it) or 256 (AVX2).
+    isa(256) or isa(512) asks for one (bench/int8.py measures both; both give the same bits); isa(0) only says.
+    The default is the widest the CPU has, so isa(512) puts it back."""
+    return _lib().int8_isa(want)
+
+
+def _int8_rows(q: torch.Tensor) -> None:
+    if not (q.dtype == torch.int8 and q.dim() == 2 and q.is_contiguous() and q.device.type == "cpu"):
+        raise ValueError("the native kernel wants int8 weights (N, K), contiguous, on the CPU")
+
+
+def pack(q: torch.Tensor) -> torch.Tensor:
+    """int8 rows (N, K) in row order -> the same bytes in blocks of 8 rows, the layout int8_linear reads."""
+    _int8_rows(q)
+    p = torch.empty_like(q)
+    _lib().int8_pack(q.data_ptr(), p.data_ptr(), *q.shape)
+    return p
+
+
+def unpack(p: torch.Tensor) -> torch.Tensor:
+    """pack's inverse: blocks of 8 rows -> row order (to read or dequantize the weights)."""
+    _int8_rows(p)
+    q = torch.empty_like(p)
+    _lib().int8_unpack(p.data_ptr(), q.data_ptr(), *p.shape)
+    return q
+
+
+def int8_linear(x: torch.Tensor, p: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+    """y (.., N) = (x (.., K) q^T) * s by the native kernel; x in any float dtype, y in x's dtype.
+    p = pack(q), (N, K) int8; s (N,) float32 and contiguous. ctypes lets go of the GIL during the call.
+    Kept lean: a decode step calls it 97 times (Qwen2.5-0.5B), and each check here costs every one of them."""
+    lib = _state.get("lib") or _lib()
+    N, K = p.shape
+    if p.dtype != torch.int8 or not p.is_contiguous() or s.dtype != torch.float32 or x.shape[-1] != K or s.shape != (N,
+                                                                                                                     ):
+        raise ValueError("int8_linear wants p (N, K) int8 from pack(), s float32 (N,) and x (.., K)")
+    x2 = x if x.dtype == torch.float32 and x.is_contiguous() else x.float().contiguous()
+    y = torch.empty(*x.shape[:-1], N)
+    lib.int8_linear(x2.data_ptr(), p.data_ptr(), s.data_ptr(), y.data_ptr(), x2.numel() // K, N, K)
+    return y if x.dtype == torch.float32 else y.to(x.dtype)
+
+
+# ---- decode.c: the small operators of a decode step (ops/engine/model.py, kernels="native")
+# ---------------------------
+# Each takes what its ops/engine/functional.py twin takes and gives the same result (RoPE the same bits; RMSNorm and
+# attention up to the order of their sums). An input it does not take (not float32, not contiguous, not on the
+# CPU, or no library here) goes to the twin. Kept lean, like int8_linear: a decode step calls them ~100 times.
+def _f32(t: torch.Tensor) -> bool:
+    return t.dtype is torch.float32 and t.is_cpu and t.is_contiguous()
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """fn.rms_norm by decode.c: one call for every row of x (.., H)."""
+    lib = _state.get("lib") or load()
+    H = x.shape[-1]
+    if lib is None or not (_f32(x) and _f32(weight)) or weight.numel() != H:
+        return fn.rms_norm(x, weight, eps)
+    y = torch.empty_like(x)
+    lib.rms_norm(x.data_ptr(), weight.data_ptr(), y.data_ptr(), x.numel() // H, H, eps)
+    return y
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """fn.apply_rope by decode.c: x (B, n, S, hd), cos and sin (B, S, hd)."""
+    lib = _state.get("lib") or load()
+    B, n, S, hd = x.shape
+    if (lib is None or not (_f32(x) and _f32(cos) and _f32(sin)) or cos.shape != (B, S, hd) or sin.shape != cos.shape
+            or hd % 2):
+        return fn.apply_rope(x, cos, sin)
+    y = torch.empty_like(x)
+    lib.rope(x.data_ptr(), cos.data_ptr(), sin.data_ptr(), y.data_ptr(), B, n, S, hd)
+    return y
+
+
+def _rows(t: torch.Tensor) -> bool:
+    """(B, nkv, T, hd) with each key's hd numbers next to each other and keys hd apart (the KV cache's views)."""
+    return t.stride(3) == 1 and (t.shape[2] == 1 or t.stride(2) == t.shape[3])
+
+
+def attention1(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor | None:
+    """softmax(q k^T / sqrt(hd)) v for ONE query per row with no mask, by decode.c: q (B, nh, 1, hd), k and v
+    (B, nkv, T, hd) -> (B, 1, nh*hd), as ops/engine/model.py's sdpa_attention returns it. None where it does not apply
+    (more than one query, not float32, hd not a multiple of 8 or over 256, no library): use SDPA."""
+    lib = _state.get("lib") or load()
+    B, nh, S, hd = q.shape
+    nkv, T = k.shape[1], k.shape[2]
+    if (lib is None or S != 1 or hd % 8 or hd > 256 or nh % nkv or not _f32(q) or k.dtype is not torch.float32
+            or v.dtype is not torch.float32 or not k.is_cpu or not (_rows(k) and _rows(v))):
+        return None
+    out = torch.empty(B, 1, nh * hd)
+    lib.attend1(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), B, nh, nkv, T, hd,
+                k.stride(0), k.stride(1), v.stride(0), v.stride(1))
+    return out

@@ -1,0 +1,155 @@
+"""The pieces a page draws with: shapes, the pipeline strip, charts and pictures, tensor views with their download,
+metrics, HTML tables, and folds and tabs that draw only when opened."""
+from __future__ import annotations
+
+import html
+import io
+
+import numpy as np
+import streamlit as st
+
+from content import stages
+from ops.engine.trace import CONTRACT, dims, eval_dim
+from viz.figures import projector_fonts, upright_titles
+
+from . import session
+from .session import projector, t
+
+
+def lang() -> str:
+    return session.lang()         # looked up at each call, so a test that pins the language reaches this module too
+
+
+def shape_str(shape) -> str:
+    return "[" + ", ".join(str(int(d)) for d in shape) + "]"
+
+
+def live_shape(name: str, config, B: int, S: int) -> str:
+    """'attn.out [1, 4, 896]' for a contract name; other names ('text', 'next id') in the page's language."""
+    pattern = name if name in CONTRACT else None
+    if pattern is None:
+        return t(*IO_WORDS[name]) if name in IO_WORDS else name
+    d = dims(config, B, S)
+    short = name.replace("layers.{i}.", "")
+    return f"{short} {shape_str(eval_dim(p, d) for p in CONTRACT[pattern][0].split())}"
+
+
+# a stage's input or output that is not a traced tensor
+IO_WORDS = {"text": ("文本", "text"), "next id": ("下一个 id", "next id"), "prompt ids": ("提示词 ids", "prompt ids")}
+
+
+def pipeline_strip(key: str, io_text: str = ""):
+    """The numbered stages as one row of chips, this one lit, then input -> output shapes."""
+    chips = []
+    for s in stages.pipeline():
+        lit = s.key == key or s.page == key
+        style = "background:#d62728;color:white;font-weight:700" if lit else "background:#eef1f5;color:#333"
+        chips.append(f'<span style="{style};padding:2px 9px;border-radius:12px;margin:1px;display:inline-block;'
+                     f'font-size:0.88rem">{s.number} {html.escape(s.zh if lang() == "zh" else s.en)}</span>')
+    shapes = (f'<span style="margin-left:12px;font-family:monospace;font-size:1rem;white-space:nowrap">'
+              f'{html.escape(io_text)}</span>') if io_text else ""
+    st.markdown('<div style="line-height:1.9">' + " ".join(chips) + shapes + "</div>", unsafe_allow_html=True)
+
+
+def npy_bytes(tensor) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, tensor.detach().float().cpu().numpy())
+    return buf.getvalue()
+
+
+def chart(fig, key: str):
+    """A Plotly figure at full width, with its own projector-sized fonts (Streamlit's theme shrinks them);
+    Chinese y-axis titles set upright (viz.figures.upright_titles); larger still in projector mode."""
+    fig = upright_titles(fig)
+    st.plotly_chart(projector_fonts(fig) if projector() else fig, width="stretch", key=f"fig-{key}", theme=None)
+
+
+def picture(svg: str):
+    """A drawn picture (an SVG string from viz/, such as the overview's pipeline): no chart script to load.
+    Through markdown, not st.html: st.html's sanitizer drops SVG (an empty element was drawn)."""
+    st.markdown(svg, unsafe_allow_html=True)
+
+
+def tensor_view(name: str, tensor, fig=None, key: str | None = None, caption: str = ""):
+    """One live tensor: a figure, then one light line under it with the tensor's name, exact shape and dtype,
+    which is also the .npy download of the whole tensor (one element, not a row of columns: every element costs
+    the browser on each page switch). A projector shows the figure alone."""
+    if caption:
+        st.caption(caption)
+    if fig is not None:
+        chart(fig, key or name)
+    if projector():
+        return
+    # deferred: the .npy bytes are made only when someone clicks, not on every rerun of the page
+    st.download_button(tensor_line(name, tensor), data=lambda: npy_bytes(tensor), icon=":material/download:",
+                       help=t("下载这个张量的全部数值 (.npy)", "Download the whole tensor (.npy)"),
+                       file_name=f"{name}.npy", mime="application/octet-stream", key=f"dl-{key or name}",
+                       on_click="ignore", type="tertiary")
+
+
+def tensor_line(name: str, tensor) -> str:
+    """`embed.out` · shape `[1, 4, 896]` · `float32` · .npy"""
+    return (f"`{name}` · {t('形状', 'shape')} `{shape_str(tensor.shape)}` · "
+            f"`{str(tensor.dtype).replace('torch.', '')}` · .npy")
+
+
+def metrics(pairs: list[tuple[str, str]], weights: list[float] | None = None):
+    """Label / value pairs side by side, like a row of st.metric, drawn as one element (st.columns of st.metric
+    are two per pair plus the row: the browser pays for each on every page switch). Values wrap, never cut."""
+    weights = weights or [1] * len(pairs)
+    cells = "".join(f'<div class="ol-metric" style="flex:{w} 1 0"><div class="ol-metric-label">{html.escape(label)}'
+                    f'</div><div class="ol-metric-value">{html.escape(value)}</div></div>'
+                    for (label, value), w in zip(pairs, weights))
+    st.markdown(f'<div class="ol-metrics">{cells}</div>', unsafe_allow_html=True)
+
+
+# Hidden tabs and closed expanders cost the browser as much as open ones (Streamlit draws them all), so the
+# explanation draws only the tab that is open, the by-hand examples and the secondary views (more()) only when
+# unfolded: a click reruns the page (bench/RESULTS.md, browser). A test that reads every tab at once sets it False.
+LAZY = True
+
+
+def lazy(key: str) -> dict:
+    """What makes an st.tabs / st.expander lazy: its state kept under key, and a click reruns the page."""
+    return dict(key=key, on_change="rerun") if LAZY else {}
+
+
+def drawn(box):
+    """A tab or expander when its body is to be drawn, None when it is lazy and closed (open is None where
+    Streamlit does not track it: everything is drawn)."""
+    return None if box.open is False else box
+
+
+def more(label: str, key: str):
+    """Secondary views below the fold, in an expander whose body is drawn only when unfolded:
+        if box := more(t("...", "..."), "rope"):
+            with box:
+                ...
+    """
+    return drawn(st.expander(label, **lazy(f"more-{key}")))
+
+
+def tabs(labels: list[str], key: str) -> list:
+    """st.tabs that draw only the open one: each tab, or None when closed. Keep labels stable (no live numbers):
+    the open tab is remembered by its label."""
+    return [drawn(x) for x in st.tabs(labels, **lazy(f"tabs-{key}"))]
+
+
+def table(rows: list[dict], height: int | None = None):
+    """A small table that shows every row and wraps long cells (a projector cannot scroll a grid); with a height
+    in pixels, a long one as a scrolling grid (st.dataframe) of that height.
+
+    One HTML <table> in one Markdown element, its cells escaped text (formulas show as written, * and ~ included).
+    st.table draws every cell as its own Markdown element: the scale page's five tables made a switch to it cost
+    0.19 s against 0.12 s for the same cells in one element (bench floor variants, 2026-12-04, floor 0.11 s)."""
+    if height:
+        st.dataframe(rows, hide_index=True, width="stretch", height=height)
+        return
+    if not rows:
+        return
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    cell = lambda tag, v: f"<{tag}>{html.escape(str(v), quote=False)}</{tag}>"
+    head = "".join(cell("th", c) for c in cols)
+    body = "".join("<tr>" + "".join(cell("td", r.get(c, "")) for c in cols) + "</tr>" for r in rows)
+    st.markdown(f'<table class="ol-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>',
+                unsafe_allow_html=True)           # one line: a blank line would end Markdown's HTML block

@@ -1,0 +1,220 @@
+"""Streamlit side of the experiment pages (Experiments, Compare, Head atlas, Precision).
+
+Runs are kept in st.session_state keyed by everything that decides them (model, tokens, edit, target), so a
+rerun of the page (any widget) does not rerun the model; the pure results of (model, prompt) -- a prompt's run,
+precision's report -- are shared by every session too (kept(share=True)): a class on one prompt computes them
+once. Sweeps run only on a button click, with a progress bar (any click while one runs stops it: Streamlit
+interrupts the script inside the progress callback); the head atlas, which does not depend on the prompt, is
+computed once per model for every session.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import streamlit as st
+
+from ops.errors import InputError
+from ops.lab.runqueue import RunQueue
+
+from .jobs import RUN_SLOTS
+from .session import set_query, settings, t
+from .settings import current as server_settings
+from .state import load_model
+
+# sweeps, the heaviest runs, queue for their own turn: one at a time by default, so page runs always keep a
+# slot of RUN_SLOTS and one student's sweep cannot stall the class (OPERATOR_LAB_SWEEPS, _SWEEP_QUEUE)
+SWEEPS = RunQueue(running=server_settings().sweeps, waiting=server_settings().sweep_queue)
+KEEP = 8          # experiment results kept per session, oldest dropped first
+SHARED = 8        # results shared by every session (kept(share=True)), least recently used dropped first
+# what an experiment run keeps: the residual stream and the parts that add to it (attribution, sweeps, patching,
+# steering read only these), not the S x S maps and I-wide MLP tensors: a kept run stays small
+CAPTURE = ("tokens.ids", "embed.out", "layers.*.attn.context", "layers.*.attn.out", "layers.*.resid_mid",
+           "layers.*.mlp.out", "layers.*.resid_out", "logits")
+
+
+def _store() -> OrderedDict:
+    if "_lab" not in st.session_state:
+        st.session_state["_lab"] = OrderedDict()
+    return st.session_state["_lab"]
+
+
+def model_key() -> tuple:
+    s = settings()
+    return (s.source, s.device, s.dtype)
+
+
+def found(key):
+    """The kept result for key, or None."""
+    store = _store()
+    if key in store:
+        store.move_to_end(key)
+        return store[key]
+    return None
+
+
+def keep(key, value):
+    store = _store()
+    store[key] = value
+    while len(store) > KEEP:
+        store.popitem(last=False)
+    return value
+
+
+def kept(key, compute, spinner: str | None = None, share: bool = False):
+    """compute() once per key in this session; an InputError is shown as st.error and gives None.
+    share=True: once per key for every session too -- only for a pure function of the key (model and prompt),
+    whose result every caller treats as read-only."""
+    value = found(key)
+    if value is not None:
+        return value
+    try:
+        with st.spinner(spinner or t("正在运行模型……", "Running the model...")):
+            if share:
+                return keep(key, _shared(key, compute))
+            with RUN_SLOTS:
+                return keep(key, compute())
+    except InputError as e:
+        st.error(str(e))
+        return None
+
+
+@st.cache_resource(show_spinner=False, max_entries=SHARED)
+def _shared(key: tuple, _compute):
+    """_compute() once per key for every session (a session asking while another computes the same key waits
+    for it: st.cache_resource locks per key); an error is not kept."""
+    with RUN_SLOTS:
+        return _compute()
+
+
+def sweep(key, run, label: str, note: str = "", button: str = "run-sweep"):
+    """The kept result of a sweep, or a button that runs run(progress) with a progress bar and keeps it.
+    Returns None until it has run; an InputError is shown as st.error."""
+    value = found(key)
+    if value is not None:
+        return value
+    clicked = st.button(label, key=button, type="primary")
+    if note:
+        st.caption(note)
+    if not clicked:
+        return None
+    bar = st.progress(0.0, text=t("开始……", "starting..."))
+
+    def progress(done: int, total: int):
+        bar.progress(min(1.0, done / max(total, 1)), text=t(f"已完成 {done} / {total}（点击页面任意控件可中止）",
+                                                             f"{done} / {total} done (any click on the page stops it)"))
+    def waiting(place: int, queued: int):
+        bar.progress(0.0,
+                     text=t(f"排队中：你是第 {place} 个（共 {queued} 个在等；同一时间只跑 {SWEEPS.running} 个扫描）",
+                                 f"Queued: you are number {place} of {queued} waiting "
+                                 f"({SWEEPS.running} sweep(s) run at a time)"))
+    try:
+        with SWEEPS.turn(on_wait=waiting), RUN_SLOTS:
+            value = run(progress)
+    except InputError as e:
+        st.error(str(e))
+        return None
+    finally:
+        bar.empty()
+    return keep(key, value)
+
+
+def prompt_trace(model, text: str):
+    """A one-row trace of text (the sidebar's chat setting applied), shared by every session; None after an error."""
+    if not text.strip():
+        st.error(t("提示词是空的：请写一句话。", "The prompt is empty: type a sentence."))
+        return None
+    chat = settings().chat
+    return kept(prompt_key(model_key(), text, chat), lambda: model.trace([text], chat=chat, capture=CAPTURE),
+                share=True)
+
+
+def prompt_key(model_key: tuple, text: str, chat: bool) -> tuple:
+    return model_key + ("prompt", text, chat)
+
+
+def precision_key(model_key: tuple, prompt: str, chat: bool) -> tuple:
+    return model_key + ("precision", prompt, chat)
+
+
+def first_visits(model, source: str, device: str, dtype: str, sets: bool) -> list:
+    """Jobs to run ahead of the first visit in this process: the work pages share between sessions on their default
+    settings -- the tokenizer's merge table (Tokenize), the head atlas, Compare's first pair in both languages,
+    Serving's report of the bundled GGUF file (made once per machine), Experiments' default edit on each language's
+    default prompt (layer 0's head 0 zeroed: experiments_key) and, when the bf16 and int8 sets are built
+    (sets), Precision's report on those prompts; each is seconds of work a first visit would wait for. ui.state runs
+    them in
+    its background thread, each when the server is quiet; each result lands where the page looks for it."""
+    from content import pairs
+    from ops.arith import formats
+    from ops.lab import precision
+
+    from .session import DEFAULT_PROMPTS
+
+    mk = (source, device, dtype)
+    first = next(iter(pairs.pairs()))
+    texts = sorted({x for lang in ("en", "zh") for x in pairs.prompts(first, lang)})
+    jobs = [lambda: getattr(model.tokenizer, "merges", None), lambda: _atlas(source, device, dtype, ATLAS_SEED,
+                                                                             ATLAS_N)]
+    jobs += [lambda text=text: _shared(prompt_key(mk, text, False),
+                                       lambda: model.trace([text], chat=False, capture=CAPTURE)) for text in texts]
+    if source == "default":
+        jobs.append(formats.bundled_gguf_report)       # Serving's table of the file: kept on disk once made
+    for prompt in DEFAULT_PROMPTS.values():            # a session starts on its language's default prompt
+        jobs.append(lambda prompt=prompt: experiments_default(model, mk, prompt))
+        if sets:
+            jobs.append(lambda prompt=prompt: _shared(precision_key(mk, prompt, False),
+                                                      lambda: precision.precision_report(model, prompt, False)))
+    return jobs
+
+
+def experiments_key(mk: tuple, ids: list[int], kind: str, layer: int, settings: dict) -> tuple:
+    """The shared key of one Experiments edit of one row (app_pages/experiments.py; first_visits warms the default)."""
+    return mk + (tuple(ids), "edit", kind, layer) + tuple(sorted(settings.items()))
+
+
+EXPERIMENTS_DEFAULT = ("head", 0, {"h": 0, "mode": "zero"})     # the page's first view: layer 0's head 0 zeroed
+
+
+def experiments_default(model, mk: tuple, prompt: str):
+    """Experiments' first view on one prompt (no chat template), computed into the shared store."""
+    from ops.lab import edits
+    kind, layer, p = EXPERIMENTS_DEFAULT
+    ids = model.encode_prompts([prompt], False)[2][0]
+    return _shared(experiments_key(mk, ids, kind, layer, p),
+                   lambda: model.trace_ids([ids], edits=edits.ablate_heads(model.config, layer, [p["h"]], p["mode"]),
+                                           capture=CAPTURE))
+
+
+def url_text(label: str, key: str, default: str, height: int | None = None) -> str:
+    """A text box whose value lives in the URL (like ui.pickers.picker, for text), so a link repeats the run."""
+    if key not in st.session_state:
+        st.session_state[key] = st.query_params.get(key, default)
+    value = (st.text_area(label, key=key, height=height) if height else st.text_input(label, key=key))
+    set_query(key, value)
+    return value
+
+
+ATLAS_SEED, ATLAS_N = 0, 32      # the atlas's induction test: a random sequence of ATLAS_N tokens, twice
+
+
+def atlas(source: str, device: str, dtype: str, seed: int = ATLAS_SEED, n: int = ATLAS_N) -> dict:
+    """The head atlas of one model (it does not depend on the prompt): scores, labels, counts, and the
+    induction test sequence with every head's attention on it. Shared by every session."""
+    with st.spinner(t("正在给每个注意力头打分……", "Scoring every attention head...")):
+        return _atlas(source, device, dtype, seed, n)
+
+
+@st.cache_resource(show_spinner=False, max_entries=3)
+def _atlas(source: str, device: str, dtype: str, seed: int, n: int) -> dict:
+    from ops.lab import analysis, atlas as head_atlas
+
+    model = load_model(source, device, dtype)
+    with RUN_SLOTS:
+        test = head_atlas.induction_trace(model, seed=seed, n=n)          # the one run the scores need
+    maps = analysis.head_maps(test, 0)                                     # (L, nh, 2n, 2n)
+    scores = head_atlas.scores_from_probs(maps.double(), n)
+    labels, best = head_atlas.label_heads(scores)
+    return dict(scores=scores, labels=labels, best=best, counts=head_atlas.label_counts(labels),
+                test_ids=analysis.row_ids(test, 0), test_probs=maps)
+
+

@@ -1,0 +1,97 @@
+"""Server machinery shared by every session: slots that bound how many runs and decode steps go at once, the
+record of runs under way (so background work waits for a quiet moment), background threads joined at exit, and
+handing freed heap pages back to the OS."""
+from __future__ import annotations
+
+import atexit
+import threading
+import time
+
+from .settings import current as server_settings
+
+# model runs at once across all sessions: on a small machine a class's requests queue instead of thrashing
+RUN_SLOTS = threading.BoundedSemaphore(server_settings().concurrent_runs)
+# decode steps at once across all sessions (app_pages/generate.py): a step is ~600 short torch calls, each handing the
+# GIL back and forth, so thirty generations stepping together in one process all crawl; a few at a time do not
+DECODE_SLOTS = threading.BoundedSemaphore(server_settings().concurrent_decodes)
+
+
+class Runs:
+    """The script runs under way in this process (app.py enters this around each), so background work can wait
+    for a quiet moment: a job of the load-time thread starts only when no page has run for `quiet` seconds."""
+
+    def __init__(self):
+        self.running, self.last, self.lock = 0, 0.0, threading.Lock()
+
+    def __enter__(self):
+        with self.lock:
+            self.running += 1
+
+    def __exit__(self, *exc):
+        with self.lock:
+            self.running -= 1
+            self.last = time.monotonic()
+
+    def wait_quiet(self, quiet: float = 0.5, give_up: float = 600.0):
+        """Return once no run is under way and none ended in the last `quiet` seconds (or after give_up)."""
+        end = time.monotonic() + give_up
+        while time.monotonic() < end and not STOPPING.is_set():
+            with self.lock:
+                if self.running == 0 and time.monotonic() - self.last >= quiet:
+                    return
+            time.sleep(0.1)
+
+
+RUNS = Runs()
+
+
+def decode_step(decoder):
+    """decoder.step() in one of the server's decode slots (DECODE_SLOTS): a class's generations take turns a few at a
+    time. Thirty at once in one process each hand the GIL back and forth ~600 times a step and all crawl
+    (bench/RESULTS_load.md)."""
+    with DECODE_SLOTS:
+        decoder.step()
+
+
+def decode_to_end(decoder, draw, every: float = 0.2):
+    """decode_step until the decoder is done, calling draw() at most once every `every` seconds on the way. Drawn at
+    every token, the browser's work took cores from the decoding itself where both share a small machine
+    (bench/RESULTS.md, "Figures once in code comments")."""
+    shown = time.perf_counter()
+    while not decoder.done:
+        decode_step(decoder)
+        if time.perf_counter() - shown > every:
+            draw()
+            shown = time.perf_counter()
+
+
+STOPPING = threading.Event()            # set at exit: the load-time jobs not yet started are skipped
+_THREADS: list[threading.Thread] = []
+
+
+def background(target, args: tuple, name: str) -> threading.Thread:
+    """A daemon thread the process waits for at exit (a thread inside a torch or OpenMP call when the interpreter
+    tears down aborts the process: "terminate called without an active exception")."""
+    thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+    _THREADS.append(thread)
+    thread.start()
+    return thread
+
+
+@atexit.register
+def _wait_forbackground(timeout: float = 60.0):
+    STOPPING.set()
+    end = time.monotonic() + timeout
+    for thread in _THREADS:
+        thread.join(max(0.0, end - time.monotonic()))
+
+
+def trim_heap():
+    """Give the heap pages the run's temporaries freed back to the OS (glibc keeps them otherwise).
+    A long-lived server holding traces wants its resident set small; elsewhere (not glibc) this does nothing."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass

@@ -1,0 +1,171 @@
+"""This session's settings and the URL: the sidebar's choices kept across page switches, the language, links.
+
+Every setting a shared link carries comes from st.query_params once per session (init_state) and is written back
+only when it changes (set_query).
+"""
+from __future__ import annotations
+
+import sys
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import streamlit as st
+
+from ops.engine import inputs
+
+DEFAULT_PROMPT = "I like shanghai"
+
+
+@dataclass(frozen=True)
+class Settings:
+    source: str          # "default", a folder, or a .gguf path
+    device: str          # "cpu" | "cuda"
+    dtype: str           # "float32" | "bfloat16" | "float16"
+    prompts: tuple       # one prompt per line
+    chat: bool           # wrap each prompt in the chat template
+    lang: str            # "zh" | "en"
+
+
+DEFAULTS = dict(source="default", device="cpu", dtype="float32", prompt_text=DEFAULT_PROMPT, chat=False, lang="zh")
+# the prompt a session starts on, in its language (DEFAULT_PROMPT is the English one). The Chinese one teaches a
+# pronoun to resolve: with the Qwen2.5 tokenizer "哥哥", "妹妹" and "她" are each a token of their own, so the
+# attention map has a row for 她 and a column for 妹妹 (tests/pages/test_tokenize.py checks the tokenization).
+DEFAULT_PROMPTS = {"zh": "哥哥把苹果给了妹妹，她", "en": DEFAULT_PROMPT}
+
+
+def default_prompt(language: str) -> str:
+    return DEFAULT_PROMPTS.get(language, DEFAULT_PROMPT)
+
+
+def follow_language():
+    """The language radio's change: a prompt still at the other language's default becomes this one's; a prompt the
+    user typed (or a link gave) stays."""
+    ss = st.session_state
+    if ss.get("prompt_text") in DEFAULT_PROMPTS.values():
+        ss.prompt_text = default_prompt(ss.get("lang", DEFAULTS["lang"]))
+
+
+def init_state():
+    """Fill session_state from the URL (a shared link) and the defaults, once per session."""
+    ss = st.session_state
+    if ss.get("_initialised") and "traces" in ss:
+        # Streamlit forgets a widget's key after a run that did not draw the widget (a run that failed before
+        # the sidebar), and on a page switch it keeps only the widgets the browser reported (a click while the
+        # last run was still drawing reports fewer), dropping the page's query parameters too: each setting
+        # comes back from its copy kept below (KEPT), else the URL, else the default. Seen in bench/browser.py:
+        # a session in English switched to Chinese between two pages.
+        for key in KEPT:
+            if key not in ss:
+                ss[key] = ss.get("_kept_" + key, _from_url(key))
+        return                  # the copies are taken after the sidebar's widgets ran (keep_settings)
+    for key in KEPT:
+        ss[key] = _from_url(key)
+    ss.traces = OrderedDict()
+    ss._initialised = True
+    _keep(ss)
+
+
+KEPT = ("source", "device", "dtype", "prompt_text", "chat", "lang", "projector")   # the sidebar's settings
+# what each sidebar widget bound to a setting holds before anyone touches it (ui/sidebar.py; device and dtype have
+# widgets of their own, copied on change)
+WIDGET_DEFAULTS = dict(prompt_text="", chat=False, lang="zh", projector=False)
+
+
+def guard_page_switch(page: str):
+    """On a page switch, a sidebar setting that arrives at its widget's default, unlike the session's kept copy,
+    is put back from that copy. Seen in Chromium in a few sessions of bench/browser.py
+    (bench/RESULTS.md, "Night"): an English session with a prompt clicked a page link and the next page
+    ran with the language and the prompt at their widget defaults (Chinese, empty), so it asked for a prompt; with
+    this guard the fourth ran in English with its prompt (bench/RESULTS.md, "Night").
+    A user's own change to a sidebar widget reruns the page it is on before any switch; one that only comes with
+    a switch (the prompt box emptied, then a link clicked at once) is the price. Call after st.navigation (`page`
+    is its url_path) and before the sidebar draws."""
+    ss = st.session_state
+    last, ss["_page"] = ss.get("_page"), page
+    if last is None or last == page:
+        return
+    for key, default in WIDGET_DEFAULTS.items():
+        kept = ss.get("_kept_" + key)
+        if kept is not None and kept != default and ss.get(key) == default:
+            ss[key] = kept
+            print(f"operator-lab: {key} came back at its default on a switch to {page}; the session's value is kept",
+                  file=sys.stderr)
+
+
+def _from_url(key: str):
+    """A setting as a shared link gives it, else its default."""
+    qp = st.query_params
+    if key == "prompt_text":
+        return qp.get("prompt", default_prompt(_from_url("lang")))
+    if key in ("chat", "projector"):
+        return qp.get(key, "0") == "1"
+    if key == "lang":
+        return qp.get("lang") if qp.get("lang") in ("zh", "en") else DEFAULTS["lang"]
+    return DEFAULTS[key]
+
+
+def keep_settings():
+    """Copy the sidebar's settings where Streamlit's widget clean-up does not reach (after the sidebar's widgets
+    ran)."""
+    _keep(st.session_state)
+
+
+def _keep(ss):
+    for key in KEPT:
+        if key in ss:
+            ss["_kept_" + key] = ss[key]
+
+
+def settings() -> Settings:
+    ss = st.session_state
+    get = lambda k: ss.get(k, DEFAULTS[k])
+    lines = inputs.split_lines(str(get("prompt_text")))   # sanitised: see ops/engine/inputs.py for the policy
+    return Settings(get("source"), get("device"), get("dtype"), tuple(lines), bool(get("chat")), get("lang"))
+
+
+def lang() -> str:
+    return st.session_state.get("lang", "zh")
+
+
+def projector() -> bool:
+    """Projector mode (?projector=1): larger text, the sidebar folded away, no downloads or tensor-name lines."""
+    return bool(st.session_state.get("projector", False))
+
+
+def frozen(format_func, options) -> callable:
+    """format_func with every option's label made now, in this run's language: Streamlit's test runner formats a
+    widget's value again between runs, outside the session, where t() would answer in the default language."""
+    labels = {o: format_func(o) for o in options}
+    return labels.__getitem__
+
+
+def t(zh: str, en: str) -> str:
+    """The string in the session's language."""
+    return zh if lang() == "zh" else en
+
+
+def set_query(key: str, value: str) -> None:
+    """Put a value in the URL only when it changes: every st.query_params write sends the browser a message that
+    rewrites its history entry (a pushState), and the pages wrote the same language, prompt and pickers on every run."""
+    if st.query_params.get_all(key) != [value]:   # the whole list: a repeated ?k=a&k=b is still written as one
+        st.query_params[key] = value
+
+
+def query_int(name: str, default: int, lo: int, hi: int) -> int:
+    """An integer picker value from the URL, clamped to its range; a value that is not an integer or lies
+    outside lo..hi gets a warning that names it (the page goes on with the nearest valid value)."""
+    raw = st.query_params.get(name, None)
+    if raw is None:
+        return default
+    try:
+        v = int(raw)
+    except (TypeError, ValueError):
+        st.warning(t(f"链接里的 {name}={raw!r} 不是整数，已改用 {default}。",
+                     f"The link's {name}={raw!r} is not an integer; using {default}."))
+        return default
+    if not lo <= v <= hi:
+        clamped = max(lo, min(hi, v))
+        st.warning(t(f"链接里的 {name}={v} 超出范围 {lo}…{hi}（这个模型），已改用 {clamped}。",
+                     f"The link's {name}={v} is outside {lo}…{hi} for this model; using {clamped}."))
+        return clamped
+    return v
