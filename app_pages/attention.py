@@ -27,13 +27,11 @@ with cols[2]:
     b = page.row()
 n, g = trace.lengths[b], h // n_rep
 labels, labels_all = page.labels(b), page.labels(b, with_pad=True)
-missing = [p for p in ("q", "k", "v", "q_rope", "k_rope", "probs", "context", "out") if f"layers.{i}.attn.{p}" not in trace]
-if missing:
+if missing := [p for p in ("q", "k", "v", "q_rope", "k_rope", "probs", "context", "out") if f"layers.{i}.attn.{p}" not in trace]:
     st.info(t("这次运行没有记录：", "This run did not record: ") + ", ".join(missing))
     st.stop()
 probs, ctx, out = trace.attention_probs(i), trace.layer(i, "attn.context"), trace.layer(i, "attn.out")
 one = page.memo(("head", i, b, h), lambda: stage_data.attention_head(trace, i, b, h))   # its raw scores, mask, probabilities
-fmt = ".2f" if S <= 16 else None
 key_j, query_i = t("键 j（被看的位置）", "key j (looked at)"), t("查询 i（正在看的位置）", "query i (looking)")
 
 # ---- the main picture: where this head looks, beside every head of the layer ------------------------
