@@ -6,9 +6,11 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-
 from conftest import TINY_VOCAB, tiny_tokenizer
-from ops import costs, interview as iv, sampling as smp
+
+from ops import costs
+from ops import interview as iv
+from ops import sampling as smp
 from ops.config import ModelConfig
 from ops.errors import InputError, SamplingError
 from ops.loading import expected_shapes
