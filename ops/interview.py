@@ -15,6 +15,7 @@ import time
 import torch
 
 from . import functional as fn
+from .checks import Check
 from .config import ModelConfig
 from .costs import kv_bytes_per_token, weight_bytes
 from .decode import PATHS, Decoder, KVCache
@@ -119,6 +120,14 @@ def split_kv_from_trace(trace, layer: int, b: int = 0, splits=(1, 2, 4, 8)) -> l
             for K in splits if K <= n]
 
 
+def split_kv_checks(rows: list[dict], layer: int) -> list[Check]:
+    """split_kv_from_trace's rows as checks. Tolerance 1e-5 of the context's size: float32 sums merged in another
+    order (measured a few 1e-7 relative on the bundled model and on random tensors)."""
+    return [Check(f"split-KV (K = {r['splits']}) vs layers.{layer}.attn.context", r["max_diff_vs_trace"],
+                  1e-5 * max(1.0, r["scale"]), f"分块 KV（K = {r['splits']}）vs layers.{layer}.attn.context")
+            for r in rows]
+
+
 # ---- 3. batch invariance -------------------------------------------------------------------------------
 def compare_rows(alone, batch, b: int = 0) -> list[dict]:
     """Name by name, row 0 of a one-row trace against row b of a batch trace (cut to the row's own
@@ -181,6 +190,13 @@ def batch_invariance(model, prompt: str, other: str, chat: bool = False, new_tok
                 solo_text=text(solo), batched_text=text(together), prompt_tokens=n, padded_to=len(rows[1]))
 
 
+# ---- 4. prompt-lookup drafts (ops/speculate.py), plain greedy beside them ---------------------------------------
+def lookup_runs(model, prompts: dict, new_tokens: int = 32) -> dict:
+    """label -> (plain greedy Generation, prompt-lookup Generation) of each prompt (no chat template)."""
+    return {label: tuple(model.generate(p, chat=False, max_new_tokens=new_tokens, stop_at_eos=False, draft=d)
+                         for d in (None, "prompt-lookup")) for label, p in prompts.items()}
+
+
 # ---- 5. KV-bound decode ------------------------------------------------------------------------------
 def kv_bound(c: ModelConfig, batches=(1, 8, 32, 128), contexts=(1024, 4096, 16384, 32768), bits=16,
              kv_dtype_bytes: int = 2) -> dict:
@@ -225,6 +241,12 @@ def outliers(trace, layer: int, name: str = "resid_out", b: int = 0, top: int = 
                 per_channel=int8((per_channel / 127).clamp(min=1e-30)),
                 salient_channels=n_sal, salient_share=float(mean_c.sort(descending=True).values[:n_sal].sum()
                                                             / mean_c.sum()))
+
+
+def outlier_figures(trace, b: int = 0, names=("resid_out", "attn_norm.out", "mlp.act")) -> tuple[int, list[dict]]:
+    """(the loudest layer of row b's residual stream, outliers() of each of `names` there that the trace holds)."""
+    loud = loudest_layer(trace, "resid_out", b)
+    return loud, [outliers(trace, loud, n, b) for n in names if f"layers.{loud}.{n}" in trace]
 
 
 def loudest_layer(trace, name: str = "resid_out", b: int = 0) -> int:
