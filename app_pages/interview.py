@@ -4,7 +4,8 @@ ops/interview.py and ops/speculate.py; rows: content/interview.py. The runs that
 import streamlit as st
 
 from content import interview as words
-from ops import costs, interview as iv
+from ops import costs
+from ops import interview as iv
 from ui import lab
 from ui.page import StagePage, table
 from ui.state import lang, t

@@ -5,8 +5,9 @@ from __future__ import annotations
 from ops.costs import human
 
 # prompts that repeat themselves (code, a quoted passage), where copying from the prompt pays
-CODE = ("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\n"
-        "def mul(a, b):\n    return a * b\n\n\ndef div(a, b):\n")
+_BODY = ("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\n"
+         "def mul(a, b):\n    return a * b\n\n\ndef div(a, b):\n    return a / b\n")
+CODE = "# file a.py\n" + _BODY + "\n\n# file b.py: an exact copy of a.py\n" + _BODY[:30]
 QUOTE = ("Repeat the sentence exactly: The quick brown fox jumps over the lazy dog while the farmer watches "
          "from the gate.\nThe quick brown fox")
 SHORT = "The capital of France is"
