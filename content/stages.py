@@ -93,7 +93,7 @@ STAGES = (
           heading_zh="部署与优化：服务端怎样把模型跑得又快又省", heading_en="Serving and optimisation: running the model fast and lean",
           io=("layers.{i}.attn.scores", "layers.{i}.attn.context"),
           reads=("layers.{i}.attn.scores", "layers.{i}.attn.v", "layers.{i}.attn.context")),
-    Stage("interview", "推理面试实战", "Inference interview", "🧪", page="interview",
+    Stage("interview", "推理面试实战", "Inference interview", "🎤", page="interview",
           heading_zh="推理面试实战：在真模型上跑一遍", heading_en="Inference interview: the 2026 questions, run on the real model",
           io=("layers.{i}.attn.q_rope", "layers.{i}.attn.context"),
           reads=("layers.{i}.attn.q_rope", "layers.{i}.attn.k_rope", "layers.{i}.attn.v", "layers.{i}.attn.context",
