@@ -22,12 +22,13 @@ with knobs:
                           "smp_temp")
     top_k = sampling_input(st.slider, t("top-k（0 = 关闭）", "top-k (0 = off)"), "top_k", "smp_topk")
     top_p = sampling_input(st.slider, t("top-p（1 = 关闭）", "top-p (1 = off)"), "top_p", "smp_topp")
+    min_p = sampling_input(st.slider, t("min-p（0 = 关闭）", "min-p (0 = off)"), "min_p", "smp_minp")
     rp = sampling_input(st.slider, t("重复惩罚 ρ（1 = 关闭）", "repetition penalty ρ (1 = off)"),
                         "repetition_penalty", "smp_rp")
     N = st.slider(ranged(t("前 N 个候选", "top N candidates"), 5, 30), 5, 30, 10, key="smp_n")
     seed = sampling_input(st.number_input, t("随机种子", "seed"), "seed", "smp_seed")
     b = page.row()
-params = smp.SamplingParams(float(temp), int(top_k), float(top_p), float(rp), int(seed))
+params = smp.SamplingParams(float(temp), int(top_k), float(top_p), float(rp), int(seed), float(min_p))
 n = trace.lengths[b]
 sv = page.memo(("view", b, params, N), lambda: stage_data.sampling_view(trace, b, params, N))
 stages, cand, chosen = sv["stages"], sv["cand"].tolist(), sv["stages"]["chosen"]
@@ -35,7 +36,8 @@ names = [short(p, 10) for p in pieces(model.tokenizer, cand)]
 names = [f"{nm}·{i}" if names.count(nm) > 1 else nm for nm, i in zip(names, cand)]
 last = page.labels(b, None)[-1]
 ch = pieces(model.tokenizer, [chosen])[0]
-setting = f"T = {params.temperature:g}, k = {params.top_k:g}, p = {params.top_p:g}, ρ = {params.repetition_penalty:g}"
+setting = (f"T = {params.temperature:g}, k = {params.top_k:g}, p = {params.top_p:g}, min-p = {params.min_p:g}, "
+           f"ρ = {params.repetition_penalty:g}")
 with main:
     chart = page.memo(("chart", b, params, N), lambda: candidates_chart(
         stages, cand, names, words=dict(raw=t("原始 softmax（T = 1，不截断）", "raw softmax (T = 1, no cut)"),
@@ -76,11 +78,13 @@ if box := page.more("每一步：最后一个位置的 logits 如何变化", "Ev
                    f" (ρ = {params.repetition_penalty:g})"),
                   ("tempered", t("③ 除以温度后", "③ after temperature"), f" (T = {params.temperature:g})"),
                   ("top_k", t("④ top-k 之后", "④ after top-k"), f" (k = {params.top_k:g})"),
-                  ("top_p", t("⑤ top-p 之后", "⑤ after top-p"), f" (p = {params.top_p:g})")]
+                  ("top_p", t("⑤ top-p 之后", "⑤ after top-p"), f" (p = {params.top_p:g})"),
+                  ("min_p", t("⑥ min-p 之后", "⑥ after min-p"), f" (min-p = {params.min_p:g})")]
         if params.greedy:
-            st.warning(t("温度 = 0：贪心解码，直接取惩罚后 logit 最大的 token，跳过温度、top-k、top-p 和随机抽样。",
+            st.warning(t("温度 = 0：贪心解码，直接取惩罚后 logit 最大的 token，"
+                         "跳过温度、top-k、top-p、min-p 和随机抽样。",
                          "Temperature = 0: greedy decoding takes the largest logit after the penalty and skips "
-                         "temperature, top-k, top-p and the draw."))
+                         "temperature, top-k, top-p, min-p and the draw."))
         # labels without the live values: a tab stays open
         tabs = page.tabs([label for _, label, _ in STAGES], "stages")
         for tab, (key, label, value) in zip(tabs, STAGES):
@@ -91,9 +95,9 @@ if box := page.more("每一步：最后一个位置的 logits 如何变化", "Ev
                               key=f"smp-{key}")
         st.markdown(t(f"### ⑦ 选中：“{ch}”（id {chosen}），概率 {float(stages['probs'][chosen]):.3f}",
                       f"### ⑦ Chosen: “{ch}” (id {chosen}), probability {float(stages['probs'][chosen]):.3f}"))
-        st.caption(t(f"top-k/top-p 之后 {sv['n_inf']:,} 个 token 的 logit 为 −∞（概率正好为 0），只剩"
+        st.caption(t(f"top-k/top-p/min-p 之后 {sv['n_inf']:,} 个 token 的 logit 为 −∞（概率正好为 0），只剩"
                      f" {V - sv['n_inf']:,} 个候选。红色 = 选中的 token。",
-                     f"After top-k/top-p, {sv['n_inf']:,} tokens have logit −inf (probability exactly "
+                     f"After top-k/top-p/min-p, {sv['n_inf']:,} tokens have logit −inf (probability exactly "
                      f"0); {V - sv['n_inf']:,} remain. Red = the chosen token."))
 
 DRAWS = [100, 1000, 5000]

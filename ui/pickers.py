@@ -28,7 +28,8 @@ def ranged(label: str, lo, hi) -> str:
 # session_state under "sampling_<name>", where a page switch does not reach (Streamlit drops a widget's own key on a
 # page that does not draw it); each page's widget is set from it and copies a change back (sampling_input).
 SAMPLING = dict(temperature=(0.0, 2.0, 0.8, 0.05), top_k=(0, 100, 50, 1), top_p=(0.05, 1.0, 0.9, 0.05),
-                repetition_penalty=(1.0, 2.0, 1.0, 0.05), seed=(0, 2**31 - 1, 0, 1))
+                repetition_penalty=(1.0, 2.0, 1.0, 0.05), seed=(0, 2**31 - 1, 0, 1),
+                min_p=(0.0, 0.5, 0.0, 0.01))
 
 
 def sampling_input(widget, label: str, name: str, key: str, **kw):

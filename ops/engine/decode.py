@@ -92,6 +92,16 @@ class Generation:
     compute_dtype: str = "float32"  # dtype of the activations and the KV cache while generating
     path: str = "eager"             # which path ran: "eager" (the trace's own), "bf16" or "int8" (see PATHS)
     weight_dtype: str = "float32"   # how the projections' weights were stored: float32, bfloat16 or int8
+    forward_passes: int = 0         # forward calls made, the prefill's chunks included
+    prefill_passes: int = 1         # of which the prefill's (ceil(prompt / prefill_chunk) when chunked)
+    draft: str = ""                 # "" or "prompt-lookup" (ops/engine/speculate.py)
+    proposed: int = 0               # draft tokens proposed, and accepted by the verifying pass
+    accepted: int = 0
+
+    @property
+    def passes_saved(self) -> int:
+        """Passes plain decoding would make (the prefill's, then one per later token) less those made."""
+        return self.prefill_passes + len(self.token_ids) - 1 - self.forward_passes
 
 
 class Decoder:
@@ -100,7 +110,14 @@ class Decoder:
     over step(); the Generate page calls it once per click."""
 
     def __init__(self, model, prompt: str, prompt_ids: list[int], max_new_tokens: int,
-                 params: SamplingParams, path: str = "eager", stop_at_eos: bool = True):
+                 params: SamplingParams, path: str = "eager", stop_at_eos: bool = True,
+                 prefill_chunk: int | None = None):
+        """prefill_chunk: run the prompt through the cache this many tokens per pass (None: all at once)."""
+        if prefill_chunk is not None and (isinstance(prefill_chunk, bool) or not isinstance(prefill_chunk, int)
+                                          or prefill_chunk < 1):
+            raise InputError(f"prefill_chunk = {prefill_chunk!r}: it must be a whole number >= 1, or None")
+        self.prefill_chunk = prefill_chunk or max(len(prompt_ids), 1)
+        self.forward_passes = self.prefill_passes = 0
         self.model, self.prompt, self.prompt_ids, self.params, self.path = model, prompt, prompt_ids, params, path
         self.weights, self.attention, self.kernels = PATHS[path]
         W = model.weight_set(self.weights)                      # builds the fast copy now, not in the first step
@@ -138,10 +155,10 @@ class Decoder:
             raise InputError(f"this decoding has finished ({self.stopped}); start a new one")
         t0 = time.perf_counter()
         ids = torch.tensor([self.token_ids[-1:] or self.prompt_ids])   # (1, S): the prompt, then the last token
-        past, S = self.cache.length, ids.shape[1]
-        logits = self.model.forward(ids, torch.arange(past, past + S)[None], torch.ones(1, past + S, dtype=torch.bool),
-                                    cache=self.cache, last_only=True, weights=self.weights,
-                                    attention=self.attention, kernels=self.kernels)[0, -1]   # (V,)
+        S = ids.shape[1]
+        for a in range(0, S, self.prefill_chunk if not self.steps else S):   # the prompt a chunk per pass
+            logits = self.forward(ids[:, a:a + self.prefill_chunk], last_only=True)[0, -1]    # (V,)
+            self.prefill_passes += not self.steps
         st = sample_stages(logits, self.prompt_ids + self.token_ids, self.params, self.generator)
         token = st["chosen"]
         cand = torch.topk(st["logits"], 20).indices
@@ -160,8 +177,17 @@ class Decoder:
             self.stopped = "max_new_tokens"
         return step
 
+    def forward(self, ids: torch.Tensor, last_only=True) -> torch.Tensor:
+        """One pass of ids (1, S) after the cached keys, on this decoding's path: logits (1, S|1, V)."""
+        past, S = self.cache.length, ids.shape[1]
+        self.forward_passes += 1
+        return self.model.forward(ids, torch.arange(past, past + S)[None], torch.ones(1, past + S, dtype=torch.bool),
+                                  cache=self.cache, last_only=last_only, weights=self.weights,
+                                  attention=self.attention, kernels=self.kernels)
+
     def result(self) -> Generation:
         return Generation(prompt=self.prompt, text=self.text, token_ids=list(self.token_ids),
                           prompt_ids=self.prompt_ids, steps=list(self.steps), stopped=self.stopped,
                           fast=self.path != "eager", compute_dtype=self.compute_dtype, path=self.path,
-                          weight_dtype=self.weight_dtype)
+                          weight_dtype=self.weight_dtype, forward_passes=self.forward_passes,
+                          prefill_passes=self.prefill_passes)

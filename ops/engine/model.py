@@ -33,6 +33,7 @@ from .decode import Decoder, Generation, GenerationStep, KVCache, decode_path  #
 from .inputs import MAX_BATCH, token_limit  # noqa: F401  (re-exported)
 from .recording import attention_scores, build_trace, recorder
 from .sampling import SamplingParams
+from .speculate import generate_with_draft
 from .trace import Trace
 from .weights import FUSED, Weights  # noqa: F401  (FUSED re-exported)
 
@@ -343,10 +344,11 @@ class Model:
 
     # ---- decoding ----------------------------------------------------------------
     def decoder(self, prompt: str, chat: bool = True, max_new_tokens: int = 32, params: SamplingParams | None = None,
-                system: str | None = MODEL_DEFAULT, fast: str | bool | None = None,
-                stop_at_eos: bool = True) -> Decoder:
+                system: str | None = MODEL_DEFAULT, fast: str | bool | None = None, stop_at_eos: bool = True,
+                prefill_chunk: int | None = None) -> Decoder:
         """A decoding of one prompt, ready to step (see Decoder). fast: False/None = the traced path (the model's
-        weights, eager attention); True or "bf16" = the bfloat16 fused copy with SDPA; anything else: InputError."""
+        weights, eager attention); True or "bf16" = the bfloat16 fused copy with SDPA; anything else: InputError.
+        prefill_chunk: prefill the prompt this many tokens per pass through the cache (None: one pass)."""
         path = decode_path(fast)
         prompts, _, rows = self.encode_prompts(prompt, chat, system)
         if len(rows) != 1:
@@ -354,16 +356,22 @@ class Model:
         limit = inputs.max_new_tokens_limit(self.config)
         if not isinstance(max_new_tokens, int) or not 1 <= max_new_tokens <= limit:
             raise InputError(f"max_new_tokens = {max_new_tokens!r}: it must be a whole number from 1 to {limit}")
-        return Decoder(self, prompts[0], rows[0], max_new_tokens, params or SamplingParams(), path, stop_at_eos)
+        return Decoder(self, prompts[0], rows[0], max_new_tokens, params or SamplingParams(), path, stop_at_eos,
+                       prefill_chunk)
 
     def generate(self, prompt: str, chat: bool = True, max_new_tokens: int = 32, temperature: float = 0.0,
                  top_k: int = 0, top_p: float = 1.0, repetition_penalty: float = 1.0, seed: int = 0,
                  on_token=None, system: str | None = MODEL_DEFAULT, stop_at_eos: bool = True,
-                 fast: str | bool | None = False) -> Generation:
+                 fast: str | bool | None = False, min_p: float = 0.0, prefill_chunk: int | None = None,
+                 draft: str | None = None) -> Generation:
         """Autoregressive decoding with a KV cache: one prefill of the prompt, then one token per step, each
-        passed to on_token(step) as it comes. fast=True: the bfloat16 fused copy (see decoder())."""
-        params = SamplingParams(temperature, top_k, top_p, repetition_penalty, seed)
-        dec = self.decoder(prompt, chat, max_new_tokens, params, system, fast, stop_at_eos)
+        passed to on_token(step) as it comes. fast=True: the bfloat16 fused copy (see decoder()).
+        prefill_chunk: the prompt C tokens per pass. draft="prompt-lookup": greedy tokens verified several per
+        pass from n-grams of the text so far (ops/engine/speculate.py); the tokens are plain greedy's."""
+        params = SamplingParams(temperature, top_k, top_p, repetition_penalty, seed, min_p)
+        dec = self.decoder(prompt, chat, max_new_tokens, params, system, fast, stop_at_eos, prefill_chunk)
+        if draft is not None:
+            return generate_with_draft(dec, draft, on_token)
         while not dec.done:
             step = dec.step()
             if on_token:

@@ -1,7 +1,9 @@
 """Turning one position's logits into the next token, one visible stage at a time.
 
-logits -> repetition penalty -> temperature -> top-k -> top-p -> softmax -> pick
-The order and the arithmetic follow transformers' logits processors, so a seeded run is comparable.
+logits -> repetition penalty -> temperature -> top-k -> top-p -> min-p -> softmax -> pick
+The order and the arithmetic follow transformers' logits processors, so a seeded run is comparable. min-p comes
+after top-p, as transformers orders its warpers: its threshold is relative to the top token's probability, which
+top-k and top-p never remove, so it reads the tempered distribution and only trims what the others kept.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ class SamplingParams:
     top_p: float = 1.0                # 1.0 means off
     repetition_penalty: float = 1.0   # 1.0 means off
     seed: int = 0
+    min_p: float = 0.0                # 0 means off: drop tokens with p < min_p * p_max
 
     def __post_init__(self):
         checks = [
@@ -29,6 +32,7 @@ class SamplingParams:
             ("top_p", self.top_p, lambda v: 0.0 < v <= 1.0, "a number in (0, 1] (1 = off)"),
             ("repetition_penalty", self.repetition_penalty, lambda v: 0.0 < v <= 100.0,
              "a number in (0, 100] (1 = off)"),
+            ("min_p", self.min_p, lambda v: 0.0 <= v <= 1.0, "a number in [0, 1] (0 = off)"),
             ("seed", self.seed, lambda v: float(v).is_integer() and 0 <= v < 2**63, "a whole number >= 0"),
         ]
         for name, value, ok, allowed in checks:
@@ -75,6 +79,15 @@ def apply_top_p(logits: torch.Tensor, p: float) -> torch.Tensor:
     return logits.masked_fill(drop, float("-inf"))
 
 
+def apply_min_p(logits: torch.Tensor, min_p: float) -> torch.Tensor:
+    """Drop tokens whose probability is below min_p times the top token's: p_i < min_p * p_max.
+    In logits: z_i < z_max + ln(min_p), since p_i / p_max = exp(z_i - z_max); the top token always stays."""
+    if min_p <= 0.0:
+        return logits
+    probs = logits.softmax(-1)
+    return logits.masked_fill(probs < min_p * probs.max(), float("-inf"))
+
+
 def sample_stages(logits: torch.Tensor, seen_ids, params: SamplingParams,
                   generator: torch.Generator | None = None) -> dict:
     """Every stage for one position's logits (V,); returns the stage tensors and the chosen id."""
@@ -84,14 +97,15 @@ def sample_stages(logits: torch.Tensor, seen_ids, params: SamplingParams,
         chosen = int(penalized.numpy().argmax())     # torch.argmax's first largest, vectorized: 10 µs, not 130
         probs = torch.softmax(penalized, -1)
         return dict(logits=logits, penalized=penalized, tempered=penalized, top_k=penalized,
-                    top_p=penalized, probs=probs, chosen=chosen)
+                    top_p=penalized, min_p=penalized, probs=probs, chosen=chosen)
     tempered = penalized / params.temperature
     after_k = apply_top_k(tempered, int(params.top_k))
     after_p = apply_top_p(after_k, params.top_p)
-    probs = torch.softmax(after_p, -1)
+    after_min_p = apply_min_p(after_p, params.min_p)
+    probs = torch.softmax(after_min_p, -1)
     chosen = int(torch.multinomial(probs, 1, generator=generator))
     return dict(logits=logits, penalized=penalized, tempered=tempered, top_k=after_k,
-                top_p=after_p, probs=probs, chosen=chosen)
+                top_p=after_p, min_p=after_min_p, probs=probs, chosen=chosen)
 
 
 def make_generator(seed: int) -> torch.Generator:

@@ -155,8 +155,8 @@ def lm_head(model, trace, b: int, s: int) -> list[Check]:
 
 def sampling(stages: dict, logits: torch.Tensor) -> list[Check]:
     """stages: ops.engine.sampling.sample_stages of `logits` (the trace's last-position row)."""
-    return [compare("sample_stages probs vs torch.softmax(top_p stage)", stages["probs"],
-                    torch.softmax(stages["top_p"], -1), 1e-6),
+    return [compare("sample_stages probs vs torch.softmax(min_p stage)", stages["probs"],
+                    torch.softmax(stages["min_p"], -1), 1e-6),
             compare("raw logits vs trace.logits[b, -1]", stages["logits"], logits, 0.0,
                     "原始 logits vs trace.logits[b, -1]")]
 

@@ -95,3 +95,18 @@ def test_sliders_show_their_range(tiny_app_dense):
     at = page_ok(PAGE, source=tiny_app_dense)
     assert at.slider(key="smp_temp").label.endswith("(0…2)"), at.slider(key="smp_temp").label
     assert at.slider(key="smp_topk").label.endswith("(0…100)") and at.slider(key="smp_n").label.endswith("(5…30)")
+
+
+def test_min_p_slider_cuts_below_its_share_of_the_top(tiny_app_dense):
+    """min-p = 0.5 at T = 1 with top-k and top-p off: a candidate keeps a probability exactly when its raw softmax
+    (the faint bars, T = 1) is at least half the top one's; the kept ones renormalise to the same ratios."""
+    at = page_ok(PAGE, source=tiny_app_dense)
+    for key, value in (("smp_temp", 1.0), ("smp_topk", 0), ("smp_topp", 1.0), ("smp_rp", 1.0), ("smp_minp", 0.5)):
+        at.slider(key=key).set_value(value)
+    at.run()
+    no_exception(at)
+    raw, now = main_chart(at)["data"]
+    top = max(raw["x"])
+    assert [x > 0 for x in now["x"]] == [r >= 0.5 * top for r in raw["x"]]
+    kept = [(r, x) for r, x in zip(raw["x"], now["x"]) if x > 0]
+    assert all(abs(x / kept[0][1] - r / kept[0][0]) < 1e-4 for r, x in kept)

@@ -1,0 +1,85 @@
+"""The interview page's tables and example prompts: ops/lab/interview.py's figures, labelled in either language.
+No streamlit, no model: rows in, rows out."""
+from __future__ import annotations
+
+from ops.arith.costs import human
+
+# prompts that repeat themselves (code, a quoted passage), where copying from the prompt pays
+_BODY = ("def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\n"
+         "def mul(a, b):\n    return a * b\n\n\ndef div(a, b):\n    return a / b\n")
+CODE = "# file a.py\n" + _BODY + "\n\n# file b.py: an exact copy of a.py\n" + _BODY[:30]
+QUOTE = ("Repeat the sentence exactly: The quick brown fox jumps over the lazy dog while the farmer watches "
+         "from the gate.\nThe quick brown fox")
+SHORT = "The capital of France is"
+CHUNKS = (None, 32, 8)
+NEW_TOKENS = dict(prefill=8, batch=32, lookup=32)
+
+
+def _l(lang: str, zh: str, en: str) -> str:
+    return zh if lang == "zh" else en
+
+
+def _g(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def prefill_rows(rows: list[dict], lang: str) -> list[dict]:
+    return [{_l(lang, "每块 C", "chunk C"): r["chunk"], _l(lang, "前向次数", "passes"): r["passes"],
+             _l(lang, "每次最多 token", "max tokens per pass"): r["max_tokens_per_pass"],
+             _l(lang, "最长一次 (ms)", "longest pass (ms)"): f"{1000 * r['max_pass_s']:.1f}",
+             _l(lang, "合计 (ms)", "total (ms)"): f"{1000 * r['total_s']:.1f}",
+             _l(lang, "首 token logits 最大差", "first-token logits max |diff|"): _g(r["logits_max_diff"]),
+             _l(lang, "贪心 token 相同", "same greedy tokens"): "✓" if r["same_tokens"] else "✗"} for r in rows]
+
+
+def split_rows(rows: list[dict], lang: str) -> list[dict]:
+    return [{_l(lang, "分块数 K", "splits K"): r["splits"], _l(lang, "键数", "keys"): r["keys"],
+             _l(lang, "与 trace 的 context 最大差", "max |diff| vs the trace's context"): _g(r["max_diff_vs_trace"]),
+             _l(lang, "与 eager 重算最大差", "max |diff| vs eager recomputed"): _g(r["max_diff_vs_eager"]),
+             _l(lang, "max |context|", "max |context|"): _g(r["scale"])} for r in rows]
+
+
+def invariance_rows(result: dict, lang: str, limit: int = 12) -> list[dict]:
+    """The operators in pipeline order from the first that differs (the identical ones before it in one line)."""
+    ops = result["operators"]
+    first = next((k for k, r in enumerate(ops) if r["max_diff"] > 0), len(ops))
+    same = [{_l(lang, "张量", "tensor"): _l(lang, f"前 {first} 个张量（{ops[0]['name']} …）",
+                                          f"the first {first} tensors ({ops[0]['name']} ...)"),
+             _l(lang, "最大差", "max |diff|"): "0"}] if first else []
+    return same + [{_l(lang, "张量", "tensor"): r["name"], _l(lang, "最大差", "max |diff|"): _g(r["max_diff"]),
+                    _l(lang, "最大 |值|", "max |value|"): _g(r["scale"])} for r in ops[first:first + limit]]
+
+
+def lookup_rows(gens: dict, lang: str) -> list[dict]:
+    """gens: label -> (plain Generation, prompt-lookup Generation)."""
+    out = []
+    for label, (plain, spec) in gens.items():
+        rate = spec.accepted / spec.proposed if spec.proposed else 0.0
+        out.append({_l(lang, "提示词", "prompt"): label, _l(lang, "生成 token", "tokens"): len(spec.token_ids),
+                    _l(lang, "与贪心相同", "same as greedy"): "✓" if spec.token_ids == plain.token_ids else "✗",
+                    _l(lang, "提议", "proposed"): spec.proposed, _l(lang, "接受", "accepted"): spec.accepted,
+                    _l(lang, "接受率", "acceptance"): f"{rate:.0%}",
+                    _l(lang, "前向次数", "passes"): f"{spec.forward_passes} / {plain.forward_passes}",
+                    _l(lang, "省下", "saved"): spec.passes_saved})
+    return out
+
+
+def kv_rows(r: dict, lang: str) -> list[dict]:
+    return [{"B": x["B"], _l(lang, "上下文", "context"): f"{x['context']:,}",
+             _l(lang, "权重字节", "weight bytes"): human(x["weight_bytes"], "B"),
+             _l(lang, "KV 字节", "KV bytes"): human(x["kv_bytes"], "B"),
+             _l(lang, "KV 占比", "KV share"): f"{x['kv_share']:.0%}"} for x in r["rows"]]
+
+
+def outlier_rows(figs: list[dict], lang: str) -> list[dict]:
+    return [{_l(lang, "张量", "tensor"): f"layers.{f['layer']}.{f['name']}",
+             _l(lang, "最大通道", "top channels"): ", ".join(map(str, f["top_channels"])),
+             "max |x|": _g(f["max_abs"]), _l(lang, "中位 |x|", "median |x|"): _g(f["median_abs"]),
+             _l(lang, "int8 步长（整张量）", "int8 step (per tensor)"): _g(f["step"]),
+             _l(lang, "步长 / 中位", "step / median"): _g(f["step_over_median"]),
+             _l(lang, "变成 0（整张量）", "rounded to 0 (per tensor)"): f"{f['per_tensor']['zero_share']:.1%}",
+             _l(lang, "变成 0（逐通道）", "rounded to 0 (per channel)"): f"{f['per_channel']['zero_share']:.1%}",
+             _l(lang, "平均相对误差（整张量 / 逐通道）", "mean rel. error (tensor / channel)"):
+                 f"{f['per_tensor']['mean_rel_error']:.1%} / {f['per_channel']['mean_rel_error']:.1%}",
+             _l(lang, "1% 显著通道占 |x|", "1% salient channels' share of |x|"): f"{f['salient_share']:.1%}"}
+            for f in figs]

@@ -1,0 +1,99 @@
+"""Prompt-lookup speculative decoding: draft tokens copied from the text so far, verified in one pass.
+
+When the last n tokens appeared earlier (in the prompt or in what was generated), the tokens that followed
+them then are a cheap guess of what follows now. One forward pass over [last token, d drafted tokens] gives
+the model's own greedy choice after every prefix; the draft is kept up to the first disagreement, and the
+model's choice there is the next token. So one pass yields between 1 and d + 1 tokens, each exactly the token
+plain greedy decoding would pick (up to the last bits of arithmetic a wider pass may round differently).
+Greedy only: with sampling, acceptance needs the rejection rule of speculative sampling.
+"""
+from __future__ import annotations
+
+import time
+
+import torch
+
+from ..errors import InputError
+from .decode import Decoder, Generation, GenerationStep
+from .sampling import sample_stages
+
+DRAFTS = ("prompt-lookup",)
+
+
+def lookup_draft(ids: list[int], max_ngram: int = 3, max_draft: int = 8) -> list[int]:
+    """The tokens that followed the latest earlier occurrence of the longest suffix of ids (max_ngram tokens
+    down to 1) that occurred before; [] when none did. At most max_draft tokens."""
+    n_ids = len(ids)
+    for n in range(min(max_ngram, n_ids - 1), 0, -1):
+        tail = ids[n_ids - n:]
+        for start in range(n_ids - n - 1, -1, -1):          # latest first: the most recent context is likeliest
+            if ids[start:start + n] == tail:
+                return ids[start + n:start + n + max_draft]
+    return []
+
+
+def _step(dec: Decoder, logits: torch.Tensor, seen: list[int], processed: int, seconds: float) -> GenerationStep:
+    """The sampling stages of one position's logits (greedy) as a GenerationStep, as Decoder.step records it."""
+    st = sample_stages(logits, seen, dec.params, dec.generator)
+    token, cand = st["chosen"], torch.topk(st["logits"], 20).indices
+    tok = dec.model.tokenizer
+    return GenerationStep(token_id=token, piece=tok.decode([token]) if tok else str(token), phase="decode",
+                          processed=processed, seconds=seconds, kv_tokens=dec.cache.length, kv_bytes=dec.cache.nbytes,
+                          candidates=cand.tolist(),
+                          stages={k: v[cand].tolist() for k, v in st.items() if k != "chosen"},
+                          chosen_prob=float(st["probs"][token]))
+
+
+@torch.inference_mode()
+def verify(dec: Decoder, draft: list[int]) -> tuple[list[GenerationStep], int]:
+    """One pass over [last token] + draft after the cache: the greedy token after each prefix, kept while the
+    draft agrees, then the model's own token. Rejected positions leave the cache. Returns (steps, accepted)."""
+    t0 = time.perf_counter()
+    past = dec.cache.length
+    logits = dec.forward(torch.tensor([dec.token_ids[-1:] + draft]), last_only=False)[0]     # (1 + d, V)
+    seconds = (time.perf_counter() - t0) / (len(draft) + 1)
+    seen, steps, accepted = dec.prompt_ids + dec.token_ids, [], 0
+    for j in range(len(draft) + 1):
+        step = _step(dec, logits[j], seen, len(draft) + 1 if j == 0 else 0, seconds)
+        steps.append(step)
+        seen = seen + [step.token_id]
+        if j == len(draft) or step.token_id != draft[j] or step.token_id in dec.eos:
+            break
+        accepted += 1
+    keep = past + 1 + accepted                           # the last token and the accepted drafts have keys now
+    dec.cache.length, dec.cache.positions = keep, dec.cache.positions[:, :keep]
+    for s in steps:
+        s.kv_tokens, s.kv_bytes = keep, dec.cache.nbytes
+    return steps, accepted
+
+
+def generate_with_draft(dec: Decoder, draft: str = "prompt-lookup", on_token=None, max_ngram: int = 3,
+                        max_draft: int = 8) -> Generation:
+    """Run a Decoder to the end with prompt-lookup drafts; the Generation counts proposed and accepted drafts."""
+    if draft not in DRAFTS:
+        raise InputError(f"draft = {draft!r}: the drafts on offer are {', '.join(DRAFTS)}")
+    if not dec.params.greedy:
+        raise InputError("draft='prompt-lookup' is for greedy decoding (temperature 0): verifying a sampled token "
+                         "needs speculative sampling's acceptance rule")
+    proposed = accepted = 0
+    while not dec.done:
+        guess = lookup_draft(dec.prompt_ids + dec.token_ids, max_ngram, min(max_draft, dec.remaining - 1)) \
+            if dec.steps else []
+        if not guess:                                    # the prefill, or nothing to copy: a plain step
+            new = [dec.step()]
+        else:
+            new, ok = verify(dec, guess)
+            proposed, accepted = proposed + len(guess), accepted + ok
+            for s in new:
+                dec.steps.append(s)
+                dec.token_ids.append(s.token_id)
+                if dec.stop_at_eos and s.token_id in dec.eos:
+                    dec.stopped = "eos"
+                elif len(dec.token_ids) >= dec.budget:
+                    dec.stopped = "max_new_tokens"
+        for s in new:
+            if on_token:
+                on_token(s)
+    g = dec.result()
+    g.draft, g.proposed, g.accepted = draft, proposed, accepted
+    return g
