@@ -3,16 +3,13 @@
     python bench/int8.py [--quick] [--skip-kernels] [--skip-speed] [--skip-numerics]
 
 1. Kernels, M = 1 (one decoding token), on the model's own shapes (q|k|v, o, gate|up, down, the LM head
-   151,936 x 896), weights cycled over enough copies to come from memory, not cache (int8 ones in 2 MiB pages, as the
-   model's int8 set is: ops/fast/hugepages.py): int8 weight-only
-   candidates (ours, ops/fast/native/int8_linear.c, 16 lanes wide where the CPU has AVX-512F and then also 8 wide
+   151,936 x 896), weights cycled over enough copies to come from memory, not cache: int8 weight-only candidates (ours, ops/fast/native/int8_linear.c, 16 lanes wide where the CPU has AVX-512F and then also 8 wide
    ("native AVX2"); torch.ops.aten._weight_int8pack_mm; int8 -> bf16 then torch.mv; int8 -> bf16 then F.linear)
    beside the bf16 fast path's kernel (torch.mv on bf16) and float32 F.linear, interleaved round by round.
    The "decode step" row weighs each shape by how often one step runs it (24 layers + 1 LM head).
 2. Speed: greedy 64 tokens after a chat prompt (stop_at_eos=False), alternating round by round: transformers'
    Qwen2ForCausalLM.generate in float32 (the reference), ours float32 (the traced path), fast="bf16",
-   fast="int8" (int8 GEMVs, and RMSNorm, RoPE and one-token attention in C: ops/fast/native/decode.c,
-   kernels="native"; bench/mechanisms.py measures it without any C). The bound of each path = GEMV bandwidth
+   fast="int8" (int8 GEMVs in C where ops/fast/native builds; bench/mechanisms.py measures it without). The bound of each path = GEMV bandwidth
    measured in this run / bytes one decode step reads (ops.fast.quant.decode_bytes of the weight set the path ran:
    int8 rows + scales + the rest in bf16).
 3. Numerics on 5 prompts (English, Chinese, code, digits, chat): first-step logits max|diff| and KL of the
@@ -44,9 +41,9 @@ PROMPTS = {  # name -> (prompt, chat template?)
 }
 
 
-def int8_kernels(q, s, x, arena):
+def int8_kernels(q, s, x):
     from ops.fast import quant
-    p = arena.copy(quant.pack("native", q))                     # the native kernel reads rows in blocks of 8
+    p = quant.pack("native", q)                                 # the native kernel reads rows in blocks of 8
     return {"native": lambda: quant.native_mm(x, p, s), "int8pack_mm": lambda: quant.int8pack_mm(x, q, s),
             "int8->bf16 + mv": lambda: quant.dequant_mv(x, q, s),
             "int8->bf16 + F.linear": lambda: quant.dequant_linear(x, q, s)}
@@ -54,7 +51,7 @@ def int8_kernels(q, s, x, arena):
 
 def kernel_table(n: int):
     """Section 1: microseconds per product and GB/s of the bytes each kernel must read."""
-    from ops.fast import hugepages, native, quant
+    from ops.fast import native, quant
     names = ["native", "int8pack_mm", "int8->bf16 + mv", "int8->bf16 + F.linear", "bf16 mv (fast path)", "fp32 F.linear"]
     picked = "native" if quant.pick_kernel("cpu", torch.bfloat16) == "native" else "int8pack_mm"
     widest = native.isa(512) if picked == "native" else 0       # native's default: AVX-512F where the CPU has it
@@ -65,15 +62,14 @@ def kernel_table(n: int):
     rows, step = [], {k: 0.0 for k in names}
     for label, (N, K, count) in SHAPES.items():
         copies = max(1, int(2.5e8 // (N * K)) + 1)             # > 200 MB of int8 per kernel: past the L3
-        arena = hugepages.Arena()                              # int8 weights in 2 MiB pages, as the model's int8 set
         Ws = [torch.randn(N, K) / K ** 0.5 for _ in range(copies)]
         x32 = torch.randn(1, K)
         x16 = x32.bfloat16()
         per = {k: [] for k in names}
         for W in Ws:
             q, s = quant.quantize(W)
-            q, W16 = arena.copy(q), W.bfloat16()
-            ks = int8_kernels(q, s, x16, arena)
+            W16 = W.bfloat16()
+            ks = int8_kernels(q, s, x16)
             ks["native AVX2"] = ks["native"]                        # the width is set before each timed run
             ks["bf16 mv (fast path)"] = (lambda W16=W16: torch.mv(W16, x16[0]))
             ks["fp32 F.linear"] = (lambda W=W: F.linear(x32, W))
@@ -96,7 +92,7 @@ def kernel_table(n: int):
             step[k] += count * med[k]
         rows.append([label, *(f"{1e6 * med[k]:.0f} µs · {nbytes[k] / med[k] / 1e9:.1f} GB/s" for k in names),
                      f"{med['bf16 mv (fast path)'] / med[picked]:.2f}x"])
-        del Ws, per, arena
+        del Ws, per
     rows.append(["decode step (all of the above)", *(f"{1e3 * step[k]:.1f} ms" for k in names),
                  f"{step['bf16 mv (fast path)'] / step[picked]:.2f}x"])
     print()
@@ -110,14 +106,13 @@ def kernel_table(n: int):
 
 
 def int8_gemv_bandwidth(n=7, gib=0.5):
-    """GB/s of the int8 kernel the model picks on one (N, 16384) int8 matrix of about `gib` GiB (+ bf16 scales), in
-    2 MiB pages where the kernel gives them, as the int8 set's (ops/fast/hugepages.py)."""
-    from ops.fast import hugepages, quant
+    """GB/s of the int8 kernel the model picks on one (N, 16384) int8 matrix of about `gib` GiB (+ bf16 scales)."""
+    from ops.fast import quant
     kernel = quant.pick_kernel("cpu", torch.bfloat16)
     mm = quant.KERNELS[kernel]
     K = 16384
     N = int(gib * 2**30 / K)
-    q = hugepages.Arena().copy(quant.pack(kernel, torch.randint(-128, 128, (N, K), dtype=torch.int8)))
+    q = quant.pack(kernel, torch.randint(-128, 128, (N, K), dtype=torch.int8))
     s = torch.rand(N, dtype=torch.bfloat16)
     x = torch.randn(1, K, dtype=torch.bfloat16)
     mm(x, q, s)
@@ -129,18 +124,18 @@ def int8_gemv_bandwidth(n=7, gib=0.5):
     return (N * K + 2 * N) / C.median(ts) / 1e9
 
 
-def first_step(model, ids, weights, attention, kernels="torch"):
+def first_step(model, ids, weights, attention):
     """Logits (V,) float32 of the prompt's last position on a weight set (one prefill, no cache)."""
     S = ids.shape[1]
     with torch.inference_mode():
         return model.forward(ids, torch.arange(S)[None], torch.ones(1, S, dtype=torch.bool), last_only=True,
-                             weights=weights, attention=attention, kernels=kernels)[0, -1].float()
+                             weights=weights, attention=attention)[0, -1].float()
 
 
 def numerics(model):
     """Section 3."""
     from ops.engine.decode import PATHS
-    paths = {p: PATHS[p] for p in ("bf16", "int8")}          # (weights, attention, kernels), as generate runs them
+    paths = {p: PATHS[p] for p in ("bf16", "int8")}          # (weights, attention), as generate runs them
     rows = []
     for name, (prompt, chat) in PROMPTS.items():
         ids = torch.tensor([model.encode_prompts(prompt, chat=chat)[2][0]])

@@ -3,8 +3,7 @@
 Model.generate is a loop over Decoder.step(); the Generate page calls step() once per click. A decoding
 path is a forward-pass configuration by name (ops/engine/model.py runs it): "eager" is the trace's own (the
 model's weights, eager attention), "bf16" the fused 16-bit copy with SDPA, "int8" int8 rows with one scale
-each (ops/fast/quant.py) with SDPA, and its RMSNorm, RoPE and one-token attention in C (kernels="native", where
-ops/fast/native builds; PyTorch's otherwise). This module never imports
+each (ops/fast/quant.py, multiplied in C where ops/fast/native built) with SDPA. This module never imports
 ops/engine/model.py: the Decoder is handed the model that makes it.
 """
 from __future__ import annotations
@@ -19,8 +18,7 @@ from ..errors import InputError
 from .config import ModelConfig
 from .sampling import SamplingParams, make_generator, sample_stages
 
-PATHS = {"eager": ("model", "eager", "torch"), "bf16": ("bf16", "sdpa", "torch"),   # path -> (weights,
-         "int8": ("int8", "sdpa", "native")}                                           # attention, kernels)
+PATHS = {"eager": ("model", "eager"), "bf16": ("bf16", "sdpa"), "int8": ("int8", "sdpa")}   # -> (weights, attention)
 
 
 def decode_path(fast) -> str:
@@ -119,7 +117,7 @@ class Decoder:
         self.prefill_chunk = prefill_chunk or max(len(prompt_ids), 1)
         self.forward_passes = self.prefill_passes = 0
         self.model, self.prompt, self.prompt_ids, self.params, self.path = model, prompt, prompt_ids, params, path
-        self.weights, self.attention, self.kernels = PATHS[path]
+        self.weights, self.attention = PATHS[path]
         W = model.weight_set(self.weights)                      # builds the fast copy now, not in the first step
         dtype = W.dtype
         self.compute_dtype = str(dtype).replace("torch.", "")
@@ -183,7 +181,7 @@ class Decoder:
         self.forward_passes += 1
         return self.model.forward(ids, torch.arange(past, past + S)[None], torch.ones(1, past + S, dtype=torch.bool),
                                   cache=self.cache, last_only=last_only, weights=self.weights,
-                                  attention=self.attention, kernels=self.kernels)
+                                  attention=self.attention)
 
     def result(self) -> Generation:
         return Generation(prompt=self.prompt, text=self.text, token_ids=list(self.token_ids),

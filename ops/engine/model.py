@@ -6,8 +6,6 @@ by name the way Hugging Face picks an attention implementation:
              (int8 rows with one scale each, ops/fast/quant.py); a Weights (ops/engine/weights.py) says how projections
              read them
   attention  "eager" (matmul -> mask -> softmax -> matmul; scores and probs recorded) or "sdpa"
-  kernels    "torch" (ops/engine/functional.py's operators) or "native" (RMSNorm, RoPE and SDPA for one new token in C,
-             ops/fast/native/decode.c: the int8 decode path, where PyTorch's dispatch costs more than the arithmetic)
   record     record(name, tensor) with a trace-contract name at every step, or None for nothing
 Reads top to bottom like the pipeline: embedding -> L x (norm, attention, residual, norm, MLP/MoE,
 residual) -> final norm -> LM head. Then the trace and the fast copy; ops/engine/decode.py steps this pass a token
@@ -24,7 +22,6 @@ import torch
 import torch.nn.functional as F
 
 from ..errors import InputError, PromptTooLong, TraceTooBig  # noqa: F401  (re-exported: old imports)
-from ..fast import native
 from ..fast.quant import int8_copy
 from ..models.tokenizer import MODEL_DEFAULT
 from . import functional as fn, inputs
@@ -81,16 +78,7 @@ def sdpa_attention(q, k, v, mask, rec, n: str) -> torch.Tensor:
     return ctx.transpose(1, 2).reshape(B, S, nh * hd)
 
 
-def native_sdpa(q, k, v, mask, rec, n: str) -> torch.Tensor:
-    """sdpa_attention by ops/fast/native/decode.c for one new token against the cache (no mask); SDPA otherwise."""
-    ctx = native.attention1(q, k, v) if mask is None else None
-    return sdpa_attention(q, k, v, mask, rec, n) if ctx is None else ctx
-
-
 ATTENTION = {"eager": eager_attention, "sdpa": sdpa_attention}
-# kernels name -> (RMSNorm, RoPE, attention implementations it replaces); native ones fall back to torch's
-KERNELS = {"torch": (fn.rms_norm, fn.apply_rope, {}),
-           "native": (native.rms_norm, native.apply_rope, {"sdpa": native_sdpa})}
 
 
 @dataclass
@@ -103,8 +91,6 @@ class Pass:
     mask: torch.Tensor | None        # (B, 1, S, T) additive mask, or None (causal order only, SDPA)
     cache: KVCache | None
     rec: Callable                    # x = rec(name, x): records x and returns it, or its edit (ops/engine/recording.py)
-    norm: Callable = fn.rms_norm     # KERNELS[name]: fn.rms_norm and fn.apply_rope, or the same in C
-    rope: Callable = fn.apply_rope
 
 
 class Model:
@@ -161,15 +147,12 @@ class Model:
     def forward(self, ids: torch.Tensor | None, positions: torch.Tensor, key_valid: torch.Tensor,
                 cache: KVCache | None = None, record=None, last_only: bool | int = False,
                 weights: str = "model", attention: str = "eager", edits: dict | None = None,
-                start: int = 0, hidden: torch.Tensor | None = None, kernels: str = "torch") -> torch.Tensor:
+                start: int = 0, hidden: torch.Tensor | None = None) -> torch.Tensor:
         """ids, positions (B, S); key_valid (B, T) covers cached + new keys. Returns logits (B, S|1, V).
         last_only: only the last position (True) or position p (an int) goes on through the final norm and the
         LM head. edits: name -> fn(tensor) -> tensor, applied where the pass records the name (eager attention).
-        start, hidden: begin at layer `start` from the residual stream `hidden` (B, S, H) instead of the ids.
-        kernels: "torch" or "native" (see KERNELS)."""
+        start, hidden: begin at layer `start` from the residual stream `hidden` (B, S, H) instead of the ids."""
         c = self.config
-        if kernels not in KERNELS:
-            raise InputError(f"kernels must be one of {sorted(KERNELS)}, got {kernels!r}")
         positions, key_valid = positions.to(self.device), key_valid.to(self.device)
         S, past = positions.shape[1], cache.length if cache else 0
         attention = "eager" if edits else attention                 # an edit may target scores or probs
@@ -178,9 +161,7 @@ class Model:
         if attention != "sdpa" or (S > 1 and past) or not bool(key_valid.all()):
             mask = fn.attention_mask(key_valid, positions, k_positions, dtype=torch.float32)   # (B, 1, S, T)
         cos, sin = fn.rope_cos_sin(positions, c.head_dim, c.rope_theta)                         # (B, S, hd)
-        norm, rope, attend = KERNELS[kernels]
-        run = Pass(self.weight_set(weights), attend.get(attention, ATTENTION[attention]), cos, sin, mask, cache,
-                   recorder(record, edits), norm, rope)
+        run = Pass(self.weight_set(weights), ATTENTION[attention], cos, sin, mask, cache, recorder(record, edits))
 
         if hidden is None:
             ids = run.rec("tokens.ids", ids.to(self.place("model.embed_tokens")))
@@ -199,7 +180,7 @@ class Model:
             x = x[:, p:p + 1]                                                                    # (B, 1, H)
         if self.device_map is not None:
             x, run = self._move(x, run, self.place("model.norm"))
-        x = run.rec("final_norm.out", run.norm(x, run.W["model.norm.weight"], c.rms_norm_eps))
+        x = run.rec("final_norm.out", fn.rms_norm(x, run.W["model.norm.weight"], c.rms_norm_eps))
         if self.device_map is not None:                              # a tied head lies with the embedding
             x = x.to(self.weights["lm_head.weight"].device)
         return run.rec("logits", run.W.linear(x, "lm_head"))            # fn.lm_head, or int8 rows: (B, S, V)
@@ -213,11 +194,11 @@ class Model:
 
     def layer(self, i: int, x: torch.Tensor, run: Pass) -> torch.Tensor:
         c, p, n = self.config, f"model.layers.{i}.", f"layers.{i}."
-        h = run.norm(x, run.W[p + "input_layernorm.weight"], c.rms_norm_eps)
+        h = fn.rms_norm(x, run.W[p + "input_layernorm.weight"], c.rms_norm_eps)
         h = run.rec(n + "attn_norm.out", h)
         x = x + self.attention(i, h, run)
         x = run.rec(n + "resid_mid", x)
-        h = run.norm(x, run.W[p + "post_attention_layernorm.weight"], c.rms_norm_eps)
+        h = fn.rms_norm(x, run.W[p + "post_attention_layernorm.weight"], c.rms_norm_eps)
         h = run.rec(n + "mlp_norm.out", h)
         x = x + (self.moe(i, h, run) if c.is_moe_layer(i) else self.mlp(i, h, run))
         x = run.rec(n + "resid_out", x)
@@ -232,10 +213,10 @@ class Model:
         k = k.view(B, S, nkv, hd).transpose(1, 2)                   # (B, nkv, S, hd)
         v = v.view(B, S, nkv, hd).transpose(1, 2)
         if c.has_qk_norm:                                           # Qwen3: per-head RMSNorm of q and k
-            q = run.norm(q, run.W[p + "q_norm.weight"], c.rms_norm_eps)
-            k = run.norm(k, run.W[p + "k_norm.weight"], c.rms_norm_eps)
+            q = fn.rms_norm(q, run.W[p + "q_norm.weight"], c.rms_norm_eps)
+            k = fn.rms_norm(k, run.W[p + "k_norm.weight"], c.rms_norm_eps)
         q, k, v = run.rec(n + "q", q), run.rec(n + "k", k), run.rec(n + "v", v)
-        q, k = run.rope(q, run.cos, run.sin), run.rope(k, run.cos, run.sin)
+        q, k = fn.apply_rope(q, run.cos, run.sin), fn.apply_rope(k, run.cos, run.sin)
         q, k = run.rec(n + "q_rope", q), run.rec(n + "k_rope", k)
         if run.cache is not None:
             k, v = run.cache.update(i, k, v)                        # (B, nkv, T, hd): cached keys + these

@@ -1,1 +1,1 @@
-"""Fast paths: int8 weights, 2 MiB-page copies, and the native C kernels built once per machine."""
+"""Fast paths: int8 weights, and the native C int8 product built once per machine."""

@@ -15,13 +15,12 @@ fused as in the bfloat16 copy: one product, then
 split. A MoE model's experts are not quantized (the MoE operator takes its weight tensors directly): they, and so
 the activations, stay in 16 bits (rest_dtype).
 
-Kernels, CPU: "native" (ops/fast/native/int8_linear.c, AVX2 + FMA, compiled on first use: int8 rows stored in blocks
+Kernels, CPU: "native" (ops/fast/native/int8_linear.c, AVX2 + FMA, built once at start: int8 rows stored in blocks
 of 8 so that a thread reads one sequential stream, converted in registers, two rows of x per converted weight in a
 prefill; 16 lanes wide, with the same bits, where the CPU has AVX-512F); where it cannot be built,
 torch.ops.aten._weight_int8pack_mm (x (M, K) bf16, q (N, K) int8, s (N,) bf16 -> (M, N)); bench/int8.py
 measures both against int8 -> bf16 dequantization + torch.mv / F.linear on the model's own shapes (the LM head
-included). Other devices, or where neither runs: dequantize, then F.linear. On the CPU the set's own tensors are
-copied into 2 MiB pages where Linux gives them (ops/fast/hugepages.py): a step reads every one of them once.
+included). Other devices, or where neither runs: dequantize, then F.linear.
 """
 from __future__ import annotations
 
@@ -31,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 from ..engine.weights import FUSED, Weights
-from . import hugepages, native
+from . import native
 
 QUANTIZED = re.compile(r"model\.layers\.\d+\.(self_attn\.[qkvo]_proj|mlp\.(gate|up|down)_proj)\.weight|lm_head\.weight")
 EMBED = "model.embed_tokens.weight"
@@ -191,7 +190,7 @@ def int8_copy(model, kernel: str | None = None) -> Int8Weights:
         if QUANTIZED.fullmatch(name) and name not in done:
             q, W[name[:-len(".weight")] + ".scales"] = quantize(t, dtype)
             W[name] = pack(kernel, q)
-    return Int8Weights(hugepages.settle(W, keep={t.data_ptr() for t in src.values()}), splits, kernel)
+    return Int8Weights(W, splits, kernel)
 
 
 # ---- bytes ------------------------------------------------------------------------------------------------

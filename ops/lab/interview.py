@@ -146,7 +146,7 @@ def compare_rows(alone, batch, b: int = 0) -> list[dict]:
 @torch.inference_mode()
 def greedy_rows(model, rows: list[list[int]], new_tokens: int, path: str = "eager") -> list[list[int]]:
     """Greedy decoding of right-padded rows together, a step for all rows at once, as a server batches them."""
-    weights, attention, _ = PATHS[path]
+    weights, attention = PATHS[path]
     B, S = len(rows), max(len(r) for r in rows)
     ids = torch.full((B, S), model.pad_id(), dtype=torch.long)
     for i, r in enumerate(rows):

@@ -178,3 +178,10 @@ def test_tiny_moe_trace_cached_on_the_trace():
     moe_model, _ = tiny_pair("qwen2_moe")
     t2 = moe_model.trace_ids([[1, 2]])
     assert tiny.moe_trace(t2, moe_model) == (t2, moe_model, True)
+
+
+def test_greedy_pick_is_torch_argmax_the_first_largest():
+    from ops.engine.sampling import SamplingParams, sample_stages
+    x = torch.randn(151_936)
+    x[[900, 77_000]] = x.max() + 1                      # a tie for the largest: the first index wins
+    assert sample_stages(x, [], SamplingParams())["chosen"] == int(torch.argmax(x)) == 900

@@ -1,23 +1,19 @@
 """Native CPU kernels: C built once per machine with its compiler, checked, and loaded with ctypes.
 
-Two C files (and simd.h, the helpers both include), one library, for x86-64 CPUs with AVX2 and FMA:
-- int8_linear.c, the int8 weight-only product of ops/fast/quant.py ("native"), and the layout it reads: int8 rows in
-  blocks of 8 (pack / unpack; the file's header says why); 16 lanes wide where the CPU has AVX-512F (isa(); the
-  same bits as the 8-wide loops);
-- decode.c, the small operators of a decode step in float32 (rms_norm, apply_rope, attention1), which
-  ops/engine/model.py runs with kernels="native": same signatures as ops/engine/functional.py's, and each falls back to
-  it
-  (or returns None, attention1) for an input it does not take.
+int8_linear.c (and simd.h, its vector helpers), one library, for x86-64 CPUs with AVX2 and FMA: the int8
+weight-only product of ops/fast/quant.py ("native"), and the layout it reads: int8 rows in blocks of 8 (pack /
+unpack; the file's header says why); 16 lanes wide where the CPU has AVX-512F (isa(); the same bits as the 8-wide
+loops). It doubles int8 decoding's tokens/s against ATen's own int8 product (bench/RESULTS.md, "What each speed
+mechanism buys").
 
 build(folder) compiles it (-O3 -mavx2 -mfma -fopenmp -ffp-contract=off) into folder (the file name carries a hash of
 the sources, the flags and the CPU), records the library's sha256 beside it, then checks it on small inputs with
-known answers. The app calls build() once at start, in the background (app.py, through ui/state.py); nothing compiles
-during a
-request. load() only hands out what build() made: it waits for a build under way and never starts one. A file
-found in the folder is loaded only if the folder is private to this user and the file's sha256 is the one recorded
-when this code built it: a library planted there is rebuilt over, never run. Another CPU, no compiler, a failed
-build or a wrong answer: load() returns None, why_not() says why, ops/fast/quant.py keeps ATen's _weight_int8pack_mm
-and the decode operators stay PyTorch's.
+known answers. The app calls build() once at start, in the background (app.py, through ui/state.py); nothing
+compiles during a request. load() only hands out what build() made: it waits for a build under way and never starts
+one. A file found in the folder is loaded only if the folder is private to this user and the file's sha256 is the
+one recorded when this code built it: a library planted there is rebuilt over, never run. Another CPU, no compiler,
+a failed build or a wrong answer: load() returns None, why_not() says why, and ops/fast/quant.py keeps ATen's
+_weight_int8pack_mm.
 """
 from __future__ import annotations
 
@@ -33,12 +29,9 @@ import threading
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
-from ...engine import functional as fn
-
-SOURCES = [Path(__file__).with_name(n) for n in ("int8_linear.c", "decode.c")]
-HEADERS = [Path(__file__).with_name("simd.h")]                       # included by both: part of the build's hash
+SOURCES = [Path(__file__).with_name("int8_linear.c")]
+HEADERS = [Path(__file__).with_name("simd.h")]                       # included: part of the build's hash
 FLAGS = ["-O3", "-mavx2", "-mfma", "-fopenmp", "-ffp-contract=off", "-shared", "-fPIC"]
 _lock = threading.Lock()
 _state: dict = {}
@@ -123,27 +116,6 @@ def _check(lib) -> None:
         lib.int8_linear(x.data_ptr(), p.data_ptr(), s.data_ptr(), y.data_ptr(), M, N, K)
         if not torch.allclose(y.double(), want, rtol=1e-5, atol=1e-3):
             raise RuntimeError(f"int8_linear gave a wrong product for M={M}, N={N}, K={K}")
-    # decode.c against ops/engine/functional.py in float64: an RMSNorm row of H = 37 (a tail past the 8 lanes), RoPE,
-    # and one query per row, 6 query heads on 2 KV heads, T = 13 keys (a tail past 8) read through cache-like strides
-    x, w = torch.randn(3, 37, generator=g), torch.rand(37, generator=g) + 0.5
-    y = torch.empty(3, 37)
-    lib.rms_norm(x.data_ptr(), w.data_ptr(), y.data_ptr(), 3, 37, ctypes.c_float(1e-6))
-    if not torch.allclose(y.double(), fn.rms_norm(x.double(), w.double(), 1e-6), rtol=1e-5, atol=1e-6):
-        raise RuntimeError("rms_norm gave a wrong answer")
-    x = torch.randn(2, 3, 4, 16, generator=g)
-    cos, sin = torch.randn(2, 4, 16, generator=g), torch.randn(2, 4, 16, generator=g)
-    y = torch.empty_like(x)
-    lib.rope(x.data_ptr(), cos.data_ptr(), sin.data_ptr(), y.data_ptr(), 2, 3, 4, 16)
-    if not torch.allclose(y.double(), fn.apply_rope(x.double(), cos.double(), sin.double()), rtol=1e-5, atol=1e-6):
-        raise RuntimeError("rope gave a wrong answer")
-    q = torch.randn(2, 6, 16, generator=g)
-    kc, vc = torch.randn(2, 2, 20, 16, generator=g), torch.randn(2, 2, 20, 16, generator=g)
-    k, v, out = kc[:, :, :13], vc[:, :, :13], torch.empty(2, 6, 16)
-    lib.attend1(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), 2, 6, 2, 13, 16,
-                *k.stride()[:2], *v.stride()[:2])
-    want = F.scaled_dot_product_attention(q.double()[:, :, None], k.double(), v.double(), enable_gqa=True)[:, :, 0]
-    if not torch.allclose(out.double(), want, rtol=1e-5, atol=1e-6):
-        raise RuntimeError("attend1 gave a wrong answer")
 
 
 def build(folder: Path):
@@ -165,10 +137,7 @@ def build(folder: Path):
             lib.int8_linear.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 3
             lib.int8_isa.argtypes, lib.int8_isa.restype = [ctypes.c_int], ctypes.c_int
             lib.int8_pack.argtypes = lib.int8_unpack.argtypes = [ctypes.c_void_p] * 2 + [ctypes.c_long] * 2
-            lib.rms_norm.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_long] * 2 + [ctypes.c_float]
-            lib.rope.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 4
-            lib.attend1.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_long] * 9
-            for f in (lib.int8_linear, lib.int8_pack, lib.int8_unpack, lib.rms_norm, lib.rope, lib.attend1):
+            for f in (lib.int8_linear, lib.int8_pack, lib.int8_unpack):
                 f.restype = None
             _check(lib)
             _state["lib"] = lib
@@ -240,56 +209,3 @@ def int8_linear(x: torch.Tensor, p: torch.Tensor, s: torch.Tensor) -> torch.Tens
     y = torch.empty(*x.shape[:-1], N)
     lib.int8_linear(x2.data_ptr(), p.data_ptr(), s.data_ptr(), y.data_ptr(), x2.numel() // K, N, K)
     return y if x.dtype == torch.float32 else y.to(x.dtype)
-
-
-# ---- decode.c: the small operators of a decode step (ops/engine/model.py, kernels="native")
-# ---------------------------
-# Each takes what its ops/engine/functional.py twin takes and gives the same result (RoPE the same bits; RMSNorm and
-# attention up to the order of their sums). An input it does not take (not float32, not contiguous, not on the
-# CPU, or no library here) goes to the twin. Kept lean, like int8_linear: a decode step calls them ~100 times.
-def _f32(t: torch.Tensor) -> bool:
-    return t.dtype is torch.float32 and t.is_cpu and t.is_contiguous()
-
-
-def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
-    """fn.rms_norm by decode.c: one call for every row of x (.., H)."""
-    lib = _state.get("lib") or load()
-    H = x.shape[-1]
-    if lib is None or not (_f32(x) and _f32(weight)) or weight.numel() != H:
-        return fn.rms_norm(x, weight, eps)
-    y = torch.empty_like(x)
-    lib.rms_norm(x.data_ptr(), weight.data_ptr(), y.data_ptr(), x.numel() // H, H, eps)
-    return y
-
-
-def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """fn.apply_rope by decode.c: x (B, n, S, hd), cos and sin (B, S, hd)."""
-    lib = _state.get("lib") or load()
-    B, n, S, hd = x.shape
-    if (lib is None or not (_f32(x) and _f32(cos) and _f32(sin)) or cos.shape != (B, S, hd) or sin.shape != cos.shape
-            or hd % 2):
-        return fn.apply_rope(x, cos, sin)
-    y = torch.empty_like(x)
-    lib.rope(x.data_ptr(), cos.data_ptr(), sin.data_ptr(), y.data_ptr(), B, n, S, hd)
-    return y
-
-
-def _rows(t: torch.Tensor) -> bool:
-    """(B, nkv, T, hd) with each key's hd numbers next to each other and keys hd apart (the KV cache's views)."""
-    return t.stride(3) == 1 and (t.shape[2] == 1 or t.stride(2) == t.shape[3])
-
-
-def attention1(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor | None:
-    """softmax(q k^T / sqrt(hd)) v for ONE query per row with no mask, by decode.c: q (B, nh, 1, hd), k and v
-    (B, nkv, T, hd) -> (B, 1, nh*hd), as ops/engine/model.py's sdpa_attention returns it. None where it does not apply
-    (more than one query, not float32, hd not a multiple of 8 or over 256, no library): use SDPA."""
-    lib = _state.get("lib") or load()
-    B, nh, S, hd = q.shape
-    nkv, T = k.shape[1], k.shape[2]
-    if (lib is None or S != 1 or hd % 8 or hd > 256 or nh % nkv or not _f32(q) or k.dtype is not torch.float32
-            or v.dtype is not torch.float32 or not k.is_cpu or not (_rows(k) and _rows(v))):
-        return None
-    out = torch.empty(B, 1, nh * hd)
-    lib.attend1(q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), B, nh, nkv, T, hd,
-                k.stride(0), k.stride(1), v.stride(0), v.stride(1))
-    return out

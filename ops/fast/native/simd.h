@@ -1,4 +1,4 @@
-/* What the C kernels of ops/fast/native share: AVX2 helpers. Included by int8_linear.c and decode.c. */
+/* What the C kernel of ops/fast/native needs beside its own loops: an AVX2 helper, included by int8_linear.c. */
 #pragma once
 #include <immintrin.h>
 
