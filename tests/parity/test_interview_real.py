@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from content import interview as words
+from ops.engine.model import Model
 from ops.lab import interview as iv
-from ops.loading import load_source
-from ops.model import Model
+from ops.models.loading import load_source
 
 
 @pytest.fixture(scope="module", params=[pytest.param("bundled", marks=pytest.mark.real), "smollm2"])

@@ -8,13 +8,14 @@ import pytest
 import torch
 from conftest import TINY_VOCAB, tiny_tokenizer
 
-from ops import costs, sampling as smp
-from ops.config import ModelConfig
+from ops.arith import costs
+from ops.engine import sampling as smp
+from ops.engine.config import ModelConfig
+from ops.engine.model import Model
+from ops.engine.speculate import lookup_draft
 from ops.errors import InputError, SamplingError
 from ops.lab import interview as iv
-from ops.loading import expected_shapes
-from ops.model import Model
-from ops.speculate import lookup_draft
+from ops.models.checkpoints import expected_shapes
 
 CODE = "def f(x):\n    return x + 1\n\ndef g(x):\n    return x + 1\n\ndef h(x):\n"
 PROMPTS = [CODE, "the cat sat on the mat and the cat sat on", "in the hall he sat"]
@@ -157,8 +158,8 @@ def test_prompt_lookup_saves_passes_when_the_model_copies(tiny):
         del seen
         return out if kw.get("last_only") is False else out[:, -1:]
 
-    from ops.decode import Decoder
-    from ops.speculate import generate_with_draft
+    from ops.engine.decode import Decoder
+    from ops.engine.speculate import generate_with_draft
     fake = SimpleNamespace(config=tiny.config, tokenizer=None, cache_devices="cpu", forward=forward,
                            weight_set=tiny.weight_set)
     dec = Decoder(fake, "", prompt, 30, smp.SamplingParams(), stop_at_eos=False)
