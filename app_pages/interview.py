@@ -16,6 +16,14 @@ model, trace, c = page.model, page.trace, page.config
 L, ref = lang(), costs.reference_config()
 key = lab.model_key()
 
+
+def run(name: str, compute, *more):
+    """A tab's caption, then a run that takes seconds: on its button only, kept for this model (and `more`), never
+    on a page switch."""
+    st.caption(words.caption(name, L))
+    return lab.sweep(key + (name, *more), lambda progress: compute(), t("在本机上跑一次", "Run it on this machine"),
+                     button=f"iv-{name}")
+
 # ---- the main picture: split-KV decode on the traced layer (cheap, from the trace) --------------------------------
 i, b = page.layer(), page.row()
 split = page.memo(("split", i, b), lambda: iv.split_kv_from_trace(trace, i, b))
@@ -36,28 +44,14 @@ tabs = page.tabs([t("分块预填充", "Chunked prefill"), t("批次不变性", 
                   t("离群激活与量化", "Outliers and quantisation")], "interview")
 if tabs[0]:
     with tabs[0]:
-        st.caption(t("同一个提示词，一次整段预填充，或每次 C 个 token 经 KV cache 分几次预填充：次数变多，每次的时间有上限，"
-                     "调度器因此能在两次预填充之间插入别人的解码。首 token 的 logits 与一次预填充相比，差在最后几位。",
-                     "One prompt prefilled in one pass, or C tokens per pass through the KV cache: more passes, each "
-                     "bounded, so a scheduler can slip other requests' decode steps between them. The first token's "
-                     "logits differ from the one-pass prefill in the last bits."))
-        trade = lab.sweep(key + ("iv-prefill",), lambda progress: iv.prefill_trade(
-            model, words.CODE, words.CHUNKS, new_tokens=words.NEW_TOKENS["prefill"]),
-            t("在本机上跑一次", "Run it on this machine"), button="iv-prefill")
+        trade = run("prefill", lambda: iv.prefill_trade(model, words.CODE, words.CHUNKS,
+                                                            new_tokens=words.NEW_TOKENS["prefill"]))
         if trade:
             table(words.prefill_rows(trade, L))
 if tabs[1]:
     with tabs[1]:
-        st.caption(t("同一个提示词单独跑，或者和一个更长的提示词拼成一批（它被补齐）：矩阵形状变了，浮点加法的顺序就可能变，"
-                     "数值差在最后几位；贪心解码一旦在两个候选几乎相等处分叉，后面的文字就不同。这就是服务端"
-                     "“温度 0”也不一定可复现的原因。",
-                     "One prompt alone, or batched with a longer one (so it is padded): the matrix shapes change, so "
-                     "the order of float additions may change and the numbers differ in the last bits; once greedy "
-                     "decoding meets a near-tie there, the texts part. That is why temperature 0 in a server is not "
-                     "always reproducible."))
-        inv = lab.sweep(key + ("iv-batch",), lambda progress: iv.batch_invariance(
-            model, words.SHORT, words.QUOTE, new_tokens=words.NEW_TOKENS["batch"]),
-            t("在本机上跑一次", "Run it on this machine"), button="iv-batch")
+        inv = run("batch", lambda: iv.batch_invariance(model, words.SHORT, words.QUOTE,
+                                                          new_tokens=words.NEW_TOKENS["batch"]))
         if inv:
             first = inv["first"]
             page.metrics([(t("第一个不同的张量", "first tensor that differs"), first["name"] if first else "—"),
@@ -70,14 +64,8 @@ if tabs[1]:
                     language=None)
 if tabs[2]:
     with tabs[2]:
-        st.caption(t("草稿不用小模型：最后几个 token 若在前文出现过，就把那里接下去的 token 当草稿，一次前向核对全部；"
-                     "保留到第一个不一致处，那里换成模型自己的 token。得到的 token 与普通贪心完全相同。",
-                     "No draft model: when the last few tokens occurred earlier, the tokens that followed them there "
-                     "are the draft, verified in one forward pass; kept up to the first disagreement, where the "
-                     "model's own token goes instead. The tokens are exactly plain greedy's."))
         prompts = {t("代码", "code"): words.CODE, t("引文", "quote"): words.QUOTE}
-        gens = lab.sweep(key + ("iv-lookup", L), lambda progress: iv.lookup_runs(
-            model, prompts, words.NEW_TOKENS["lookup"]), t("在本机上跑一次", "Run it on this machine"), button="iv-lookup")
+        gens = run("lookup", lambda: iv.lookup_runs(model, prompts, words.NEW_TOKENS["lookup"]), L)
         if gens:
             table(words.lookup_rows(gens, L))
 if tabs[3]:

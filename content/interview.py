@@ -23,6 +23,34 @@ def _g(x: float) -> str:
     return f"{x:.3g}"
 
 
+# each tab's caption: (zh, en)
+CAPTIONS = {
+    "prefill": ('同一个提示词，一次整段预填充，或每次 C 个 token 经 KV cache 分几次预填'
+                '充：次数变多，每次的时间有上限，调度器因此能在两次预填充之间插入别人的解码。首 token'
+                ' 的 logits 与一次预填充相比，差在最后几位。',
+                'One prompt prefilled in one pass, or C tokens per pass through the KV cache: more passes, each '
+                "bounded, so a scheduler can slip other requests' decode steps between them. The first token's l"
+                'ogits differ from the one-pass prefill in the last bits.'),
+    "batch": ('同一个提示词单独跑，或者和一个更长的提示词拼成一批（它被补齐）：矩阵形状变了，浮点加法的顺'
+                '序就可能变，数值差在最后几位；贪心解码一旦在两个候选几乎相等处分叉，后面的文字就不同。这就'
+                '是服务端“温度 0”也不一定可复现的原因。',
+                'One prompt alone, or batched with a longer one (so it is padded): the matrix shapes change, so '
+                'the order of float additions may change and the numbers differ in the last bits; once greedy de'
+                'coding meets a near-tie there, the texts part. That is why temperature 0 in a server is not alw'
+                'ays reproducible.'),
+    "lookup": ('草稿不用小模型：最后几个 token 若在前文出现过，就把那里接下去的 token 当草稿'
+                '，一次前向核对全部；保留到第一个不一致处，那里换成模型自己的 token。得到的 toke'
+                'n 与普通贪心完全相同。',
+                'No draft model: when the last few tokens occurred earlier, the tokens that followed them there '
+                'are the draft, verified in one forward pass; kept up to the first disagreement, where the model'
+                "'s own token goes instead. The tokens are exactly plain greedy's."),
+}
+
+
+def caption(name: str, lang: str) -> str:
+    return _l(lang, *CAPTIONS[name])
+
+
 def prefill_rows(rows: list[dict], lang: str) -> list[dict]:
     return [{_l(lang, "每块 C", "chunk C"): r["chunk"], _l(lang, "前向次数", "passes"): r["passes"],
              _l(lang, "每次最多 token", "max tokens per pass"): r["max_tokens_per_pass"],
