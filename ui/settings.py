@@ -11,6 +11,7 @@ variable sees it at once; a server's environment does not change).
 """
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass
@@ -122,7 +123,7 @@ def parse(s: Setting, raw) -> object:
             value = float(str(raw).strip())
         except ValueError:
             raise bad() from None
-        if s.kind == "int" and value != int(value) or not s.lo <= value <= s.hi:
+        if not math.isfinite(value) or s.kind == "int" and value != int(value) or not s.lo <= value <= s.hi:
             raise bad()
         return int(value) if s.kind == "int" else value
     if s.kind in ("key", "store"):
@@ -198,9 +199,7 @@ def table_markdown() -> str:
     """docs/configuration.md's table: every setting, its default and what it does."""
     rows = ["| variable | default | what it does | 含义 |", "|---|---|---|---|"]
     for s in SETTINGS:
-        default = {None: "—", False: "off", (): "empty"}.get(s.default, s.default) if not isinstance(
-            s.default, (int, float)) or isinstance(s.default, bool) else s.default
-        if s.kind == "bool":
-            default = "on" if s.default else "off"
+        shown = {None: "—", (): "empty"}.get(s.default, s.default)
+        default = ("on" if s.default else "off") if s.kind == "bool" else shown
         rows.append(f"| `{s.name}` | {default} | {s.help_en}; accepts {_accepts(s)} | {s.help_zh} |")
     return "\n".join(rows)
