@@ -73,13 +73,13 @@ def background(target, args: tuple, name: str) -> threading.Thread:
     """A daemon thread the process waits for at exit (a thread inside a torch or OpenMP call when the interpreter
     tears down aborts the process: "terminate called without an active exception")."""
     thread = threading.Thread(target=target, args=args, name=name, daemon=True)
-    _THREADS.append(thread)
+    _THREADS[:] = [t for t in _THREADS if t.is_alive()] + [thread]     # finished ones need no wait
     thread.start()
     return thread
 
 
 @atexit.register
-def _wait_forbackground(timeout: float = 60.0):
+def _wait_for_background(timeout: float = 60.0):
     STOPPING.set()
     end = time.monotonic() + timeout
     for thread in _THREADS:
