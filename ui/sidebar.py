@@ -7,6 +7,7 @@ import torch
 from content import prompts
 from ops.engine import inputs
 from ops.engine.model import token_limit
+from ops.fast import native
 
 from . import classroom, state
 from .blocks import drawn, lazy
@@ -89,6 +90,9 @@ def render(pages: dict | None = None):
         sb.caption(t(f"⚠️ 后台预先准备有 {len(failed)} 项未完成（打开对应页面时会重新计算）：",
                      f"⚠️ {len(failed)} job(s) prepared in the background failed (the page redoes them when opened):")
                    + " " + "; ".join(failed[-3:]))
+    if why := native.why_not():          # the app's native build failed, or the CPU cannot take it
+        sb.caption(t("ℹ️ 这台机器上 int8 解码使用 PyTorch 自带的内核：",
+                     "ℹ️ int8 decoding here uses PyTorch's own kernel: ") + why)
     return model
 
 

@@ -34,14 +34,13 @@ PREBUILD = True     # load_model builds the weight sets and first visits in the 
 def build_native() -> threading.Thread:
     """The native library (ops/fast/native), built once per process in the background as the app starts: no request
     ever waits for a compiler, and an int8 weight set built meanwhile waits for this build (ops.fast.native.load)."""
+    native.expect_build()                # a request that asks for it meanwhile waits for this build
     return background(_build_native, (cache_dir() / "native",), "native-build")
 
 
 def _build_native(folder):
-    if native.build(folder) is None:     # int8 decoding then runs on PyTorch's own kernel: say why, once
-        note = f"the native int8 kernel, so int8 decoding uses PyTorch's: {native.why_not()}"
-        BACKGROUND_FAILURES.append(note)
-        print(f"operator-lab: {note}", file=sys.stderr)
+    if native.build(folder) is None:     # int8 decoding then runs on PyTorch's own kernel (the sidebar says why)
+        print(f"operator-lab: int8 decoding uses PyTorch's kernel: {native.why_not()}", file=sys.stderr)
 
 
 @st.cache_resource(show_spinner=False, max_entries=3)     # get_model shows the spinner, in the page's language

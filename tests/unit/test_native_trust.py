@@ -72,3 +72,22 @@ def test_load_never_builds(tmp_path, monkeypatch):
     monkeypatch.setattr(native, "_state", {})
     monkeypatch.setattr(native, "_compile", lambda target: pytest.fail("load() compiled"))
     assert native.load() is None and "not built" in native.why_not()
+
+
+@needs_build
+def test_load_waits_for_an_expected_build(tmp_path, monkeypatch):
+    """The app starts its build in a thread; a request that asks for the library before that thread has taken the
+    lock waits for the build instead of falling back to PyTorch's kernel for good."""
+    import threading
+
+    monkeypatch.setattr(native, "_state", {})
+    monkeypatch.setattr(native, "_built", threading.Event())
+    native.expect_build()
+    got = []
+    asker = threading.Thread(target=lambda: got.append(native.load()))
+    asker.start()
+    asker.join(0.5)
+    assert asker.is_alive() and not got                    # waiting, not answering "not built"
+    native.build(tmp_path / "native")
+    asker.join(60)
+    assert got and got[0] is not None, native.why_not()

@@ -35,6 +35,7 @@ HEADERS = [Path(__file__).with_name("simd.h")]                       # included:
 FLAGS = ["-O3", "-mavx2", "-mfma", "-fopenmp", "-ffp-contract=off", "-shared", "-fPIC"]
 _lock = threading.Lock()
 _state: dict = {}
+_built = threading.Event()          # set when a build() has finished, whatever its outcome
 
 
 def _cpu() -> tuple[str, set]:
@@ -118,8 +119,20 @@ def _check(lib) -> None:
             raise RuntimeError(f"int8_linear gave a wrong product for M={M}, N={N}, K={K}")
 
 
+def expect_build() -> None:
+    """A build() is on its way (the app's, started in a thread): load() waits for it rather than race it."""
+    _state["pending"] = True
+
+
 def build(folder: Path):
     """Compile (once per machine), check and load the library from folder; returns it, or None with why_not() set."""
+    try:
+        return _build(folder)
+    finally:
+        _built.set()
+
+
+def _build(folder: Path):
     with _lock:
         if "lib" in _state:
             return _state["lib"]
@@ -147,7 +160,9 @@ def build(folder: Path):
 
 
 def load():
-    """The library build() made (waiting for a build under way), or None: never builds one itself."""
+    """The library build() made (waiting for a build under way or expected), or None: never builds one itself."""
+    if _state.get("pending"):
+        _built.wait()
     with _lock:
         if "lib" not in _state:
             _state["why"] = ("not built: ops.fast.native.build(folder) builds it "
