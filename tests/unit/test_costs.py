@@ -16,11 +16,15 @@ def refs():
 
 def test_reference_configs_load(refs):
     assert set(refs) == {"Qwen2.5-0.5B-Instruct", "Qwen2.5-7B-Instruct", "Qwen2.5-32B-Instruct",
-                         "Qwen2.5-72B-Instruct", "Qwen1.5-MoE-A2.7B", "Qwen2-57B-A14B", "Qwen3-30B-A3B"}
+                         "Qwen2.5-72B-Instruct", "Qwen1.5-MoE-A2.7B", "Qwen2-57B-A14B", "Qwen3-30B-A3B",
+                         "SmolLM2-135M-Instruct"}
     assert not refs["Qwen2.5-32B-Instruct"].is_moe  # 32B is dense
     assert refs["Qwen3-30B-A3B"].has_qk_norm and not refs["Qwen3-30B-A3B"].attention_bias
     assert refs["Qwen2.5-0.5B-Instruct"].tie_word_embeddings
     assert not refs["Qwen2.5-32B-Instruct"].tie_word_embeddings
+    smol = refs["SmolLM2-135M-Instruct"]                 # the one llama: no bias anywhere, tied, no q/k norm
+    assert smol.model_type == "llama" and not smol.attention_bias and smol.tie_word_embeddings
+    assert not smol.has_qk_norm and not smol.is_moe
 
 
 @pytest.mark.parametrize("label, counted, published", [
@@ -31,6 +35,7 @@ def test_reference_configs_load(refs):
     ("Qwen1.5-MoE-A2.7B", 14_315_784_192, 14.3e9),
     ("Qwen2-57B-A14B", 57_408_658_944, 57.4e9),
     ("Qwen3-30B-A3B", 30_532_122_624, 30.5e9),
+    ("SmolLM2-135M-Instruct", 134_515_008, 135e6),      # the "135M" in its name
 ])
 def test_total_params(refs, label, counted, published):
     n = costs.total_params(refs[label])
