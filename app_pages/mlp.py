@@ -1,12 +1,13 @@
 """Stage 6 · MLP (SwiGLU) and MoE: each token widened, gated, and narrowed back."""
 import streamlit as st
 
+from content.mlp import dense_warning, moe_table, say
 from ops.engine import functional as fn
 from ops.lab import checks, stage_data
 from ops.models.tiny import moe_trace
 from ui.page import StagePage
 from ui.pickers import ranged
-from ui.session import t
+from ui.session import lang, t
 from viz import bars, heatmap, histogram
 from viz.labels import short, visible
 from viz.mlp import silu_curve, swiglu_diagram
@@ -30,21 +31,19 @@ if dense:
         m["x"], m["gate"], m["up"], m["act"], m["out"],
         names=dict(widen=t("变宽", "widen"), narrow=t("变窄", "narrow"),
                    off=t("gate < 0（silu 几乎关掉）", "gate < 0 (silu nearly off)")),
-        title=t(f"token “{tok}”（位置 {s}）穿过第 {i} 层的 MLP：{H} → {I} → {H}（红线 = |act| 最大的 3 个神经元）",
-                f"Token “{tok}” (position {s}) through layer {i}'s MLP: {H} → {I} → {H} (red = the 3 largest |act|)")))
-    page.view(f"layers.{i}.mlp.act", trace.layer(i, "mlp.act"), strips,
-              key="mlp-strips", caption=t("每条竖条是一个向量，高度按长度成比例，颜色是这个 token 的实时数值（橙 > 0 > 蓝，各条按自身范围）。",
-                                          "Each strip is one vector, as tall as it is long, coloured by this token's live values "
-                                          "(orange > 0 > blue, each strip on its own range)."))
+        title=say("strips_title", lang(), tok=tok, s=s, i=i, H=H, I=I)))
+    page.view(f"layers.{i}.mlp.act", trace.layer(i, "mlp.act"), strips, key="mlp-strips", caption=say("strips", lang()))
 else:
-    st.info(t(f"第 {i} 层是 MoE 层：没有单一的 gate/up，而是路由到专家；见下方 MoE 部分。",
-              f"Layer {i} is a MoE layer: there is no single gate/up, tokens are routed to experts; see the MoE section below."))
+    st.info(say("moe_layer", lang(), i=i))
 
-page.explain([r"\mathrm{MLP}(x) = W_{down}\big(\mathrm{silu}(W_{gate}x) \odot W_{up}x\big),\quad \mathrm{silu}(z) = z\,\sigma(z)",
-              r"W_{gate}, W_{up} \in \mathbb{R}^{%d\times %d},\quad W_{down}\in\mathbb{R}^{%d\times %d}" % (I, H, H, I)],
+page.explain([r"\mathrm{MLP}(x) = W_{down}\big(\mathrm{silu}(W_{gate}x) \odot W_{up}x\big),"
+              r"\quad \mathrm{silu}(z) = z\,\sigma(z)",
+              r"W_{gate}, W_{up} \in \mathbb{R}^{%d\times %d},\quad W_{down}\in\mathbb{R}^{%d\times %d}"
+              % (I, H, H, I)],
              fn.swiglu)
 
-if dense and (box := page.more(f"所选 token 的 {I} 个中间神经元", f"The {I} hidden neurons of the chosen token", "neurons")):
+if dense and (box := page.more(f"所选 token 的 {I} 个中间神经元", f"The {I} hidden neurons of the chosen token",
+                               "neurons")):
     with box:
         gate, up, act = (trace.layer(i, f"mlp.{p}") for p in ("gate", "up", "act"))   # (B, S, I)
         c1, c2 = st.columns(2)
@@ -55,14 +54,17 @@ if dense and (box := page.more(f"所选 token 的 {I} 个中间神经元", f"The
                                 xlabel=t("数值", "value"), ylabel=t("神经元个数", "neurons")), key="mlp-gu")
         with c2:
             page.view(f"layers.{i}.mlp.act", act,
-                      histogram({"silu(gate)·up": m["act"]}, title=t("激活 silu(gate)·up 的分布", "activation silu(gate)·up"),
+                      histogram({"silu(gate)·up": m["act"]},
+                                title=t("激活 silu(gate)·up 的分布", "activation silu(gate)·up"),
                                 xlabel=t("数值", "value"), ylabel=t("神经元个数", "neurons")), key="mlp-act")
 
         levels = [0.001, 0.01, 0.05, 0.1, 0.5]
-        st.select_slider(ranged(t("“接近 0”的阈值 |act| <", "“near zero” threshold |act| <"), levels[0], levels[-1]),
+        st.select_slider(ranged(t("“接近 0”的阈值 |act| <", "“near zero” threshold |act| <"), levels[0],
+                                levels[-1]),
                          options=levels, value=0.01, key="mlp_thr")
-        page.metrics([(t(f"token “{tok}” 的稀疏度", f"sparsity of “{tok}”"), f"{100 * float(m['sparsity'][s]):.1f}%"),
-                      (t("gate < 0 的比例（silu 几乎关掉）", "share with gate < 0 (silu nearly off)"), f"{100 * m['gate_off']:.1f}%"),
+        page.metrics([(t(f"token “{tok}” 的稀疏度", f"sparsity of “{tok}”"), f"{float(m['sparsity'][s]):.1%}"),
+                      (t("gate < 0 的比例（silu 几乎关掉）", "share with gate < 0 (silu nearly off)"),
+                       f"{m['gate_off']:.1%}"),
                       (t("最大 |act|", "max |act|"), f"{m['max_act']:.3g}")])
         page.view("sparsity", m["sparsity"],
                   bars(100 * m["sparsity"], labels, title=t(f"每个 token 中 |act| < {thr} 的神经元占比 (%)",
@@ -72,34 +74,24 @@ if dense and (box := page.more(f"所选 token 的 {I} 个中间神经元", f"The
         c1, c2 = st.columns(2)
         with c1:
             page.view(f"layers.{i}.mlp.gate[{b}, {s}]", gate[b, s],
-                      silu_curve(m["gate"], title=t(f"silu 曲线，点 = “{tok}” 的 {I} 个 gate 值" + (f"（按大小均匀取 {SILU_DOTS} 个）" if I > SILU_DOTS else ""),
-                                                    f"silu, dots = the {I} gate values of “{tok}”" + (f" ({SILU_DOTS}, evenly by rank)" if I > SILU_DOTS else "")),
+                      silu_curve(m["gate"], title=say("silu_title", lang(), tok=tok, I=I)
+                                 + (say("silu_some", lang(), dots=SILU_DOTS) if I > SILU_DOTS else ""),
                                  xlabel="z = gate", ylabel="silu(z)", max_dots=SILU_DOTS), key="mlp-silu",
-                      caption=t("负的 gate 被压到接近 0（最小约 −0.28），正的几乎原样通过：这就是“门”。",
-                                "Negative gates are squashed towards 0 (minimum about −0.28), positive ones pass almost unchanged: the gate."))
+                      caption=say("silu", lang()))
         with c2:
             k = len(m["top_idx"])
             page.view(f"layers.{i}.mlp.act[{b}, {s}] top-{k}", m["top_act"],
                       bars(m["top_act"], [f"#{j}" for j in m["top_idx"].tolist()],
                            title=t(f"“{tok}” 最活跃的 {k} 个神经元", f"The {k} most active neurons of “{tok}”"),
-                           xlabel=t("神经元编号", "neuron index"), ylabel="silu(gate)·up", text_fmt=".1f").update_xaxes(tickangle=-45),
+                           xlabel=t("神经元编号", "neuron index"), ylabel="silu(gate)·up",
+                           text_fmt=".1f").update_xaxes(tickangle=-45),
                       key="mlp-top")
 
 # ---- MoE -----------------------------------------------------------------------------------------
 st.header(t("MoE：混合专家", "MoE: mixture of experts"))
 page.explain(key="moe")
-st.warning(t("纠正常见说法：**Qwen2.5-32B 是稠密（dense）模型，不是 MoE**，没有“32 个专家、每次激活 2–3 个”这回事；所有开源 Qwen2.5 模型都是稠密的。"
-             + ("" if c.is_moe else f"当前加载的 {c.name or c.model_type} 也是稠密模型：每个 token 都走同一个 SwiGLU MLP。"),
-             "A correction: **Qwen2.5-32B is DENSE, not MoE**; there are no “32 experts with 2-3 active”. All open Qwen2.5 models are dense."
-             + ("" if c.is_moe else f" The loaded {c.name or c.model_type} is dense too: every token runs the same SwiGLU MLP.")))
-dense_word = t("无（稠密）", "none (dense)")
-st.dataframe([{t("模型", "model"): r["model"], t("专家数 E", "experts E"): str(r["experts"] or dense_word),
-               "top-k": str(r["top_k"] or "—"),
-               t("专家宽度", "expert width"): str(r["width"]) + ("" if r["experts"] else " (MLP)"),
-               t("共享专家", "shared expert"): "—" if r["shared"] is None else str(r["shared"] or t("无", "none")),
-               "norm_topk_prob": "—" if r["norm_topk_prob"] is None else str(r["norm_topk_prob"]),
-               t("总参数", "total params"): r["total"], t("每 token 激活参数", "active per token"): r["active"]}
-              for r in stage_data.moe_reference_rows()], hide_index=True, width="stretch")
+st.warning(dense_warning(c, lang()))
+st.dataframe(moe_table(stage_data.moe_reference_rows(), lang()), hide_index=True, width="stretch")
 
 if box := page.more("路由：每个 token 选了哪些专家", "Routing: the experts each token picks", "routing"):
     with box:
@@ -107,14 +99,9 @@ if box := page.more("路由：每个 token 选了哪些专家", "Routing: the ex
         mc = mmodel.config
         moe_layers = [j for j in range(mc.num_hidden_layers) if mt.has_moe(j)]
         if real:
-            st.success(t(f"当前模型是 MoE：下面是真实路由（{mc.num_experts} 个专家，每个 token 选 {mc.num_experts_per_tok} 个）。",
-                         f"The loaded model is MoE: below is its real routing ({mc.num_experts} experts, top-{mc.num_experts_per_tok})."))
+            st.success(say("moe_real", lang(), E=mc.num_experts, k=mc.num_experts_per_tok))
         else:
-            st.warning(t(f"⚠️ 以下是**随机权重**的微型 MoE（{mc.num_experts} 个专家，top-{mc.num_experts_per_tok}，隐藏维度 {mc.hidden_size}），"
-                       "只用来演示机制；路由结果没有任何语义。输入是你的 token 编号对其词表取模。",
-                       f"⚠️ Below is a tiny MoE with **random weights, for showing the mechanism only** ({mc.num_experts} experts, "
-                       f"top-{mc.num_experts_per_tok}, hidden {mc.hidden_size}); its routing means nothing. "
-                       "Its input is your token ids modulo its vocabulary."))
+            st.warning(say("moe_random", lang(), E=mc.num_experts, k=mc.num_experts_per_tok, H=mc.hidden_size))
         j = i if i in moe_layers else moe_layers[0]
         if len(moe_layers) > 1 and not real:
             j = st.radio(t("微型 MoE 的层", "tiny MoE layer"), moe_layers, horizontal=True, key="moe_layer")
@@ -122,8 +109,9 @@ if box := page.more("路由：每个 token 选了哪些专家", "Routing: the ex
         idx, wts = mt.layer(j, "moe.topk_idx"), mt.layer(j, "moe.topk_weight")
         E, k = probs.shape[-1], idx.shape[-1]
         page.view(f"layers.{j}.moe.router_probs", probs,
-                  heatmap(probs[b, :n], x=[f"E{e}" for e in range(E)], y=labels, colorscale="Blues", zmid=None, zmin=0,
-                          title=t(f"路由概率 softmax(W_r x)，第 {j} 层 [S, E]", f"Router probabilities softmax(W_r x), layer {j} [S, E]"),
+                  heatmap(probs[b, :n], x=[f"E{e}" for e in range(E)], y=labels, colorscale="Blues", zmid=None,
+                          zmin=0, title=t(f"路由概率 softmax(W_r x)，第 {j} 层 [S, E]",
+                                          f"Router probabilities softmax(W_r x), layer {j} [S, E]"),
                           xlabel=t("专家", "expert"), ylabel="token", text_fmt=".2f" if n * E <= 400 else None,
                           height=max(360, 40 * n + 140)), key="moe-probs")
         c1, c2 = st.columns(2)
@@ -138,10 +126,10 @@ if box := page.more("路由：每个 token 选了哪些专家", "Routing: the ex
         with c2:
             load = stage_data.expert_load(idx[b, :n], E)
             page.view(t("专家负载", "expert load"), load,
-                      bars(load, [f"E{e}" for e in range(E)], title=t("每个专家接到多少个 token", "Tokens sent to each expert"),
+                      bars(load, [f"E{e}" for e in range(E)],
+                           title=t("每个专家接到多少个 token", "Tokens sent to each expert"),
                            xlabel=t("专家", "expert"), ylabel=t("token 数", "tokens"), text_fmt=".0f"), key="moe-load")
-        st.caption(t(f"每个 token 只算 {k} 个专家：专家部分的计算量约为全部专家的 {k}/{E}；但所有专家的权重都必须放在显存里。",
-                     f"Each token runs only {k} experts: about {k}/{E} of the experts' compute; but every expert's weights must sit in memory."))
+        st.caption(say("moe_cost", lang(), k=k, E=E))
 
 if dense:
     page.checks(page.memo(("checks", i, b, s), lambda: checks.mlp(model, trace, i, b, s)))
