@@ -53,6 +53,14 @@ FORMULAS = {
     "scores_elements": lambda c, B, S: B * c.num_attention_heads * S * S,
     "heads_total": lambda c: c.num_hidden_layers * c.num_attention_heads,
     "norm_params": lambda c: (2 * c.num_hidden_layers + 1) * c.hidden_size,    # two per layer + the final norm
+    "mlp_flops_per_token": lambda c: costs.matmul_flops(1, 3 * c.intermediate_size, c.hidden_size),  # gate, up, down
+    "moe_layer_expert_params": lambda c: c.num_experts * 3 * c.hidden_size * c.moe_intermediate_size,
+    "logits_bytes": lambda c, tokens, dtype_bytes=4: tokens * c.vocab_size * dtype_bytes,
+    # the [V, H] table's share of all parameters, counted twice when the LM head is a separate matrix
+    "vocab_share_pct": lambda c: 100 * c.vocab_size * c.hidden_size * (1 if c.tie_word_embeddings else 2)
+    / costs.total_params(c),
+    # cached tokens (over the whole batch) whose KV weighs as much as the bf16 weights: a decode step's turning point
+    "kv_equal_tokens": lambda c: round(costs.weight_bytes(c, 16) / costs.kv_cache_bytes(c, 1, 2)),
 }
 FORMULAS.update(serving_numbers.FORMULAS)      # the serving chapter's (content/serving_numbers.py)
 

@@ -110,6 +110,7 @@ def numbers(ref: ModelConfig) -> dict:
         req_tokens=_fmt(REQUEST_TOKENS), gpu_80=ops_sv.SERVING_GPUS[0], gpu_141=ops_sv.SERVING_GPUS[1],
         req_80=_fmt(f80["requests"]), req_141=_fmt(f141["requests"]), free_80=_gb(f80["free"]),
         free_141=_gb(f141["free"]), req_bytes=_b(f141["per_request"]),
+        tokens_141=_fmt(int(free141 // costs.kv_bytes_per_token(ref))),   # the free memory as tokens of KV
         block=_fmt(paged["block"]), block_bytes=_b(paged["block_bytes"]),
         block_bytes_layer=_b(paged["block_bytes_layer"]),
         block_waste=_b(paged["max_waste"]), reserve_tokens=_fmt(ref.max_position_embeddings), reserve_bytes=_b(reserve),

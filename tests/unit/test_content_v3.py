@@ -108,7 +108,7 @@ def test_a_full_h200_reads_more_kv_than_weights(nums):
         assert number(pat_rep, t) == n_rep == 5
     for lang, pat in (("en", r"reads ([\d.]+) GB of KV"), ("zh", r"读 ([\d.]+) GB 的 KV")):
         for t in (text("serving", lang, "academic", nums), question("prefill-decode", lang, nums)["long"],
-                  question("sv-prefill-vs-decode", lang, nums)["long"]):
+                  question("quantization-decode-prefill", lang, nums)["long"]):
             assert number(pat, t) == 75.2
     assert "75.2 GB" in text("serving", "en", "plain", nums) and "75.2 GB" in text("serving", "zh", "plain", nums)
     assert "batching pays" not in text("decode", "en", "academic", nums)
