@@ -1,8 +1,8 @@
-"""Interview practice: the question bank by stage, and a quiz on the live trace.
-View data: ui/practice_state.py (session state); logic: content/practice_bank.py."""
+"""Interview practice: the question bank by stage, a quiz on the live trace, and a mock interview.
+View data: ui/practice_state.py (session state); logic: content/practice_bank.py, content/mock_interview.py."""
 import streamlit as st
 
-from content import facts, practice, texts
+from content import facts, mock_interview as mock, practice, texts
 from content.practice_bank import ALL, stage_order, stage_title
 from ops.arith import costs
 from ui import blocks, practice_state as ps, state
@@ -21,8 +21,15 @@ bank, bank_error = ps.bank(page, numbers)
 if bank_error:
     st.error(bank_error)
 
-browse, quiz = page.tabs([t("题库浏览", "Browse questions"), t("实时测验（用你的 trace）", "Quiz on your live trace")],
-                         "views")
+browse, quiz, interview = page.tabs([t("题库浏览", "Browse questions"),
+                                     t("实时测验（用你的 trace）", "Quiz on your live trace"),
+                                     t("模拟面试", "Mock interview")], "views")
+
+
+def answers(q: dict):
+    """A question's model answer: the short one, then the long one."""
+    st.markdown(f"**{t('简答', 'Short answer')}{t('：', ':')}** {q['short']}")
+    st.markdown(q["long"])
 
 
 # ---- browse: the bank, in registry order ---------------------------------------------------------------
@@ -75,3 +82,46 @@ if quiz:
             for note in (qv["explain"], qv["legend"]):
                 if note:
                     st.caption(note)
+
+# ---- mock interview: N questions across stages and levels, graded by the learner --------------------------
+if interview:
+    with interview:
+        st.caption(ps.say("mock_intro"))
+        cols = st.columns([1, 2, 1], vertical_alignment="bottom")
+        n = cols[0].selectbox(t("题数 N", "questions N"), mock.SIZES, key="mock_n")
+        levels = cols[1].multiselect(t("难度（不选 = 全部）", "levels (none = all)"), mock.LEVELS, key="mock_levels",
+                                     format_func=lambda x: "★" * x, placeholder=t("全部难度", "every level"))
+        cols[2].button(t("新的面试", "New interview"), key="mock_new", on_click=ps.mock_new, width="stretch")
+        iv = ps.interview(bank, n, levels)
+        q, result = iv["question"], iv["score"]
+        page.metrics([(t("题号", "question"), iv["progress"]),
+                      (t("得分", "score"), iv["score_text"]), (t("阶段", "stage"), iv["stage"] or "–")])
+        if not iv["n"]:
+            st.info(ps.say("mock_none"))
+        elif q is not None:
+            st.markdown(f"### {iv['stars']} {q['question']}")
+            st.text_area(t("你的回答", "Your answer"), key=iv["box"], height=110, disabled=iv["revealed"])
+            if not iv["revealed"]:
+                st.button(t("揭晓参考答案", "Reveal the model answer"), key="mock_reveal", on_click=ps.mock_reveal,
+                          type="primary")
+                if iv["warn"]:
+                    st.warning(ps.say("mock_empty"))
+            else:
+                answers(q)
+                if iv["computed"]:
+                    st.info(iv["computed"])
+                st.markdown(f"**{ps.say('mock_grade')}**")
+                for col, (grade, words) in zip(st.columns(3), mock.GRADE_LABELS.items()):
+                    col.button(t(*words), key=f"mock_{grade}", on_click=ps.mock_grade, args=(grade,), width="stretch")
+        else:
+            st.success(ps.say("mock_done", graded=result["graded"], points=f"{result['points']:g}",
+                              percent=result["percent"]))
+            blocks.table(iv["stages"])
+            st.subheader(t("要复习的题", "Questions to review"))
+            for label, r, yours in iv["review"]:
+                if box := blocks.more(label, f"mock-review-{r['id']}"):
+                    with box:
+                        st.markdown(f"**{t('你的回答', 'Your answer')}{t('：', ':')}** {yours}")
+                        answers(r)
+            if not iv["review"]:
+                st.info(ps.say("mock_review_none"))

@@ -1,5 +1,5 @@
 """The practice page's longer sentences in both languages (the page keeps only short labels): the bank's legend,
-the live quiz's introduction, hints and verdicts. say(key, lang, **values) fills one."""
+the live quiz's introduction, hints and verdicts, and the mock interview's. say(key, lang, **values) fills one."""
 from __future__ import annotations
 
 WORDS = {  # key: (zh, en); {name} is filled by say()
@@ -31,6 +31,22 @@ WORDS = {  # key: (zh, en); {name} is filled by say()
     "shape_legend": ("B 批大小 · S 序列长度 · H 隐藏维度 · nh/nkv 查询/KV 头数 · hd 头维度 · I MLP 宽度 · V 词表行数",
                      "B batch · S sequence · H hidden · nh/nkv query/KV heads · hd head dim · I MLP width · "
                      "V vocab rows"),
+    "mock_intro": (
+        "从题库里抽 N 道题，尽量分散到不同阶段和难度，从易到难一题一题问。先写下你的回答，再揭晓参考答案，"
+        "然后如实给自己打分：答对 1 分，部分对 0.5 分，答错 0 分。刷新页面题目不变，点“新的面试”重新抽题。",
+        "N questions drawn from the bank, spread across stages and difficulty levels, asked one at a time from easy "
+        "to hard. Write your answer, reveal the model answer, then grade yourself honestly: right 1 point, partly "
+        "0.5, wrong 0. A rerun keeps the same questions; “New interview” draws again."),
+    "mock_empty": ("先写下你的回答（哪怕只有几个词），再点“揭晓”。",
+                   "Write your answer first (a few words will do), then press Reveal."),
+    "mock_computed": ("［实算］这道题的数值此刻按 {config} 的 config 算出（ops/arith/）：**{value}**。",
+                      "[computed] This answer's value is computed now from {config}'s config (ops/arith/): "
+                      "**{value}**."),
+    "mock_grade": ("对照参考答案，你答得怎么样？", "Against the model answer, how did you do?"),
+    "mock_done": ("面试结束：{graded} 道题，得分 {points} / {graded}（{percent:.0f}%）。",
+                  "Interview over: {graded} questions, {points} / {graded} points ({percent:.0f}%)."),
+    "mock_review_none": ("全部答对，没有要复习的题。", "All right: nothing to review."),
+    "mock_none": ("所选难度下题库里没有题目。", "The bank has no questions at the chosen levels."),
 }
 
 

@@ -1,11 +1,15 @@
 """The practice page's session state and view data (Streamlit): the bank rendered in the reader's language, the
-live quiz's progress with its button callbacks, kept in st.session_state across reruns. The pure parts live in
-content/: browsing in practice_bank.py, the sentences in practice_words.py."""
+live quiz's progress with its button callbacks, and the mock interview's draw, answers and self-grades, kept in
+st.session_state across reruns. The pure parts live in content/: browsing in practice_bank.py, drawing and
+scoring in mock_interview.py, the sentences in practice_words.py."""
 from __future__ import annotations
+
+import random
 
 import streamlit as st
 
-from content import practice, practice_bank, practice_words
+from content import mock_interview as mock, practice, practice_bank, practice_words
+from content.practice_bank import stage_title
 
 from . import session
 from .session import t
@@ -97,3 +101,65 @@ def quiz(model, trace, numbers: dict, group: str) -> dict:
                          (t("正确率", "accuracy"), f"{100 * ss.quiz_correct / done:.0f}%" if done else "–")],
                 verdict=verdict, explain=(item.get("explain") or {}).get(lg) if verdict and verdict[0] != "warning"
                 else None, legend=say("shape_legend") if verdict and item["kind"] == "shape" else None)
+
+
+# ---- the mock interview --------------------------------------------------------------------------------------
+def mock_new():
+    """A new interview: a new seed, so a new draw, and nothing answered."""
+    st.session_state.mock = dict(seed=random.randrange(2**31), choice=None)
+
+
+def mock_reveal():
+    m = st.session_state.mock
+    text = str(st.session_state.get(_box(m), "")).strip()
+    m["warn"] = not text
+    if text:
+        m["answers"][m["ids"][m["pos"]]], m["revealed"] = text, True
+
+
+def mock_grade(grade: str):
+    m = st.session_state.mock
+    if m["revealed"] and m["pos"] < len(m["ids"]):
+        m["grades"][m["ids"][m["pos"]]] = grade
+        m["pos"], m["revealed"] = m["pos"] + 1, False
+
+
+def _box(m: dict) -> str:
+    return f"mock_answer_{m['seed']}_{m['pos']}"      # a fresh, empty box for every question of every interview
+
+
+def mock_state(items: list[dict], n: int, levels) -> dict:
+    """This session's interview, drawn again (same seed) when the size or the levels change."""
+    ss, choice = st.session_state, (n, tuple(sorted(levels or ())))
+    if "mock" not in ss:
+        mock_new()
+    m = ss.mock
+    if m["choice"] != choice:
+        ids = mock.draw(items, n, m["seed"], levels)
+        ss.mock = m = dict(seed=m["seed"], choice=choice, ids=ids, pos=0, revealed=False, warn=False, answers={},
+                           grades={})
+    return m
+
+
+def interview(items: list[dict], n: int, levels) -> dict:
+    """The mock interview's view: {n, pos, progress ("3 / 5"), done, box, revealed, warn, question (the rendered
+    dict, None when done), stage (its title), stars, answer (yours), computed (the value line or ""), score
+    (mock_interview.score), score_text, stages (breakdown rows), review [(label, question, your answer)]}."""
+    m, lg = mock_state(items, n, levels), lang()
+    by_id = {q["id"]: q for q in items}
+    asked = [by_id[i] for i in m["ids"] if i in by_id]         # a question removed from the bank meanwhile: dropped
+    pos = min(m["pos"], len(asked))
+    q = asked[pos] if pos < len(asked) else None
+    result = mock.score(asked, m["grades"], practice_bank.stage_order(items))
+    value = ""
+    if q is not None and q["computed"]:
+        shown = q["exact"] if q["exact"] == q["human"] else f"{q['exact']} ({q['human']})"
+        value = say("mock_computed", config=q["config"], value=shown)
+    return dict(n=len(asked), pos=pos, progress=f"{min(pos + 1, len(asked))} / {len(asked)}",
+                done=q is None and bool(asked), box=_box(m), revealed=m["revealed"],
+                warn=m["warn"], question=q, stage=stage_title(q["stage"], lg) if q else "",
+                stars="★" * q["difficulty"] if q else "", answer=m["answers"].get(q["id"], "") if q else "",
+                computed=value, score=result, score_text=f"{result['points']:g} / {result['graded']}",
+                stages=mock.breakdown(result, lg),
+                review=[(stage_title(r["stage"], lg) + " · " + r["question"], r, m["answers"].get(r["id"], ""))
+                        for r in result["review"]])
