@@ -2,21 +2,15 @@
 View data: ui/practice_state.py (session state); logic: content/practice_bank.py, content/mock_interview.py."""
 import streamlit as st
 
-from content import facts, mock_interview as mock, practice, texts
+from content import mock_interview as mock, practice
 from content.practice_bank import ALL, stage_order, stage_title
-from ops.arith import costs
-from ui import blocks, practice_state as ps, state
+from ui import blocks, practice_state as ps
 from ui.page import StagePage
 from ui.session import frozen, lang, t
 
 page = StagePage("practice", trace=False)
 LANG = lang()
-model = state.get_model()
-trace = state.get_trace(model) if model else None
-config = model.config if model is not None else costs.reference_configs()["Qwen2.5-0.5B-Instruct"]
-B, S = (trace.B, trace.S) if trace is not None else (1, 8)
-page.attach(model, trace)
-numbers = page.numbers if trace else texts.numbers(config, B=B, S=S, **(facts.loaded(model) if model else {}))
+model, trace, numbers = ps.context(page)              # the page works without a model too (no quiz then)
 bank, bank_error = ps.bank(page, numbers)
 if bank_error:
     st.error(bank_error)

@@ -8,10 +8,11 @@ import random
 
 import streamlit as st
 
-from content import mock_interview as mock, practice, practice_bank, practice_words
+from content import facts, mock_interview as mock, practice, practice_bank, practice_words, texts
 from content.practice_bank import stage_title
+from ops.arith import costs
 
-from . import session
+from . import session, state
 from .session import t
 
 
@@ -21,6 +22,19 @@ def lang() -> str:
 
 def say(key: str, **values) -> str:
     return practice_words.say(key, lang(), **values)
+
+
+def context(page) -> tuple:
+    """(model, trace, numbers): the loaded model and its trace when there are (attached to the page, so its memos
+    are kept with the trace), and the texts' placeholders for them; without a model, Qwen2.5-0.5B's config at
+    B = 1, S = 8."""
+    model = state.get_model()
+    trace = state.get_trace(model) if model else None
+    page.attach(model, trace)
+    if trace is not None:
+        return model, trace, page.numbers
+    config = model.config if model is not None else costs.reference_configs()["Qwen2.5-0.5B-Instruct"]
+    return model, None, texts.numbers(config, B=1, S=8, **(facts.loaded(model) if model else {}))
 
 
 def bank(page, numbers: dict) -> tuple[list[dict], str | None]:
