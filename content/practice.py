@@ -94,9 +94,10 @@ def _format_answer(value, unit: str) -> tuple[str, str]:
 
 def render(q: dict, numbers: dict, lang: str = "en") -> dict:
     """One question filled for display: {id, stage, difficulty, computed, seed, question, short, long,
-    answer (number or None)}."""
+    answer (number or None), exact and human (the answer written out, "" when none), config (its label or None),
+    standalone (False for a follow-up that reads only after the question before it: `quiz: false`)}."""
     value = compute(q)
-    nums = texts.in_lang(numbers, lang)
+    nums, shown = texts.in_lang(numbers, lang), dict(exact="", human="", config=None)
     if value is not None:
         unit = q["compute"].get("unit", "")
         nums["answer"], nums["answer_h"] = _format_answer(value, unit)
@@ -104,8 +105,9 @@ def render(q: dict, numbers: dict, lang: str = "en") -> dict:
             nums["answer_fp32"] = costs.human(4 * value, "B")
         cfg = costs.reference_configs()[q["compute"]["config"]]
         nums.update({f"cfg_{k}": v for k, v in texts.config_numbers(cfg).items()})
+        shown = dict(exact=nums["answer"], human=nums["answer_h"], config=q["compute"]["config"])
     return dict(id=q["id"], stage=q["stage"], difficulty=q["difficulty"], computed=is_computed(q),
-                seed=q.get("seed", False), answer=value,
+                seed=q.get("seed", False), answer=value, standalone=q.get("quiz") is not False, **shown,
                 **{part: texts.fill(q[part][lang], nums) for part in ("question", "short", "long")})
 
 

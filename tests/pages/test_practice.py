@@ -1,10 +1,14 @@
 """Interview practice page: the question bank to browse, and a quiz on the live trace's numbers."""
 from __future__ import annotations
 
+import re
+
+import apptest_utils as au
 import pytest
 from apptest_utils import check_page, no_exception, open_tab, page_ok, tab_groups
 
-from content import stages
+from content import mock_interview, practice, stages, texts
+from ops.arith import costs
 
 PAGE = "practice"
 
@@ -96,3 +100,104 @@ def test_practice_tiny(tiny_app_dense):
     next_question(at)
     answer(at, "1 x 4 x 32")                                   # tiny hidden size 32
     assert score(at) == "2 / 2", [e.value for e in at.error]
+
+
+# ---- the mock interview ------------------------------------------------------------------------------------------
+def interview(at):
+    """Open the mock-interview tab."""
+    label = next(x for x in tab_groups(at)["tabs-practice-views"] if "模拟" in x or "Mock" in x)
+    return open_tab(at, "practice-views", label)
+
+
+def drawn(at) -> list[str]:
+    return list(at.session_state["mock"]["ids"])
+
+
+def bank() -> dict:
+    """The bank as written in assets/practice (templates: the page fills their {placeholders} for its model)."""
+    return {q["id"]: q for q in practice.load_questions()}
+
+
+def shown(template: str, text: str) -> bool:
+    """Whether text holds the template, any text standing for each {placeholder}."""
+    parts = re.split(r"\{\{|\}\}|\{[A-Za-z0-9_]+\}", template)
+    return re.search("[^\n]*?".join(re.escape(p) for p in parts), text) is not None
+
+
+def assert_value(at, q: dict):
+    """The revealed computed question shows its value (in bold in the info box), as its formula gives it."""
+    box = next(x.value for x in at.info if q["compute"]["config"] in x.value)
+    got = practice.parse_number(re.search(r"\*\*([^*(]+)", box).group(1))
+    assert got == pytest.approx(practice.compute(q), rel=0.01), (q["id"], box)
+
+
+def click(at, key: str):
+    at.button(key=key).click()
+    at.run()
+    no_exception(at)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_mock_interview(tiny_app_dense, lang):
+    at = interview(page_ok(PAGE, source=tiny_app_dense, lang=lang))
+    qs, ids = bank(), drawn(at)
+    assert len(ids) == 5 == len(set(ids)), ids                          # N = 5 by default, each asked once
+    assert len({qs[i]["stage"] for i in ids}) > 1, [qs[i]["stage"] for i in ids]
+    at.run()
+    assert drawn(at) == ids                                             # a rerun keeps the draw
+    grades = ["right", "partly", "wrong", "right", "partly"]           # 1 + 0.5 + 0 + 1 + 0.5 = 3 points
+    label = "**简答：** " if lang == "zh" else "**Short answer:** "
+    for k, (qid, grade) in enumerate(zip(ids, grades)):
+        q, before = qs[qid], au.texts(at)
+        assert shown(q["question"][lang], before) and f"{k + 1} / 5" in before, qid
+        assert label not in before                                      # no answer before the reveal
+        click(at, "mock_reveal")                                        # nothing written yet: a message, no answer
+        assert at.warning and label not in au.texts(at)
+        next(w for w in at.text_area if w.key.startswith("mock_answer_")).set_value("my answer " + qid)
+        click(at, "mock_reveal")
+        marks = [m.value for m in at.markdown]
+        short = next(m for m in marks if m.startswith(label))[len(label):]
+        long = marks[marks.index(label + short) + 1]
+        assert shown(q["short"][lang], short) and shown(q["long"][lang], long), qid   # this question's answers
+        assert short not in before and long not in before, qid
+        if "compute" in q:                                              # its value, computed from its config
+            assert_value(at, q)
+        click(at, f"mock_{grade}")
+    page = au.texts(at)
+    assert "3 / 5" in page and "60%" in page, page[-2000:]
+    table = next(au.html_text(m.value) for m in at.markdown if m.value.startswith(au.HTML_TABLE))
+    cells = [row.split(" | ") for row in table.splitlines()[1:]]
+    assert sum(int(c[1]) for c in cells) == 5                           # the per-stage rows count every question
+    assert sum(float(c[2].split(" / ")[0]) for c in cells) == 3         # ... and add up to the shown score
+    review = [e.label for e in at.expander if e.label.startswith(tuple(stages.get(qs[i]["stage"]).title(lang)
+                                                                       for i in ids if qs[i]["stage"] in stages.BY_KEY))]
+    assert len(review) == 3, review                                     # partly, wrong, partly
+    click(at, "mock_new")
+    again = drawn(at)
+    assert again != ids and len(set(again)) == 5 and "1 / 5" in au.texts(at)
+    assert shown(qs[again[0]]["question"][lang], au.texts(at))
+
+
+def test_mock_interview_size_and_levels(tiny_app_dense):
+    at = interview(page_ok(PAGE, source=tiny_app_dense, lang="en"))
+    at.selectbox(key="mock_n").set_value(10)
+    at.multiselect(key="mock_levels").set_value([1, 3])
+    at.run()
+    no_exception(at)
+    qs, ids = bank(), drawn(at)
+    assert len(set(ids)) == len(ids) == 10
+    assert {qs[i]["difficulty"] for i in ids} == {1, 3}                # both chosen levels, no other
+    assert "1 / 10" in au.texts(at)
+
+
+def test_mock_interview_computed_value(tiny_app_dense):
+    """A question whose answer is computed shows the computed value beside the model answer."""
+    items = practice.questions(texts.numbers(costs.reference_config("Qwen2.5-0.5B-Instruct")), "en")
+    seed = next(s for s in range(1000) if "compute" in bank()[mock_interview.draw(items, 5, s)[0]])
+    at = interview(page_ok(PAGE, source=tiny_app_dense, lang="en"))
+    at.session_state["mock"] = dict(seed=seed, choice=None)         # the interview this seed draws
+    at.run()
+    q = bank()[drawn(at)[0]]
+    next(w for w in at.text_area if w.key.startswith("mock_answer_")).set_value("about a gigabyte")
+    click(at, "mock_reveal")
+    assert_value(at, q)
