@@ -14,9 +14,9 @@ from collections import OrderedDict
 import streamlit as st
 
 from ops.errors import InputError
-from ops.lab.runqueue import RunQueue
 
 from .jobs import RUN_SLOTS
+from .runqueue import RunQueue
 from .session import set_query, settings, t
 from .settings import current as server_settings
 from .state import load_model
