@@ -9,6 +9,7 @@ computed once per model for every session.
 """
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 
 import streamlit as st
@@ -23,13 +24,27 @@ from .state import load_model
 
 # sweeps, the heaviest runs, queue for their own turn: one at a time by default, so page runs always keep a
 # slot of RUN_SLOTS and one student's sweep cannot stall the class (OPERATOR_LAB_SWEEPS, _SWEEP_QUEUE)
-SWEEPS = RunQueue(running=server_settings().sweeps, waiting=server_settings().sweep_queue)
+_SWEEPS: list[RunQueue] = []           # the one queue, built from the settings by configure (app.py) or the first sweep
+_SWEEPS_LOCK = threading.Lock()
 KEEP = 8          # experiment results kept per session, oldest dropped first
 SHARED = 8        # results shared by every session (kept(share=True)), least recently used dropped first
 # what an experiment run keeps: the residual stream and the parts that add to it (attribution, sweeps, patching,
 # steering read only these), not the S x S maps and I-wide MLP tensors: a kept run stays small
 CAPTURE = ("tokens.ids", "embed.out", "layers.*.attn.context", "layers.*.attn.out", "layers.*.resid_mid",
            "layers.*.mlp.out", "layers.*.resid_out", "logits")
+
+
+def configure(s) -> None:
+    """Build the sweep queue from the settings (ui.settings.Settings), once; app.py calls it at start."""
+    with _SWEEPS_LOCK:
+        if not _SWEEPS:
+            _SWEEPS.append(RunQueue(running=s.sweeps, waiting=s.sweep_queue))
+
+
+def sweeps() -> RunQueue:
+    if not _SWEEPS:
+        configure(server_settings())
+    return _SWEEPS[0]
 
 
 def _store() -> OrderedDict:
@@ -102,13 +117,15 @@ def sweep(key, run, label: str, note: str = "", button: str = "run-sweep"):
     def progress(done: int, total: int):
         bar.progress(min(1.0, done / max(total, 1)), text=t(f"已完成 {done} / {total}（点击页面任意控件可中止）",
                                                              f"{done} / {total} done (any click on the page stops it)"))
+    queue = sweeps()
+
     def waiting(place: int, queued: int):
         bar.progress(0.0,
-                     text=t(f"排队中：你是第 {place} 个（共 {queued} 个在等；同一时间只跑 {SWEEPS.running} 个扫描）",
+                     text=t(f"排队中：你是第 {place} 个（共 {queued} 个在等；同一时间只跑 {queue.running} 个扫描）",
                                  f"Queued: you are number {place} of {queued} waiting "
-                                 f"({SWEEPS.running} sweep(s) run at a time)"))
+                                 f"({queue.running} sweep(s) run at a time)"))
     try:
-        with SWEEPS.turn(on_wait=waiting), RUN_SLOTS:
+        with queue.turn(on_wait=waiting), RUN_SLOTS:
             value = run(progress)
     except InputError as e:
         st.error(str(e))
