@@ -223,15 +223,15 @@ def atlas(source: str, device: str, dtype: str, seed: int = ATLAS_SEED, n: int =
 
 @st.cache_resource(show_spinner=False, max_entries=3)
 def _atlas(source: str, device: str, dtype: str, seed: int, n: int) -> dict:
-    from ops.lab import analysis, atlas as head_atlas
+    from ops.lab import atlas as head_atlas, experiments_data
 
     model = load_model(source, device, dtype)
     with RUN_SLOTS:
         test = head_atlas.induction_trace(model, seed=seed, n=n)          # the one run the scores need
-    maps = analysis.head_maps(test, 0)                                     # (L, nh, 2n, 2n)
+    maps = head_atlas.head_maps(test, 0)                                     # (L, nh, 2n, 2n)
     scores = head_atlas.scores_from_probs(maps.double(), n)
     labels, best = head_atlas.label_heads(scores)
     return dict(scores=scores, labels=labels, best=best, counts=head_atlas.label_counts(labels),
-                test_ids=analysis.row_ids(test, 0), test_probs=maps)
+                test_ids=experiments_data.row_ids(test, 0), test_probs=maps)
 
 
