@@ -9,15 +9,19 @@ st.set_page_config(page_title="Operator Lab · 算子实验室", page_icon="🔬
 from ui import settings  # noqa: E402
 
 try:                           # every OPERATOR_LAB_* setting, checked first; a bad one stops the app and says which
-    settings.apply()
+    server = settings.apply()
 except settings.SettingError as e:
     st.error(f"Operator Lab cannot start with this setting · 设置有误，无法启动: {e}")
     st.stop()
 
-import viz  # noqa: E402,F401  (sets the plotly template every page's figures use)
+import viz  # noqa: E402
 from content import stages  # noqa: E402
 from ui import browser, experiments_state, jobs, page, poll, session, sidebar, state  # noqa: E402  (after set_page_config)
 
+# Registration, explicit: importing a module of ours registers, starts and reads nothing (tests/unit/test_imports.py)
+viz.use_lab_template()                     # the plotly template every page's figures use
+jobs.configure(server)                     # run and decode slots, sized once from the settings
+experiments_state.configure(server)        # the sweep queue, likewise
 # the work the load-time thread does ahead of the pages' first visits
 state.FIRST_VISITS = experiments_state.first_visits
 state.build_native()                       # the native library, once per process, in the background

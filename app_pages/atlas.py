@@ -4,7 +4,7 @@ The atlas does not depend on the prompt: it is computed once per model (ui.exper
 """
 import streamlit as st
 
-from ops.lab import analysis, atlas as head_atlas, checks
+from ops.lab import atlas as head_atlas, checks
 from ui import experiments_state
 from ui.page import StagePage
 from ui.pickers import picker
@@ -90,7 +90,7 @@ if box := page.more("各类标签的头数", "How many heads carry each label", 
         with c2:
             st.dataframe([{t("标签", "label"): names[k], t("头数", "heads"): counts.get(k, 0),
                            t("得分最高的头", "top head"): f"L{a} H{z}", t("得分", "score"): round(v, 3)}
-                          for k, (v, a, z) in analysis.top_heads(scores).items()],
+                          for k, (v, a, z) in head_atlas.top_heads(scores).items()],
                          hide_index=True, width="stretch")
 
 if box := page.more("每一种得分（层 × 头）", "Every score (layer × head)", "scores"):

@@ -4,7 +4,8 @@ patching (clean A into corrupted B) over layer × position. Every setting is in 
 import streamlit as st
 
 from content import pairs
-from ops.lab import analysis, checks, sweeps
+from ops.lab import checks, compare_data, sweeps
+from ops.lab.experiments_data import row_ids
 from ui import experiments_state
 from ui.page import StagePage
 from ui.session import lang, t
@@ -41,8 +42,8 @@ c1, c2 = st.columns(2)
 for col, name, tr, n in ((c1, "A", ta, na), (c2, "B", tb, nb)):
     with col:
         st.markdown(f"**{name}** · " + t(f"{n} 个 token", f"{n} tokens"))
-        show_chips(tok.piece_info(analysis.row_ids(tr, 0)), size=17)
-        merged_note(tok, analysis.row_ids(tr, 0))
+        show_chips(tok.piece_info(row_ids(tr, 0)), size=17)
+        merged_note(tok, row_ids(tr, 0))
 if not equal:
     st.error(t(f"两个提示词的 token 数不同（A 有 {na} 个，B 有 {nb} 个）：激活修补和逐位置对比要求位置一一对应，请换一"
                "对等长的提示词。"
@@ -53,9 +54,9 @@ if not equal:
                "prompt's last position is compared."))
 
 # ---- the main picture: both next-token distributions, and where the two streams part ---------------------
-top = analysis.pair_top(ta, tb, 5)
+top = compare_data.pair_top(ta, tb, 5)
 ans_a, ans_b = (repr(pieces(tok, [x])[0]) for x in (top["top_a"], top["top_b"]))
-streams = analysis.compare_streams(ta, tb)
+streams = compare_data.compare_streams(ta, tb)
 states = ["embed"] + [f"L{k}" for k in range(L)]
 c1, c2 = st.columns(2)
 with c1:
@@ -78,8 +79,8 @@ page.explain(r"r_{i,p} = \frac{\Delta(\text{%s}_{i,p}) - \Delta(B)}{\Delta(A) - 
 
 if equal:
     labels = [short(x, 8) + (f"→{short(y, 8)}" if x != y else "")
-              for x, y in zip(pieces(tok, analysis.row_ids(ta, 0)), pieces(tok, analysis.row_ids(tb, 0)))]
-    diff = analysis.differing_positions(ta, tb)
+              for x, y in zip(pieces(tok, row_ids(ta, 0)), pieces(tok, row_ids(tb, 0)))]
+    diff = compare_data.differing_positions(ta, tb)
     if box := page.more("每一层、每个位置的余弦相似度", "Cosine at every layer and position", "cosmap"):
         with box:
             page.chart(layer_position_map(streams["cos_map"], labels, zlabel="cos", colorscale="Viridis", zmid=None,

@@ -2,7 +2,7 @@
 next token before and after, the stream's move, the logit attribution, a head sweep. Every setting is in the URL."""
 import streamlit as st
 
-from ops.lab import analysis, attribution, checks, edits, stage_data, sweeps
+from ops.lab import attribution, checks, edits, experiments_data as analysis, stage_data, sweeps
 from ui import experiments_state
 from ui.page import StagePage
 from ui.pickers import picker

@@ -7,7 +7,7 @@ from ops.engine import decode, sampling as smp
 from ops.engine.inputs import max_new_tokens_limit
 from ops.engine.model import InputError
 from ops.fast import quant
-from ops.lab import analysis, stage_data
+from ops.lab import generate_data as analysis, stage_data
 from ui import classroom
 from ui.jobs import decode_step, decode_to_end
 from ui.page import StagePage

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from content import stages, texts
-from ops.lab import analysis
+from ops.lab import overview_data
 from ui.blocks import shape_str
 from ui.page import StagePage
 from ui.session import lang, t
@@ -35,7 +35,7 @@ page.explain()
 
 # ---- the live shapes against the trace contract (ops/engine/trace.py) ---------------------------------------------
 st.header(t("形状核对：本次 trace 与 trace 契约", "Shape check: this trace against the trace contract"))
-chk = analysis.contract_check(trace)
+chk = overview_data.contract_check(trace)
 if chk["wrong"]:
     st.error(t("形状与 trace 契约不符：", "Shapes differ from the trace contract: ")
              + ", ".join(f"{n} {shape_str(got)} ≠ {shape_str(want)}" for n, got, want in chk["wrong"][:8]))

@@ -4,7 +4,7 @@ needs, and what that means when serving (memory, bandwidth, error)."""
 import streamlit as st
 
 from ops.arith import costs
-from ops.lab import analysis, checks, precision
+from ops.lab import checks, precision, precision_data as analysis
 from ui import experiments_state
 from ui.page import StagePage
 from ui.session import t

@@ -5,7 +5,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from content import stages, tour as script
-from ops.lab import analysis, stage_data
+from ops.lab import overview_data as analysis, stage_data
 from ui.blocks import chart, picture, pipeline_strip, shape_str, tensor_view
 from ui.session import lang, projector, query_int, set_query, t
 from ui.sidebar import page_prompt

@@ -23,7 +23,7 @@ import re
 from content import serving_numbers, texts
 from ops.arith import costs
 from ops.engine.config import ModelConfig
-from ops.lab import analysis, attribution, stage_data
+from ops.lab import attribution, experiments_data, stage_data
 
 PRACTICE_DIR = costs.ASSETS / "practice"  # every *.json here is a list of questions (same schema)
 
@@ -249,8 +249,8 @@ def trace_extra_items(model, trace, b: int = 0) -> list[dict]:
 
 def experiment_items(model, trace, b: int = 0) -> list[dict]:
     """Questions answered by running the experiments engine on row b of the live trace: an MLP zeroed at one
-    position (ops.lab.analysis.ablation_reach: two reruns of the row) and the direct logit attribution of the top
-    next token (ops/lab/attribution.py). Kept with the trace (Trace.memo): the reruns happen once per trace."""
+    position (ops.lab.experiments_data.ablation_reach: two reruns of the row) and the direct logit attribution of
+    the top next token (ops/lab/attribution.py). Kept with the trace (Trace.memo): the reruns happen once per trace."""
     return trace.memo(("quiz_experiments", b), lambda: _experiment_items(model, trace, b))
 
 
@@ -258,10 +258,10 @@ def _experiment_items(model, trace, b: int) -> list[dict]:
     c = model.config
     L, nh, n = c.num_hidden_layers, c.num_attention_heads, trace.lengths[b]
     k, p = (L - 1) // 2, n // 2        # a layer with layers after it: their attention carries the edit onwards
-    reach = analysis.ablation_reach(model, trace, b, k, p)
-    ran = _both("由实验引擎在你的提示词上实际重跑算出（ops/lab/edits.py、ops.lab.analysis.ablation_reach）",
+    reach = experiments_data.ablation_reach(model, trace, b, k, p)
+    ran = _both("由实验引擎在你的提示词上实际重跑算出（ops/lab/edits.py、ops.lab.experiments_data.ablation_reach）",
                 "computed by rerunning your prompt with the experiments engine (ops/lab/edits.py, "
-                "ops.lab.analysis.ablation_reach)")
+                "ops.lab.experiments_data.ablation_reach)")
     setup = (f"实验：把第 {k} 层 MLP 的输出只在位置 {p} 置零（第 {b} 行，共 {n} 个 token，位置 0…{n - 1}），重新运行。",
              f"Experiment: zero layer {k}'s MLP output at position {p} only (row {b}: {n} tokens, positions "
              f"0…{n - 1}), and rerun. ")

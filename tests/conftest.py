@@ -118,13 +118,27 @@ def tiny_tokenizer():
 
 TINY_VOCAB = 272  # >= the tiny tokenizer's 269 tokens, like Qwen's padded embedding
 
+# The tiny model shapes the tests build on, in one place (HF field names: ModelConfig(**X), transformers'
+# *Config(**X)); a test adds what is its own (model_type, name, max_position_embeddings, MoE fields).
+# 3 layers, 4 query heads share 2 KV heads: parity with transformers, the texts' and the costs' checks
+SMALL = dict(vocab_size=320, hidden_size=64, intermediate_size=96, num_hidden_layers=3, num_attention_heads=4,
+             num_key_value_heads=2)
+# 2 layers, the same heads, on the tiny tokenizer's vocabulary: the HF folders and GGUF files, interview, int8
+TINY = dict(vocab_size=TINY_VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2)
+# the smallest with grouped heads (2 query heads share 1): the trace contract's names and shapes
+MINI = dict(vocab_size=32, hidden_size=8, intermediate_size=16, num_hidden_layers=3, num_attention_heads=2,
+            num_key_value_heads=1)
+# the real 151,936-row vocabulary on a 32-wide model: the page tests' models, read by the real tokenizer
+TINY_APP = dict(vocab_size=151936, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                num_key_value_heads=2)
+
 
 def tiny_hf_config(model_type: str, **overrides):
     """A transformers *Config for a 2-layer model of the given family."""
     import transformers as tf
 
-    common = dict(vocab_size=TINY_VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256)
+    common = dict(TINY, max_position_embeddings=256)
     moe = dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32)
     cls, extra = {
         "qwen2": (tf.Qwen2Config, {}),
@@ -168,8 +182,9 @@ def gguf_name_for(hf_name: str) -> str:
     return gguf_name_of(hf_name)
 
 
-def write_tiny_gguf(path: Path, weights: dict, arch="qwen2", n_layers=2, hidden=64, ffn=128, heads=4, kv=2,
-                    tokenizer_fields=None, tensors=True) -> Path:
+def write_tiny_gguf(path: Path, weights: dict, arch="qwen2", n_layers=TINY["num_hidden_layers"],
+                    hidden=TINY["hidden_size"], ffn=TINY["intermediate_size"], heads=TINY["num_attention_heads"],
+                    kv=TINY["num_key_value_heads"], tokenizer_fields=None, tensors=True) -> Path:
     """A GGUF file with F32 tensors from an HF-named state dict (dense models), and a small vocab."""
     import gguf
 
@@ -221,8 +236,7 @@ def make_tiny_app_folder(folder: Path, model_type: str = "qwen2") -> Path:
     if not tok.exists():
         pytest.skip("the bundled tokenizer.json is not prepared")
     torch.manual_seed(0)
-    common = dict(vocab_size=151936, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512)
+    common = dict(TINY_APP, max_position_embeddings=512)
     if model_type == "qwen2":
         model = tf.Qwen2ForCausalLM(tf.Qwen2Config(**common))
     elif model_type == "qwen2_moe":

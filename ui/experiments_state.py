@@ -9,27 +9,42 @@ computed once per model for every session.
 """
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 
 import streamlit as st
 
 from ops.errors import InputError
-from ops.lab.runqueue import RunQueue
 
 from .jobs import RUN_SLOTS
+from .runqueue import RunQueue
 from .session import set_query, settings, t
 from .settings import current as server_settings
 from .state import load_model
 
 # sweeps, the heaviest runs, queue for their own turn: one at a time by default, so page runs always keep a
 # slot of RUN_SLOTS and one student's sweep cannot stall the class (OPERATOR_LAB_SWEEPS, _SWEEP_QUEUE)
-SWEEPS = RunQueue(running=server_settings().sweeps, waiting=server_settings().sweep_queue)
+_SWEEPS: list[RunQueue] = []           # the one queue, built from the settings by configure (app.py) or the first sweep
+_SWEEPS_LOCK = threading.Lock()
 KEEP = 8          # experiment results kept per session, oldest dropped first
 SHARED = 8        # results shared by every session (kept(share=True)), least recently used dropped first
 # what an experiment run keeps: the residual stream and the parts that add to it (attribution, sweeps, patching,
 # steering read only these), not the S x S maps and I-wide MLP tensors: a kept run stays small
 CAPTURE = ("tokens.ids", "embed.out", "layers.*.attn.context", "layers.*.attn.out", "layers.*.resid_mid",
            "layers.*.mlp.out", "layers.*.resid_out", "logits")
+
+
+def configure(s) -> None:
+    """Build the sweep queue from the settings (ui.settings.Settings), once; app.py calls it at start."""
+    with _SWEEPS_LOCK:
+        if not _SWEEPS:
+            _SWEEPS.append(RunQueue(running=s.sweeps, waiting=s.sweep_queue))
+
+
+def sweeps() -> RunQueue:
+    if not _SWEEPS:
+        configure(server_settings())
+    return _SWEEPS[0]
 
 
 def _store() -> OrderedDict:
@@ -102,13 +117,15 @@ def sweep(key, run, label: str, note: str = "", button: str = "run-sweep"):
     def progress(done: int, total: int):
         bar.progress(min(1.0, done / max(total, 1)), text=t(f"已完成 {done} / {total}（点击页面任意控件可中止）",
                                                              f"{done} / {total} done (any click on the page stops it)"))
+    queue = sweeps()
+
     def waiting(place: int, queued: int):
         bar.progress(0.0,
-                     text=t(f"排队中：你是第 {place} 个（共 {queued} 个在等；同一时间只跑 {SWEEPS.running} 个扫描）",
+                     text=t(f"排队中：你是第 {place} 个（共 {queued} 个在等；同一时间只跑 {queue.running} 个扫描）",
                                  f"Queued: you are number {place} of {queued} waiting "
-                                 f"({SWEEPS.running} sweep(s) run at a time)"))
+                                 f"({queue.running} sweep(s) run at a time)"))
     try:
-        with SWEEPS.turn(on_wait=waiting), RUN_SLOTS:
+        with queue.turn(on_wait=waiting), RUN_SLOTS:
             value = run(progress)
     except InputError as e:
         st.error(str(e))
@@ -206,15 +223,15 @@ def atlas(source: str, device: str, dtype: str, seed: int = ATLAS_SEED, n: int =
 
 @st.cache_resource(show_spinner=False, max_entries=3)
 def _atlas(source: str, device: str, dtype: str, seed: int, n: int) -> dict:
-    from ops.lab import analysis, atlas as head_atlas
+    from ops.lab import atlas as head_atlas, experiments_data
 
     model = load_model(source, device, dtype)
     with RUN_SLOTS:
         test = head_atlas.induction_trace(model, seed=seed, n=n)          # the one run the scores need
-    maps = analysis.head_maps(test, 0)                                     # (L, nh, 2n, 2n)
+    maps = head_atlas.head_maps(test, 0)                                     # (L, nh, 2n, 2n)
     scores = head_atlas.scores_from_probs(maps.double(), n)
     labels, best = head_atlas.label_heads(scores)
     return dict(scores=scores, labels=labels, best=best, counts=head_atlas.label_counts(labels),
-                test_ids=analysis.row_ids(test, 0), test_probs=maps)
+                test_ids=experiments_data.row_ids(test, 0), test_probs=maps)
 
 

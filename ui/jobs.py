@@ -1,6 +1,9 @@
 """Server machinery shared by every session: slots that bound how many runs and decode steps go at once, the
 record of runs under way (so background work waits for a quiet moment), background threads joined at exit, and
-handing freed heap pages back to the OS."""
+handing freed heap pages back to the OS.
+
+Importing this module starts, reads and registers nothing: app.py sizes the slots from the settings
+(configure), and the exit hook is registered with the first background thread."""
 from __future__ import annotations
 
 import atexit
@@ -9,11 +12,43 @@ import time
 
 from .settings import current as server_settings
 
+
+class Slots:
+    """A bounded semaphore whose size is a server setting (`setting`, a field of ui.settings.Settings), fixed once:
+    by configure() as the app starts, or from the settings at first use (a test, a script)."""
+
+    def __init__(self, setting: str):
+        self.setting, self._semaphore, self._lock = setting, None, threading.Lock()
+
+    def size(self, n: int) -> None:
+        """Fix the size, unless it is fixed already (a held slot must be released into the semaphore it came from)."""
+        with self._lock:
+            if self._semaphore is None:
+                self._semaphore = threading.BoundedSemaphore(n)
+
+    def __enter__(self):
+        if self._semaphore is None:
+            self.size(getattr(server_settings(), self.setting))
+        self._semaphore.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self._semaphore.release()
+
+
 # model runs at once across all sessions: on a small machine a class's requests queue instead of thrashing
-RUN_SLOTS = threading.BoundedSemaphore(server_settings().concurrent_runs)
+RUN_SLOTS = Slots("concurrent_runs")
 # decode steps at once across all sessions (app_pages/generate.py): a step is ~600 short torch calls, each handing the
 # GIL back and forth, so thirty generations stepping together in one process all crawl; a few at a time do not
-DECODE_SLOTS = threading.BoundedSemaphore(server_settings().concurrent_decodes)
+DECODE_SLOTS = Slots("concurrent_decodes")
+_MADE = (RUN_SLOTS, DECODE_SLOTS)
+
+
+def configure(s) -> None:
+    """Size the slots this module made from the settings (ui.settings.Settings); app.py calls it at start, before
+    any page runs."""
+    for slots in _MADE:
+        slots.size(getattr(s, slots.setting))
 
 
 class Runs:
@@ -67,18 +102,21 @@ def decode_to_end(decoder, draw, every: float = 0.2):
 
 STOPPING = threading.Event()            # set at exit: the load-time jobs not yet started are skipped
 _THREADS: list[threading.Thread] = []
+_EXIT_HOOK: list = []                   # the exit hook, once registered
 
 
 def background(target, args: tuple, name: str) -> threading.Thread:
     """A daemon thread the process waits for at exit (a thread inside a torch or OpenMP call when the interpreter
     tears down aborts the process: "terminate called without an active exception")."""
     thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+    if not _EXIT_HOOK:                             # the first thread: from now on the exit waits for them
+        atexit.register(_wait_for_background)
+        _EXIT_HOOK.append(_wait_for_background)
     _THREADS[:] = [t for t in _THREADS if t.is_alive()] + [thread]     # finished ones need no wait
     thread.start()
     return thread
 
 
-@atexit.register
 def _wait_for_background(timeout: float = 60.0):
     STOPPING.set()
     end = time.monotonic() + timeout

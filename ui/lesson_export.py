@@ -22,7 +22,7 @@ import plotly.io as pio
 import torch
 
 from content import lessons, stages
-from viz import bars, heatmap, histogram, lines
+from viz import bars, heatmap, histogram, lines, use_lab_template
 from viz.labels import pieces, visible
 
 FORMULAS = {        # plain Unicode, readable with no script at all
@@ -199,6 +199,7 @@ def main(argv=None) -> int:
     ex.add_argument("lesson")
     ex.add_argument("out")
     args = ap.parse_args(argv)
+    use_lab_template()             # the figures as the app draws them (app.py does the same at start)
     try:
         html_path, npz = export(args.lesson, args.out)
     except lessons.LessonError as e:

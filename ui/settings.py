@@ -140,7 +140,8 @@ def parse(s: Setting, raw) -> object:
     return tuple(str(p).strip() for p in items if str(p).strip())
 
 
-SECRETS = (Path.home() / ".streamlit" / "secrets.toml", Path(".streamlit") / "secrets.toml")   # as Streamlit looks
+# as Streamlit looks; "~" is expanded when read (secrets()), so importing this module reads no environment
+SECRETS = (Path("~") / ".streamlit" / "secrets.toml", Path(".streamlit") / "secrets.toml")
 
 
 def secrets(paths=SECRETS) -> dict:
@@ -149,7 +150,7 @@ def secrets(paths=SECRETS) -> dict:
     found = {}
     for path in paths:
         try:
-            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+            data = tomllib.loads(Path(path).expanduser().read_text(encoding="utf-8"))
         except FileNotFoundError:
             continue
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:

@@ -90,3 +90,18 @@ def label_counts(labels: list[list[str]]) -> dict[str, int]:
     """label -> number of heads, every kind listed (0 when none)."""
     flat = [x for row in labels for x in row]
     return {k: flat.count(k) for k in KINDS}
+
+
+def head_maps(trace, b: int) -> torch.Tensor:
+    """(L, nh, n, n): every head's attention probabilities on row b's real tokens."""
+    n = trace.lengths[b]
+    return torch.stack([trace.attention_probs(i)[b, :, :n, :n].float() for i in range(trace.config.num_hidden_layers)])
+
+
+def top_heads(scores: dict) -> dict:
+    """score name -> (value, layer, head) of the highest-scoring head for each (L, nh) score map."""
+    out = {}
+    for k, z in scores.items():
+        flat = int(z.argmax())
+        out[k] = (float(z.flatten()[flat]), flat // z.shape[1], flat % z.shape[1])
+    return out

@@ -47,11 +47,16 @@ def test_padded_batch_equals_each_prompt(real_model, reference):
         assert d <= 5e-3, f"row {b} of the padded batch differs from the prompt run alone by {d}"
 
 
-def test_known_next_tokens(real_model):
+def test_known_next_tokens(real_model, reference):
+    """The five likeliest next tokens after "I like shanghai" (what the LM head and sampling pages list first), as
+    transformers' Qwen2ForCausalLM computes them from the same GGUF: the same ids in the same order, logits within
+    2e-3 (2x the bound on every logit above; the closest two of these five are 0.05 apart in FACTS.md)."""
     trace = real_model.trace("I like shanghai")
+    with torch.no_grad():
+        want = reference(trace.token_ids).logits[0, -1].topk(5)
     top = trace.logits[0, -1].topk(5)
-    assert top.indices.tolist() == [13, 11, 323, 271, 382]
-    torch.testing.assert_close(top.values, torch.tensor([12.887, 12.839, 12.565, 11.188, 10.968]), atol=2e-3, rtol=0)
+    assert top.indices.tolist() == want.indices.tolist()
+    torch.testing.assert_close(top.values, want.values, atol=2e-3, rtol=0)
 
 
 def test_32_greedy_tokens_equal_transformers_generate(real_model, reference):

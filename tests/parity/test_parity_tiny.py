@@ -3,6 +3,7 @@ import json
 import pathlib
 import tempfile
 
+import conftest as tiny_shapes
 import pytest
 import safetensors.torch
 import torch
@@ -11,8 +12,7 @@ import transformers
 from ops import Model, ModelConfig
 from ops.engine.model import KVCache
 
-SMALL = dict(vocab_size=320, hidden_size=64, intermediate_size=96, num_hidden_layers=3,
-             num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256)
+SMALL = dict(tiny_shapes.SMALL, max_position_embeddings=256)
 MOE = dict(num_experts=6, num_experts_per_tok=2, moe_intermediate_size=32)
 ARCHS = {
     "qwen2": (transformers.Qwen2Config, transformers.Qwen2ForCausalLM, {}),

@@ -1,6 +1,7 @@
 """ops/arith/costs.py against published totals, hand counts, and real transformers models."""
 
 import pytest
+from conftest import SMALL
 
 from content import stages as registry
 from ops.arith import costs
@@ -154,8 +155,7 @@ def _hf_count(model) -> int:
     return n
 
 
-TINY = dict(vocab_size=320, hidden_size=64, intermediate_size=96, num_hidden_layers=3,
-            num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
+TINY = dict(SMALL, max_position_embeddings=128)
 
 
 @pytest.mark.parametrize("kind, extra", [

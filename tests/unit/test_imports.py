@@ -8,10 +8,19 @@ Every import counts: top level, inside a function, under `if TYPE_CHECKING:` or 
 and across the whole house: no import circle between modules (a function-level import counts: it hides a
 circle, it does not remove it), and no module takes a private name (leading underscore) from a module of
 another package, by `from m import _x` or as `m._x` on a module it imported.
+
+And no import with side effects: every product module (ops/, ui/, viz/, content/; app.py and app_pages/ are
+scripts Streamlit runs, drawing is their job) is imported in one fresh Python process, its own imports first,
+by tests/unit/import_probe.py, which records against each module what its import did: start a thread, write a
+file, run a program, load native code, touch the environment, or change a process-wide registry or another of
+our modules (the probe's docstring says exactly what is watched). Registration is explicit, in app.py.
 """
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -286,3 +295,84 @@ def test_the_checks_see_a_planted_circle():
     assert strongly_connected(toy) == [["a", "b", "c"]]
     assert a_cycle(toy, ["a", "b", "c"]) == ["a", "b", "c", "a"]
     assert strongly_connected({"a": {"b": []}, "b": {}}) == []
+
+
+# ---- no import with side effects -------------------------------------------------------------------------
+PRODUCT = ("ops", "ui", "viz", "content")
+PROBE = Path(__file__).with_name("import_probe.py")
+
+
+def import_order(modules: list[str], g: dict[str, dict]) -> list[str]:
+    """`modules` with each one's imports of ours before it (depth first over the import graph, which has no circle),
+    so what the probe records against a module is what that module's own body did."""
+    order, seen = [], set()
+
+    def visit(m: str):
+        if m in seen:
+            return
+        seen.add(m)
+        for dst in sorted(g.get(m, {})):
+            visit(dst)
+        order.append(m)
+
+    for m in modules:
+        visit(m)
+    return [m for m in order if m in modules]
+
+
+def third_party() -> list[str]:
+    """The libraries the product imports (any import that is not ours): loaded before the probe watches."""
+    return sorted({i.target.split(".")[0] for i in IMPORTS
+                   if package_of(i.module) in PRODUCT and longest_known(i.target) is None} | {"plotly.io"})
+
+
+def probe(root: Path, modules: list[str], first: list[str] = ()) -> dict[str, list[str]]:
+    """What import_probe.py saw each module's import do, in a fresh interpreter."""
+    run = subprocess.run([sys.executable, str(PROBE), str(root), "--first", ",".join(first), *modules],
+                         capture_output=True, text=True, cwd=root, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_no_import_has_side_effects():
+    product = sorted(m for m in MODULES if package_of(m) in PRODUCT)
+    effects = probe(ROOT, import_order(product, graph()), third_party())
+    assert sorted(effects) == product                     # every product module was imported, none twice
+    bad = [f"{m}: " + "; ".join(e[:5]) + (f" (+{len(e) - 5} more)" if len(e) > 5 else "")
+           for m, e in effects.items() if e]
+    assert not bad, "imports with side effects (make them explicit, in app.py):\n" + "\n".join(bad)
+
+
+PLANTED = {      # module -> (source, the kind of effect the probe must report; None: none at all)
+    "registry": ("HANDLERS = []\nFIRST = None\n", None),
+    "clean": ("import os\nfrom planted import registry\n\nLIMIT = 3\n\n\ndef home():\n"
+              "    return os.environ.get('HOME'), registry.HANDLERS\n", None),
+    "thread": ("import threading\nthreading.Thread(target=lambda: None, name='planted').start()\n", "thread"),
+    "writes": ("from pathlib import Path\nPath(__file__).with_suffix('.log').write_text('x')\n", "write"),
+    "environ": ("import os\nHOME = os.environ.get('HOME')\n", "environment"),
+    "appends": ("from planted import registry\nregistry.HANDLERS.append(print)\n", "registry"),
+    "rebinds": ("from planted import registry\nregistry.FIRST = print\n", "registry"),
+    "exit_hook": ("import atexit\natexit.register(print)\n", "registry"),
+    "template": ("import plotly.io as pio\npio.templates.default = 'plotly_dark'\n", "registry"),
+    "builds": ("import subprocess\nimport sys\nsubprocess.run([sys.executable, '-c', 'pass'])\n", "program"),
+}
+
+
+def test_the_probe_sees_planted_side_effects(tmp_path):
+    """The same probe on a package of planted modules: each side effect is reported, of its kind, against the
+    module that does it; the clean module (it reads the environment in a function, not at import) is not."""
+    (tmp_path / "planted").mkdir()
+    (tmp_path / "planted" / "__init__.py").write_text("")
+    for name, (source, _) in PLANTED.items():
+        (tmp_path / "planted" / f"{name}.py").write_text(source)
+    effects = probe(tmp_path, [f"planted.{n}" for n in PLANTED], ["plotly.io"])
+    for name, (_, kind) in PLANTED.items():
+        found = effects[f"planted.{name}"]
+        if kind is None:
+            assert found == [], (name, found)
+        else:
+            assert any(e.startswith(kind + ":") for e in found), (name, kind, found)
+    assert "registry: planted.registry.HANDLERS changed size" in effects["planted.appends"]
+    assert "registry: planted.registry.FIRST rebound" in effects["planted.rebinds"]
+    assert "registry: atexit callbacks" in effects["planted.exit_hook"]
+    assert "thread: planted" in effects["planted.thread"]

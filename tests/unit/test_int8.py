@@ -5,6 +5,7 @@ import threading
 
 import pytest
 import torch
+from conftest import TINY
 
 from ops.engine import model as model_module
 from ops.engine.config import ModelConfig
@@ -18,8 +19,7 @@ from ops.models.tiny import tiny_moe_model
 
 
 def tiny_dense(seed: int = 0) -> Model:
-    c = ModelConfig(model_type="qwen2", vocab_size=512, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512)
+    c = ModelConfig(model_type="qwen2", **dict(TINY, vocab_size=512), max_position_embeddings=512)
     g = torch.Generator().manual_seed(seed)
     W = {n: torch.ones(s) if "norm" in n else torch.randn(s, generator=g) / s[-1] ** 0.5
          for n, s in expected_shapes(c).items()}

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from conftest import TINY_VOCAB, tiny_tokenizer
+from conftest import TINY, TINY_VOCAB, tiny_tokenizer
 
 from ops.arith import costs
 from ops.engine import sampling as smp
@@ -24,8 +24,7 @@ PROMPTS = [CODE, "the cat sat on the mat and the cat sat on", "in the hall he sa
 @pytest.fixture(scope="module")
 def tiny():
     """A 2-layer qwen2 with seeded random weights (scaled so its logits are not all near-ties)."""
-    c = ModelConfig(model_type="qwen2", name="tiny", vocab_size=TINY_VOCAB, hidden_size=64, intermediate_size=128,
-                    num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512)
+    c = ModelConfig(model_type="qwen2", name="tiny", **TINY, max_position_embeddings=512)
     g = torch.Generator().manual_seed(0)
     w = {n: torch.ones(s) if n.endswith("norm.weight") else torch.randn(s, generator=g) * (3.0 / s[-1] ** 0.5)
          for n, s in expected_shapes(c).items()}

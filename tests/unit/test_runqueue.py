@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from ops.lab.runqueue import QueueFull, RunQueue
+from ui.runqueue import QueueFull, RunQueue
 
 
 def wait_until(cond, timeout=5.0):

@@ -4,14 +4,14 @@ import pathlib
 import re
 
 import pytest
+from conftest import SMALL
 
 from content import texts
 from ops.arith import costs
 from ops.engine.config import ModelConfig
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-TINY = ModelConfig(vocab_size=320, hidden_size=64, intermediate_size=96, num_hidden_layers=3,
-                   num_attention_heads=4, num_key_value_heads=2, name="tiny")
+TINY = ModelConfig(**SMALL, name="tiny")
 
 
 @pytest.fixture(scope="module", params=["bundled", "tiny"])

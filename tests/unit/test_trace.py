@@ -1,6 +1,7 @@
 """The trace contract: golden names in order, shapes, and the residual identities."""
 import pytest
 import torch
+from conftest import MINI
 
 from ops.engine.trace import contract_names, contract_shapes
 from tests.parity.test_parity_tiny import tiny_pair
@@ -18,8 +19,7 @@ def golden_names(L):
 
 def test_contract_is_the_golden_list():
     from ops.engine.config import ModelConfig
-    c = ModelConfig(model_type="qwen2", vocab_size=32, hidden_size=8, intermediate_size=16, num_hidden_layers=3,
-                    num_attention_heads=2, num_key_value_heads=1)
+    c = ModelConfig(model_type="qwen2", **MINI)
     assert contract_names(c) == golden_names(3)
 
 
@@ -120,8 +120,7 @@ def test_real_trace_contract(real_model):
 def _small_trace():
     from ops.engine.config import ModelConfig
     from ops.engine.trace import Trace
-    c = ModelConfig(model_type="qwen2", vocab_size=32, hidden_size=8, intermediate_size=16, num_hidden_layers=1,
-                    num_attention_heads=2, num_key_value_heads=1)
+    c = ModelConfig(model_type="qwen2", **dict(MINI, num_hidden_layers=1))
     return Trace(c, ["a"], ["a"], torch.zeros(1, 1, dtype=torch.long), [1])
 
 

@@ -15,7 +15,7 @@ import threading
 from collections import deque
 from contextlib import contextmanager
 
-from ..errors import InputError
+from ops.errors import InputError
 
 
 class QueueFull(InputError):

@@ -1,0 +1,16 @@
+"""The Generate page's numbers from a decoding: per-step time and KV cache bytes (app_pages/generate.py)."""
+from __future__ import annotations
+
+import torch
+
+from ..arith import costs
+
+
+def decode_summary(decoder) -> dict:
+    """A decoding so far (ops.engine.decode.Decoder): per step the time (ms) and the KV cache's bytes, the prefill and
+    mean decode time, and the KV bytes one token adds in the cache's dtype (ops.arith.costs.kv_bytes_per_token)."""
+    ms = torch.tensor([1000 * s.seconds for s in decoder.steps])
+    kv = torch.tensor([float(s.kv_bytes) for s in decoder.steps])
+    per_token = costs.kv_bytes_per_token(decoder.model.config, getattr(torch, decoder.compute_dtype).itemsize)
+    return dict(ms=ms, kv_bytes=kv, kv_per_token=per_token, prefill_ms=float(ms[0]) if len(ms) else None,
+                decode_ms=float(ms[1:].mean()) if len(ms) > 1 else None)
