@@ -23,7 +23,7 @@ import re
 from content import serving_numbers, texts
 from ops.arith import costs
 from ops.engine.config import ModelConfig
-from ops.lab import attribution, experiments_data, stage_data
+from ops.lab import stage_data
 
 PRACTICE_DIR = costs.ASSETS / "practice"  # every *.json here is a list of questions (same schema)
 
@@ -247,18 +247,10 @@ def trace_extra_items(model, trace, b: int = 0) -> list[dict]:
     return items
 
 
-def experiment_items(model, trace, b: int = 0) -> list[dict]:
-    """Questions answered by running the experiments engine on row b of the live trace: an MLP zeroed at one
-    position (ops.lab.experiments_data.ablation_reach: two reruns of the row) and the direct logit attribution of
-    the top next token (ops/lab/attribution.py). Kept with the trace (Trace.memo): the reruns happen once per trace."""
-    return trace.memo(("quiz_experiments", b), lambda: _experiment_items(model, trace, b))
-
-
-def _experiment_items(model, trace, b: int) -> list[dict]:
-    c = model.config
-    L, nh, n = c.num_hidden_layers, c.num_attention_heads, trace.lengths[b]
-    k, p = (L - 1) // 2, n // 2        # a layer with layers after it: their attention carries the edit onwards
-    reach = experiments_data.ablation_reach(model, trace, b, k, p)
+def experiment_items(runs: dict) -> list[dict]:
+    """Questions answered by running the experiments engine on one row of the live trace
+    (ops.lab.quiz_data.experiment_runs: an MLP zeroed at one position, and the top next token's logit attribution)."""
+    b, L, nh, n, k, p, reach = (runs[x] for x in ("b", "L", "nh", "n", "layer", "position", "reach"))
     ran = _both("由实验引擎在你的提示词上实际重跑算出（ops/lab/edits.py、ops.lab.experiments_data.ablation_reach）",
                 "computed by rerunning your prompt with the experiments engine (ops/lab/edits.py, "
                 "ops.lab.experiments_data.ablation_reach)")
@@ -282,14 +274,11 @@ def _experiment_items(model, trace, b: int) -> list[dict]:
         f"变了的位置是 {span}：后面各层的注意力把改动带给后面的位置，而因果掩码让它到不了前面的位置，前面的一点不变。",
         f"The positions that changed: {span}. The later layers' attention carries the edit to the positions after it, "
         "and the causal mask keeps it from the ones before, which stay exactly the same.")))
-    try:
-        tid = int(stage_data.next_token_top(trace, b, n - 1, 1)["ids"][0])
-        attr = attribution.logit_attribution(model, trace, b, -1, tid)
-    except KeyError:                          # a trace that did not keep attn.context / resid_out: no such question
+    attr = runs["attribution"]
+    if attr is None:                          # a trace that did not keep attn.context / resid_out: no such question
         return items
-    bias = "L0.attn.bias" in attr
-    word, logit = model.tokenizer.decode([tid]), float(trace.logits[b, n - 1, tid])
-    sum_txt = f"1 + {L}·{nh}" + (f" + {L}" if bias else "") + f" + {L} = {len(attr)}"
+    bias, word, logit = attr["bias"], attr["word"], attr["logit"]
+    sum_txt = f"1 + {L}·{nh}" + (f" + {L}" if bias else "") + f" + {L} = {attr['parts']}"
     items.append(_item("experiment", "ops/lab/attribution.py", _both(
         f"直接 logit 归因把下一个 token “{word}” 的 logit（第 {b} 行最后一个位置）拆成几份：嵌入一份、每层每个头各一份"
         "、"
@@ -297,11 +286,11 @@ def _experiment_items(model, trace, b: int) -> list[dict]:
         f"Direct logit attribution splits the logit of the next token “{word}” (row {b}, last position) into parts: "
         "one "
         "for the embedding, one per head of every layer, " + ("one per layer for o_proj's bias, " if bias else "")
-        + "and one per layer for the MLP. How many parts?"), len(attr),
+        + "and one per layer for the MLP. How many parts?"), attr["parts"],
         _both("由实验引擎的 logit 归因算出（ops/lab/attribution.py）",
               "computed by the engine's logit attribution (ops/lab/attribution.py)"),
-        _both(f"{sum_txt}。这些份加起来是 {sum(attr.values()):.4f}，正是 logit {logit:.4f}。",
-              f"{sum_txt}. They add up to {sum(attr.values()):.4f}, which is the logit, {logit:.4f}.")))
+        _both(f"{sum_txt}。这些份加起来是 {attr['total']:.4f}，正是 logit {logit:.4f}。",
+              f"{sum_txt}. They add up to {attr['total']:.4f}, which is the logit, {logit:.4f}.")))
     return items
 
 
@@ -325,13 +314,14 @@ def serving_items(numbers: dict) -> list[dict]:
     return out
 
 
-def quiz_pool(model, trace, numbers: dict, b: int = 0) -> list[dict]:
-    """Every quiz item, group by group: the trace's shapes and numbers, experiments on it, the serving chapter.
+def quiz_pool(model, trace, numbers: dict, runs: dict | None, b: int = 0) -> list[dict]:
+    """Every quiz item, group by group: the trace's shapes and numbers, experiments on it (`runs`: what
+    ops.lab.quiz_data.experiment_runs found on row b; None when they could not run), the serving chapter.
     Each item has a "group" (QUIZ_GROUPS)."""
     base = [dict(it, group="trace") for it in quiz_items(model.config, trace.shapes(), trace.lengths)]
     try:
-        extra = trace_extra_items(model, trace, b) + experiment_items(model, trace, b)
-    except (KeyError, RuntimeError, ValueError):       # a trace that kept too little, or a run refused: skip those
+        extra = trace_extra_items(model, trace, b) + (experiment_items(runs) if runs else [])
+    except KeyError:                                   # a trace that kept too little: skip those
         extra = []
     return base + extra + serving_items(numbers)
 
