@@ -47,15 +47,6 @@ def _pct(x) -> str:
     return f"{100 * x:.0f}"
 
 
-def prefix_flops_saved(ref: ModelConfig, prefix_tokens: int, requests: int) -> int:
-    """Prefill FLOPs a shared prefix saves: its whole blocks run once instead of once per request, the layers
-    only (ops_sv.prefix_caching also counts the LM head at every position, which no server runs on a prefix)."""
-    shared = ops_sv.prefix_caching(ref, prefix_tokens, requests)["shared"]
-    if not shared:
-        return 0
-    return (requests - 1) * sum(r["flops"] for r in costs.flops(ref, 1, shared) if r["operator"] != "lm_head")
-
-
 def kv_bound_decode(ref: ModelConfig, requests: int, context: int, gpu: str = "H200 141GB") -> dict:
     """One decode step of `requests` sequences at `context` cached tokens each: the weights are read once for the
     batch, every sequence's KV cache is read for itself (costs.step_bytes), and the memory-bound time."""
@@ -118,7 +109,7 @@ def numbers(ref: ModelConfig) -> dict:
         static_steps=_fmt(sim["static_steps"]), cont_steps=_fmt(sim["continuous_steps"]),
         static_util=_pct(sim["static_util"]), cont_util=_pct(sim["continuous_util"]),
         prefix_tokens=_fmt(PREFIX["tokens"]), prefix_requests=_fmt(PREFIX["requests"]), prefix_kv=_b(pre["kv_saved"]),
-        prefix_flops=_flops(prefix_flops_saved(ref, PREFIX["tokens"], PREFIX["requests"])),
+        prefix_flops=_flops(pre["flops_saved"]),
         # one layer's S x S scores at the long S (eager attention holds them whole), against the H200's memory
         scores_layer_32k=_b(layer_scores[2]), scores_layer_32k_fp32=_b(layer_scores[4]),
         scores_weights_32k=_gb(layer_scores[2] + costs.weight_bytes(ref, 16)),

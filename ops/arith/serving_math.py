@@ -84,11 +84,21 @@ def system_prompt_tokens(tokenizer) -> int:
 def prefix_caching(c: ModelConfig, prefix_tokens: int, requests: int, block: int = PAGE_BLOCK,
                    kv_dtype_bytes: int = 2) -> dict:
     """A prefix shared by `requests` requests, cached once: only whole blocks are shared (a block's key is its
-    tokens), so floor(prefix / block) · block tokens are kept once instead of once per request."""
+    tokens), so floor(prefix / block) · block tokens are kept once instead of once per request. The FLOPs saved are
+    the layers' prefill of those tokens, without the LM head: only a request's last position needs logits, and that
+    position is never inside a shared prefix (prefix_prefill_flops)."""
     shared = prefix_tokens // block * block
     return dict(prefix=prefix_tokens, shared=shared, requests=requests,
                 kv_saved=(requests - 1) * costs.kv_cache_bytes(c, shared, kv_dtype_bytes),
-                flops_saved=(requests - 1) * costs.total_flops(c, 1, shared) if shared else 0)
+                flops_saved=(requests - 1) * prefix_prefill_flops(c, shared))
+
+
+def prefix_prefill_flops(c: ModelConfig, tokens: int) -> int:
+    """Prefill FLOPs of `tokens` positions that need no logits (a cached prefix): every operator of costs.flops
+    but the LM head, whose 2·tokens·H·V would be spent on rows nobody samples from."""
+    if not tokens:
+        return 0
+    return sum(r["flops"] for r in costs.flops(c, 1, tokens) if r["operator"] != "lm_head")
 
 
 # ---- (d) speculative decoding ------------------------------------------------------------------------------

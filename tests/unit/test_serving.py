@@ -142,8 +142,17 @@ def test_continuous_batching_never_needs_more_steps():
 def test_prefix_caching_shares_whole_blocks_only():
     assert sv.prefix_caching(C32, 15, 64)["kv_saved"] == 0
     r = sv.prefix_caching(C32, 2048 + 5, 64)
-    assert r["shared"] == 2048 and r["kv_saved"] == 63 * 2048 * KV_TOKEN
-    assert r["flops_saved"] == 63 * costs.total_flops(C32, 1, 2048)
+    assert r["shared"] == 2048 and r["kv_saved"] == 63 * 2048 * KV_TOKEN == 33_822_867_456
+    # By hand, one request's prefill of the 2,048 shared tokens (T = S = 2048, H 5120, I 27648, 40/8 heads of 128):
+    #   projections 2·T·(q 5120·5120 + k,v 2·5120·1024 + o 5120·5120 + mlp 3·5120·27648 = 487,587,840)·64
+    #                                                                                    = 127,818,226,728,960
+    #   scores + PV 2·2·40·128·2048·2048·64 (the full S×S, the eager count)           =   5,497,558,138,880
+    #   rmsnorm 4·T·5120·129 = 5,410,652,160; RoPE 3·T·48·128·64 = 2,415,919,104; softmax 5·40·2048²·64 =
+    #   53,687,091,200; residual 2·T·5120·64 = 1,342,177,280; SiLU·up 5·T·27648·64 = 18,119,393,280
+    #   sum                                                                             = 133,396,760,100,864
+    # and no LM head (2·T·5120·152064 = 3,189,013,217,280): no position of a shared prefix needs logits.
+    assert r["flops_saved"] == 63 * 133_396_760_100_864
+    assert sv.prefix_caching(C32, 15, 64)["flops_saved"] == 0
 
 
 def test_system_prompt_tokens(bundled_tokenizer):
