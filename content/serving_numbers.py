@@ -15,6 +15,8 @@ from ops.arith import costs, formats, serving_math as ops_sv
 from ops.engine.config import ModelConfig
 from ops.lab import online_softmax, phases
 
+from . import serving_topics
+
 DRAFT_LABEL = "Qwen2.5-0.5B-Instruct"        # the draft model of the speculative-decoding example
 SPEC_EXAMPLE = dict(a=0.8, k=4)               # the worked example's acceptance rate and draft length
 SIM = dict(n=64, slots=8, lo=8, hi=512)        # the continuous-batching example: answers, slots, lengths
@@ -156,7 +158,7 @@ def numbers(ref: ModelConfig) -> dict:
         h200_decode_ai=f"{h200[2]['intensity']:.2f}", h200_prefill8_ms=f"{h200[0]['ms_per_token']:.2f}",
         h200_prefill1k_ms=f"{h200[1]['ms_per_token']:.3f}", h200_decode_ms=f"{h200[2]['ms_per_token']:.2f}",
     )
-    return {f"sv_{k}": str(v) for k, v in d.items()}
+    return {**{f"sv_{k}": str(v) for k, v in d.items()}, **serving_topics.numbers(ref)}
 
 
 # ---- practice: formulas a question's `compute` block may name (registered in content.practice.FORMULAS) ----

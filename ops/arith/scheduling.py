@@ -150,6 +150,12 @@ INTEGER_DFA = dict(start="start", accept={"zero", "int"}, edges={
     "int": {d: "int" for d in _DIG}, "zero": {}})
 
 
+def vocab_bytes(tokenizer) -> list[bytes]:
+    """Every token id's bytes, in id order (an added or special token as its text's UTF-8)."""
+    from ..models.tokenizer import raw_to_bytes
+    return [raw_to_bytes(tokenizer.id_to_raw(i) or "") for i in range(tokenizer.vocab_size)]
+
+
 def token_mask(dfa: dict, state: str, vocab: list[bytes]) -> dict:
     """Which tokens may come next: a token is allowed when every one of its bytes has an edge from `state` on.
     Counts the byte transitions a plain scan of the vocabulary walks (it stops at a token's first dead byte)."""
