@@ -208,20 +208,15 @@ def _fp4_rows(ref, lang):
     return [(rows, "fp4")]
 
 
-def _grammar_rows(ref, lang, vocab):
+def _grammar_rows(ref, lang, masks):
     names = dict(start=("开头", "start"), neg=("读到 -", "after -"), int=("读到非 0 数字", "inside a number"),
                  zero=("读到 0", "after a lone 0"))
-    rows = []
-    for state in sch.INTEGER_DFA["edges"]:
-        r = sch.token_mask(sch.INTEGER_DFA, state, vocab)
-        rows.append({_l(lang, "自动机状态", "automaton state"): _l(lang, *names[state]),
-                     _l(lang, "允许的 token", "tokens allowed"): _n(len(r["allowed"])),
-                     _l(lang, "例子", "examples"): " ".join(repr(vocab[i].decode("utf-8", "replace"))
-                                                           for i in r["allowed"][:6]),
-                     _l(lang, "可以结束", "may end"): "✓" if r["ends"] else "✗",
-                     _l(lang, "扫描走过的字节", "bytes walked by a scan"): _n(r["walked"]),
-                     _l(lang, "掩码字节", "mask bytes"): _n(r["mask_bytes"])})
-    return [(rows, "grammar")]
+    return [([{_l(lang, "自动机状态", "automaton state"): _l(lang, *names[r["state"]]),
+               _l(lang, "允许的 token", "tokens allowed"): _n(r["allowed"]),
+               _l(lang, "例子", "examples"): " ".join(repr(x) for x in r["examples"]),
+               _l(lang, "可以结束", "may end"): "✓" if r["ends"] else "✗",
+               _l(lang, "扫描走过的字节", "bytes walked by a scan"): _n(r["walked"]),
+               _l(lang, "掩码字节", "mask bytes"): _n(r["mask_bytes"])} for r in masks], "grammar")]
 
 
 CAPTIONS = {
@@ -291,10 +286,10 @@ CAPTIONS = {
 }
 
 
-def tables(key: str, ref: ModelConfig, lang: str, nums: dict, vocab=None) -> list[tuple[list[dict], str]]:
-    """The tab `key`'s tables, each with its caption filled in the page's language. vocab(): the loaded vocabulary's
-    bytes (only the grammar tab asks)."""
+def tables(key: str, ref: ModelConfig, lang: str, nums: dict, masks=None) -> list[tuple[list[dict], str]]:
+    """The tab `key`'s tables, each with its caption filled in the page's language. masks(): the grammar masks on
+    the loaded vocabulary (scheduling.grammar_masks; only the grammar tab asks)."""
     make = dict(chunked=_chunked_rows, disagg=_disagg_rows, drafts=_draft_rows, radix=_radix_rows,
                 parallel=_parallel_rows, sparse=_sparse_rows, fp4=_fp4_rows)
-    parts = _grammar_rows(ref, lang, vocab()) if key == "grammar" else make[key](ref, lang)
+    parts = _grammar_rows(ref, lang, masks()) if key == "grammar" else make[key](ref, lang)
     return [(rows, fill(CAPTIONS[cap][0 if lang == "zh" else 1], nums)) for rows, cap in parts]

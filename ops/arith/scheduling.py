@@ -171,3 +171,13 @@ def token_mask(dfa: dict, state: str, vocab: list[bytes]) -> dict:
             allowed.append(i)
     return dict(state=state, allowed=allowed, walked=walked, vocab=len(vocab),
                 mask_bytes=math.ceil(len(vocab) / 8), ends=state in dfa["accept"])
+
+
+def grammar_masks(vocab: list[bytes], dfa: dict = INTEGER_DFA, examples: int = 6) -> list[dict]:
+    """token_mask at every state of `dfa`, with the first `examples` allowed tokens as text instead of the full list."""
+    out = []
+    for state in dfa["edges"]:
+        r = token_mask(dfa, state, vocab)
+        out.append(dict(r, allowed=len(r["allowed"]),
+                        examples=[vocab[i].decode("utf-8", "replace") for i in r["allowed"][:examples]]))
+    return out
