@@ -20,12 +20,10 @@ DRAFT = dict(a=0.8, k=3, decay=(0.8, 0.6, 0.4))       # a learned draft: one rat
 PIPE = dict(stages=4, microbatches=(1, 8, 32))
 LONG = 131072                                         # the context of the context-parallel and sparse examples
 CP_DEGREE, EP_DEGREE = 8, 8
-TOPICS = (("chunked", "连续批处理与分块预填充", "Chunked prefill"), ("disagg", "预填充与解码分离", "Disaggregation"),
-          ("drafts", "EAGLE / MTP 草稿", "EAGLE / MTP drafts"), ("radix", "RadixAttention 前缀共享", "RadixAttention"),
-          ("parallel", "流水线 / 专家 / 上下文并行", "Pipeline / expert / context parallel"),
-          ("sparse", "稀疏与线性注意力", "Sparse and linear attention"),
-          ("fp4", "FP8 / MXFP4 / NVFP4", "FP8 / MXFP4 / NVFP4"),
-          ("grammar", "结构化（语法）解码", "Structured decoding"))
+TOPICS = (("chunked", "分块预填充", "Chunked prefill"), ("disagg", "预填充解码分离", "Disaggregation"),
+          ("drafts", "EAGLE / MTP", "EAGLE / MTP"), ("radix", "RadixAttention", "RadixAttention"),
+          ("parallel", "流水线/专家/上下文并行", "PP / EP / CP"), ("sparse", "稀疏与线性注意力", "Sparse / linear"),
+          ("fp4", "FP8 / FP4", "FP8 / FP4"), ("grammar", "语法约束解码", "Grammars"))
 
 
 def _l(lang: str, zh: str, en: str) -> str:
