@@ -111,3 +111,60 @@ def outlier_rows(figs: list[dict], lang: str) -> list[dict]:
                  f"{f['per_tensor']['mean_rel_error']:.1%} / {f['per_channel']['mean_rel_error']:.1%}",
              _l(lang, "1% 显著通道占 |x|", "1% salient channels' share of |x|"): f"{f['salient_share']:.1%}"}
             for f in figs]
+
+
+# ---- the page's sentences with live values ---------------------------------------------------------------------
+def split_intro(lang: str, b: int, i: int, keys: int) -> str:
+    return _l(lang, f"**分块 KV 解码（FlashDecoding）**：第 {b} 行最后一个 token 在第 {i} 层"
+                    f"对全部 {keys} 个键的注意力，把键切成 K 块，"
+                    "每块各自做 softmax（最大值、和、加权 V），再按 log-sum-exp 合并。",
+              f"**Split-KV decode (FlashDecoding)**: row {b}'s last token attends to all {keys} keys in layer {i}; the "
+              "keys are cut into K splits, each does its own softmax (max, sum, weighted V), and the parts merge by "
+              "log-sum-exp.")
+
+
+LABELS = dict(first=("第一个不同的张量", "first tensor that differs"),
+              logits=("最后位置 logits 最大差", "last-position logits max |diff|"),
+              parts=("文字分叉于第几个 token", "texts part at token"), alone=("单独", "alone"),
+              batched=("成批", "batched"),
+              weights=("权重（bf16）", "weights (bf16)"), kv_tok=("每 token KV", "KV per token"),
+              crossover=("KV 超过权重时缓存的 token 数", "cached tokens where KV passes weights"),
+              code=("代码", "code"), quote=("引文", "quote"),
+              step_bytes=("解码一步字节", "decode step bytes"), kv_bytes=("每 token KV 字节", "KV bytes per token"))
+
+
+def label(name: str, lang: str) -> str:
+    return _l(lang, *LABELS[name])
+
+
+def two_texts(lang: str, inv: dict) -> str:
+    """The greedy text alone and batched, one line each."""
+    return f"{label('alone', lang)}: {inv['solo_text']}\n{label('batched', lang)}: {inv['batched_text']}"
+
+
+def not_parted(lang: str, n: int) -> str:
+    return _l(lang, f"{n} 个内不分叉", f"not within {n}")
+
+
+def kv_caption(lang: str, name: str) -> str:
+    return _l(lang, f"{name}：解码一步读一遍权重（整批共享）和每条序列自己的 KV cache。"
+                    "缓存的 token 总数 B·T 超过上面这个数，KV 的读取就超过权重，批次再大也省不下它。",
+              f"{name}: a decode step reads the weights once (shared by the batch) and every sequence's own KV cache. "
+              "Once the cached tokens B·T pass the figure above, KV reads outweigh weight reads, and a bigger batch no "
+              "longer amortises them.")
+
+
+def own_kv_caption(lang: str, name: str, own: dict) -> str:
+    kv, cross = f"{own['kv_bytes_per_token']:,}", f"{own['crossover_tokens']:,.0f}"
+    return _l(lang, f"本模型 {name}：每 token KV {kv} B，KV 在 {cross} 个缓存 token 处超过权重。",
+              f"This model, {name}: {kv} B of KV per token; KV passes the weights at {cross} cached tokens.")
+
+
+def outlier_caption(lang: str, loud: int) -> str:
+    return _l(lang, f"第 {loud} 层的残差流里 |x| 最大。少数通道大出中位数几个数量级："
+                    "整张量一个 int8 步长，普通值大多被舍成 0。W8A8 因此需要 SmoothQuant（把激活的通道尺度挪进权重），"
+                    "AWQ 按激活大小找出少数显著通道并保护它们的权重。",
+              f"Layer {loud}'s residual stream holds the largest |x|. A few channels stand orders of magnitude "
+              "above the median: with one int8 step for the whole tensor most ordinary values round to 0. Hence "
+              "W8A8 needs SmoothQuant (moving the activations' channel scales into the weights), and AWQ finds the "
+              "few salient channels by activation size and protects their weights.")

@@ -15,6 +15,8 @@ from ops.arith import costs, formats, serving_math as ops_sv
 from ops.engine.config import ModelConfig
 from ops.lab import online_softmax, phases
 
+from . import serving_topics
+
 DRAFT_LABEL = "Qwen2.5-0.5B-Instruct"        # the draft model of the speculative-decoding example
 SPEC_EXAMPLE = dict(a=0.8, k=4)               # the worked example's acceptance rate and draft length
 SIM = dict(n=64, slots=8, lo=8, hi=512)        # the continuous-batching example: answers, slots, lengths
@@ -45,15 +47,6 @@ def _flops(n) -> str:
 
 def _pct(x) -> str:
     return f"{100 * x:.0f}"
-
-
-def prefix_flops_saved(ref: ModelConfig, prefix_tokens: int, requests: int) -> int:
-    """Prefill FLOPs a shared prefix saves: its whole blocks run once instead of once per request, the layers
-    only (ops_sv.prefix_caching also counts the LM head at every position, which no server runs on a prefix)."""
-    shared = ops_sv.prefix_caching(ref, prefix_tokens, requests)["shared"]
-    if not shared:
-        return 0
-    return (requests - 1) * sum(r["flops"] for r in costs.flops(ref, 1, shared) if r["operator"] != "lm_head")
 
 
 def kv_bound_decode(ref: ModelConfig, requests: int, context: int, gpu: str = "H200 141GB") -> dict:
@@ -119,7 +112,7 @@ def numbers(ref: ModelConfig) -> dict:
         static_steps=_fmt(sim["static_steps"]), cont_steps=_fmt(sim["continuous_steps"]),
         static_util=_pct(sim["static_util"]), cont_util=_pct(sim["continuous_util"]),
         prefix_tokens=_fmt(PREFIX["tokens"]), prefix_requests=_fmt(PREFIX["requests"]), prefix_kv=_b(pre["kv_saved"]),
-        prefix_flops=_flops(prefix_flops_saved(ref, PREFIX["tokens"], PREFIX["requests"])),
+        prefix_flops=_flops(pre["flops_saved"]),
         # one layer's S x S scores at the long S (eager attention holds them whole), against the H200's memory
         scores_layer_32k=_b(layer_scores[2]), scores_layer_32k_fp32=_b(layer_scores[4]),
         scores_weights_32k=_gb(layer_scores[2] + costs.weight_bytes(ref, 16)),
@@ -166,7 +159,7 @@ def numbers(ref: ModelConfig) -> dict:
         h200_decode_ai=f"{h200[2]['intensity']:.2f}", h200_prefill8_ms=f"{h200[0]['ms_per_token']:.2f}",
         h200_prefill1k_ms=f"{h200[1]['ms_per_token']:.3f}", h200_decode_ms=f"{h200[2]['ms_per_token']:.2f}",
     )
-    return {f"sv_{k}": str(v) for k, v in d.items()}
+    return {**{f"sv_{k}": str(v) for k, v in d.items()}, **serving_topics.numbers(ref)}
 
 
 # ---- practice: formulas a question's `compute` block may name (registered in content.practice.FORMULAS) ----

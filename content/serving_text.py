@@ -23,7 +23,6 @@ from .serving_numbers import (
     _flops,
     _gb,
     _pct,
-    prefix_flops_saved,
 )
 
 
@@ -110,7 +109,7 @@ def prefix_table(ref: ModelConfig, lang: str, system_tokens: int, requests: int 
                         ("可共享（整块）", "shareable (whole blocks)", f"{r['shared']:,}"),
                         (f"{requests} 个请求省下的 KV", f"KV saved over {requests} requests", _b(r["kv_saved"])),
                         ("省下的预填充 FLOPs", "prefill FLOPs saved",
-                         _flops(prefix_flops_saved(ref, n, requests)))))
+                         _flops(r["flops_saved"]))))
     return out
 
 

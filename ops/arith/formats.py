@@ -186,3 +186,35 @@ def float_formats() -> list[dict]:
         rows.append(dict(dtype=name, bits=fi.bits, mantissa_bits=round(-math.log2(fi.eps)), max=fi.max,
                          smallest_normal=fi.smallest_normal, rel_step=fi.eps))
     return rows
+
+
+# ---- low-bit floats with block scales (FP8, MXFP4, NVFP4) ---------------------------------------------------------
+def e2m1_values() -> list[float]:
+    """The non-negative values of FP4 E2M1 from its bits: 2 exponent bits (bias 1, exponent 0 subnormal), 1
+    mantissa bit; the sign bit mirrors them."""
+    out = []
+    for e in range(4):
+        for m in range(2):
+            out.append(m * 0.5 if e == 0 else (1 + m / 2) * 2.0 ** (e - 1))
+    return out
+
+
+# element bits, elements per block scale, block scale bits, per-tensor scale bits
+LOW_BIT = {"FP8 E4M3 / E5M2": (8, None, 0, 32), "MXFP8 (E4M3)": (8, 32, 8, 0), "MXFP4 (E2M1)": (4, 32, 8, 0),
+           "NVFP4 (E2M1)": (4, 16, 8, 32)}
+
+
+def low_bit_bits(elem: int, block: int | None, scale_bits: int) -> float:
+    """Bits per weight of a block-scaled format: elem + scale_bits / block (a per-tensor scale adds 32 bits per
+    tensor, nothing per weight worth counting)."""
+    return elem + (scale_bits / block if block else 0)
+
+
+def low_bit_rows(c: ModelConfig) -> list[dict]:
+    """Each format's bits per weight and the weight bytes of `c` stored in it, beside bf16."""
+    n = costs.total_params(c)
+    rows = [dict(format="bf16", elem=16, block=None, scale_bits=0, tensor_bits=0, bits=16.0, bytes=n * 2)]
+    for name, (elem, block, sb, tb) in LOW_BIT.items():
+        b = low_bit_bits(elem, block, sb)
+        rows.append(dict(format=name, elem=elem, block=block, scale_bits=sb, tensor_bits=tb, bits=b, bytes=n * b / 8))
+    return rows

@@ -84,11 +84,21 @@ def system_prompt_tokens(tokenizer) -> int:
 def prefix_caching(c: ModelConfig, prefix_tokens: int, requests: int, block: int = PAGE_BLOCK,
                    kv_dtype_bytes: int = 2) -> dict:
     """A prefix shared by `requests` requests, cached once: only whole blocks are shared (a block's key is its
-    tokens), so floor(prefix / block) · block tokens are kept once instead of once per request."""
+    tokens), so floor(prefix / block) · block tokens are kept once instead of once per request. The FLOPs saved are
+    the layers' prefill of those tokens, without the LM head: only a request's last position needs logits, and that
+    position is never inside a shared prefix (prefix_prefill_flops)."""
     shared = prefix_tokens // block * block
     return dict(prefix=prefix_tokens, shared=shared, requests=requests,
                 kv_saved=(requests - 1) * costs.kv_cache_bytes(c, shared, kv_dtype_bytes),
-                flops_saved=(requests - 1) * costs.total_flops(c, 1, shared) if shared else 0)
+                flops_saved=(requests - 1) * prefix_prefill_flops(c, shared))
+
+
+def prefix_prefill_flops(c: ModelConfig, tokens: int) -> int:
+    """Prefill FLOPs of `tokens` positions that need no logits (a cached prefix): every operator of costs.flops
+    but the LM head, whose 2·tokens·H·V would be spent on rows nobody samples from."""
+    if not tokens:
+        return 0
+    return sum(r["flops"] for r in costs.flops(c, 1, tokens) if r["operator"] != "lm_head")
 
 
 # ---- (d) speculative decoding ------------------------------------------------------------------------------
@@ -206,3 +216,62 @@ def tensor_parallel(c: ModelConfig, degrees=(1, 2, 4, 8, 16, 40), bits: int = 16
                          weights_per_gpu=w, kv_per_token_per_gpu=kv_tok,
                          tokens_per_gpu=max(0, int((mem - w) // kv_tok)) if ok else 0))
     return rows
+
+
+# ---- (d') learned drafts (EAGLE, MTP) and (f') sparse and linear attention ----------------------------------------
+def accepted_length(rates) -> float:
+    """Draft tokens one verification accepts on average when draft token j is accepted with probability rates[j]
+    given that all before it were: sum over j of rates[0]·...·rates[j]. A constant a over k tokens gives
+    a·(1 - a^k) / (1 - a), i.e. spec_expected_tokens(a, k) - 1. Independent acceptances at a fixed rate make it a
+    bound: real acceptance falls with depth (each draft token builds on earlier guesses)."""
+    total, run = 0.0, 1.0
+    for a in rates:
+        if not 0 <= a <= 1:
+            raise InputError(f"acceptance rate must be in [0, 1], got {a}")
+        run *= a
+        total += run
+    return total
+
+
+def draft_head_cost(c: ModelConfig, bits=16) -> float:
+    """c of a draft head on the target's own features (EAGLE, an MTP module): one decoder layer at the target's
+    width plus the target's LM head, read once per draft token, over the target's weight bytes."""
+    rows = {r["operator"]: r for r in costs.param_table(c)}
+    ends = sum(rows[k]["params"] for k in ("embedding", "lm_head", "final_norm"))
+    layer = (costs.total_params(c) - ends) // c.num_hidden_layers
+    head = c.vocab_size * c.hidden_size
+    return (layer + head) / costs.total_params(c)
+
+
+def draft_head_table(c: ModelConfig, alphas=(0.6, 0.8, 0.9), ks=(1, 3, 5)) -> list[dict]:
+    """Per acceptance rate a and draft length k: accepted draft tokens, tokens per verification and the speed-up
+    bound E / (k·c + 1) with c = draft_head_cost(c)."""
+    cost = draft_head_cost(c)
+    return [dict(a=a, k=k, accepted=accepted_length([a] * k), expected=spec_expected_tokens(a, k),
+                 speedup=spec_speedup(a, k, cost)) for a in alphas for k in ks]
+
+
+# Example settings of a natively sparse attention (compressed blocks every `stride` tokens, `blocks` selected blocks
+# of `block` tokens, a local window) and of a top-k token selection; the linear layer keeps an hd × hd state per
+# head in float32; a hybrid keeps full attention in one layer of every `hybrid_every`.
+SPARSE = dict(stride=16, blocks=16, block=64, window=512, topk=2048, state_bytes=4, hybrid_every=4)
+
+
+def attention_memory(c: ModelConfig, contexts=(4096, 32768, 131072), s: dict = SPARSE, kv_dtype_bytes: int = 2):
+    """Per context length, one sequence: bytes kept and KV tokens read per decode step by full attention (this
+    config's GQA), block-sparse selection (keeps every token plus one compressed token per stride, reads the
+    compressed tokens, the selected blocks and the window), top-k selection (keeps every token, reads k), a linear
+    (delta-rule) layer stack (a fixed nh·hd·hd state per layer, whatever the context) and a hybrid (one full layer
+    in hybrid_every, linear layers in the rest)."""
+    L, nh, hd = c.num_hidden_layers, c.num_attention_heads, c.head_dim
+    state = L * nh * hd * hd * s["state_bytes"]
+    rows = []
+    for n in contexts:
+        full = costs.kv_cache_bytes(c, n, kv_dtype_bytes)
+        k = s["hybrid_every"]
+        rows.append(dict(context=n, full=full, full_read=n,
+                         sparse_kept=costs.kv_cache_bytes(c, n + n // s["stride"], kv_dtype_bytes),
+                         sparse_read=min(n, n // s["stride"] + s["blocks"] * s["block"] + s["window"]),
+                         topk_kept=full, topk_read=min(n, s["topk"]), linear=state,
+                         hybrid=full // k + state * (k - 1) // k))
+    return dict(rows=rows, state=state, crossover=state / costs.kv_bytes_per_token(c, kv_dtype_bytes))

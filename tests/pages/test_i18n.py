@@ -47,7 +47,7 @@ EN_ALLOWED = set("""
     qwen instruct smollm llama pytorch transformers accelerate nvidia python unicode kimi english
     cpu cuda eager sdpa
     token tokens id ids logit logits softmax trace config dtype cache vs eos bos top top-k top-p min-p log-sum-exp
-    prefill decode gather one-hot all-to-all batch base query key value pre-norm post-norm roofline
+    prefill decode gather one-hot all-to-all batch base query key value pre-norm post-norm roofline goodput
     max min exp log cos sin sqrt rsqrt silu relu gelu argmax inf
     nh nkv hd sq skv rad ms true false none
     """.split())

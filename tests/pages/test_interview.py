@@ -36,3 +36,11 @@ def test_interview_tiny_runs_every_button(tiny_app_dense, request, lang):
         no_exception(at)
         assert not at.error and word in texts(at), (label, word)
     assert "✗" not in texts(at)                 # same tokens as one-pass prefill and as plain greedy
+    # the sentences that moved to content/interview.py draw in the page's language, with their live values
+    kv_tab, out_tab = {"zh": ("KV 决定的解码", "离群激活与量化"), "en": ("KV-bound decode", "Outliers and quantisation")}[lang]
+    open_tab(at, TABS, kv_tab)
+    assert {"zh": "批次再大也省不下它", "en": "no longer amortises them"}[lang] in texts(at)
+    assert {"zh": "本模型 ", "en": "This model, "}[lang] in texts(at) and "262,144 B" in texts(at)
+    open_tab(at, TABS, out_tab)
+    assert "SmoothQuant" in texts(at) and {"zh": "层的残差流里", "en": "residual stream holds"}[lang] in texts(at)
+    assert {"zh": "分块 KV 解码", "en": "Split-KV decode"}[lang] in texts(at)

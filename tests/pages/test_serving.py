@@ -46,3 +46,22 @@ def test_serving_tiny_small_example_and_measure(tiny_app_dense, english):
     open_tab(at, "serving-topics", "Prefill vs decode")
     at.button(key="sv-measure").click().run(timeout=300)
     assert not at.exception and "measured ms/token" in texts(at)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_serving_2026_topics_draw_in_both_languages(tiny_app_dense, request, lang):
+    """The fold of 2026 topics: every tab draws, each with its figure as content/serving_topics.py computes it from
+    Qwen2.5-32B's config, and the grammar tab masks the loaded vocabulary (Qwen's digits are single tokens, so the
+    integer automaton allows '-' and the ten digits at its start)."""
+    if lang == "en":
+        request.getfixturevalue("english")
+    at = page_ok(PAGE, source=tiny_app_dense, lang=lang, **dict(EXPECT, passing=({"zh": "在线 softmax"}.get(lang, "online softmax"),)))
+    body = "\n".join(every_tab(at).text)
+    assert {"zh": "2026 年的面试题", "en": "The 2026 interview"}[lang] in texts(at)
+    for key in ("sv_cp_itl_chunk", "sv_gp_good", "sv_dg_ib", "sv_eagle_c", "sv_rx_radix", "sv_cx_ring_layer",
+                "sv_sp_read", "sv_mxfp4_gb", "sv_pp_weights"):
+        assert NUMS[key] in body, (lang, key, NUMS[key])
+    for word in {"zh": ("基数树（逐 token）", "自动机状态", "线性（门控 delta）状态"),
+                 "en": ("radix tree (per token)", "automaton state", "linear (gated delta) state")}[lang]:
+        assert word in body, (lang, word)
+    assert "'-' '0' '1' '2' '3' '4'" in body

@@ -17,8 +17,9 @@ from ops.lab import online_softmax, phases
 
 C32 = costs.reference_config("Qwen2.5-32B-Instruct")
 # Qwen2.5-32B-Instruct from FACTS.md: 64 layers, 40 query / 8 KV heads, head_dim 128, 32,763,876,352 parameters
-L, NH, NKV, HD, PARAMS = 64, 40, 8, 128, 32_763_876_352
-KV_TOKEN = 2 * L * NKV * HD * 2                       # K and V, every layer, bf16
+L, HD, PARAMS = 64, 128, 32_763_876_352
+KV_TOKEN = 262_144                  # by hand: K and V (2) · 64 layers · 8 KV heads · 128 · 2 bytes (FACTS.md)
+WEIGHTS = 65_527_752_704            # by hand: 32,763,876,352 parameters · 2 bytes (bf16)
 
 
 def _causal_scores(g, B, nh, S, scale=3.0):
@@ -99,28 +100,34 @@ def test_online_softmax_on_the_real_trace(real_model):
 
 
 def test_score_traffic_for_32b():
-    for S in (4096, 32768):
+    # By hand. S = 4,096: one head's bf16 S×S = 4,096² · 2 = 33,554,432 B (32 MiB); eager writes and reads the
+    # scores and the probabilities (4 passes) for 40 heads · 64 layers: 4 · 33,554,432 · 2,560 = 343,597,383,680 B
+    # (320 GiB); q, k, v and the output: (40 + 8 + 8 + 40) heads · 4,096 · 128 · 2 B · 64 = 6,442,450,944 B (6 GiB).
+    # S = 32,768: 2,147,483,648 B (2 GiB); 4 · 2,147,483,648 · 2,560 = 21,990,232,555,520 B (20 TiB);
+    # 96 · 32,768 · 128 · 2 · 64 = 51,539,607,552 B (48 GiB).
+    hand = {4096: (33_554_432, 343_597_383_680, 6_442_450_944),
+            32768: (2_147_483_648, 21_990_232_555_520, 51_539_607_552)}
+    for S, (matrix, eager, qkvo) in hand.items():
         r = online_softmax.score_traffic(C32, S)
-        assert r["matrix"] == S * S * 2
-        assert r["eager_matrix"] == 4 * S * S * 2 * NH * L        # write + read scores, write + read probs
-        assert r["qkvo"] == (2 * NH + 2 * NKV) * S * HD * 2 * L
-    assert online_softmax.score_traffic(C32, 4096)["matrix"] == 32 * 2**20     # 32 MiB per head at 4k
+        assert (r["matrix"], r["eager_matrix"], r["qkvo"]) == (matrix, eager, qkvo), S
 
 
 # ---- (b) KV cache in a server ----------------------------------------------------------------------------------
 def test_kv_numbers_equal_the_hand_formulas():
-    assert costs.kv_bytes_per_token(C32) == KV_TOKEN == 262_144
-    assert costs.total_params(C32) == PARAMS
-    for gpu, gb in (("A100 80GB", 80), ("H200 141GB", 141)):
+    assert costs.kv_bytes_per_token(C32) == KV_TOKEN
+    assert costs.total_params(C32) == PARAMS and costs.weight_bytes(C32) == WEIGHTS
+    # By hand: a 4,096-token request holds 4,096 · 262,144 = 1,073,741,824 B (1 GiB). Beside 65,527,752,704 B of
+    # weights an A100 has 80e9 - 65,527,752,704 = 14,472,247,296 B left: 13.48 requests, so 13; an H200
+    # 141e9 - 65,527,752,704 = 75,472,247,296 B: 70.29, so 70 (FACTS.md's 70 requests).
+    for gpu, free, requests in (("A100 80GB", 14_472_247_296, 13), ("H200 141GB", 75_472_247_296, 70)):
         r = sv.concurrent_requests(C32, gpu, 4096)
-        assert r["per_request"] == 4096 * KV_TOKEN == 2**30
-        assert r["requests"] == (gb * 10**9 - 2 * PARAMS) // (4096 * KV_TOKEN)
-    assert [sv.concurrent_requests(C32, g)["requests"] for g in sv.SERVING_GPUS] == [13, 70]
+        assert (r["per_request"], r["free"], r["requests"]) == (1_073_741_824, free, requests), gpu
 
 
 def test_paged_blocks_waste_less_than_a_block():
     p = sv.paged_blocks(C32, [1, 15, 16, 17, 4096, 4100])
-    assert p["block_bytes"] == 16 * KV_TOKEN and p["block_bytes_layer"] == 16 * 2 * NKV * HD * 2
+    # by hand: 16 tokens · 262,144 B = 4,194,304 B (4 MiB); one layer's share 16 · 2 · 8 · 128 · 2 = 65,536 B
+    assert p["block_bytes"] == 4_194_304 and p["block_bytes_layer"] == 65_536
     for r in p["rows"]:
         assert 0 <= r["paged_waste"] < 16 and r["blocks"] * 16 == r["tokens"] + r["paged_waste"]
         assert r["reserved"] == C32.max_position_embeddings * KV_TOKEN
@@ -142,8 +149,17 @@ def test_continuous_batching_never_needs_more_steps():
 def test_prefix_caching_shares_whole_blocks_only():
     assert sv.prefix_caching(C32, 15, 64)["kv_saved"] == 0
     r = sv.prefix_caching(C32, 2048 + 5, 64)
-    assert r["shared"] == 2048 and r["kv_saved"] == 63 * 2048 * KV_TOKEN
-    assert r["flops_saved"] == 63 * costs.total_flops(C32, 1, 2048)
+    assert r["shared"] == 2048 and r["kv_saved"] == 63 * 2048 * KV_TOKEN == 33_822_867_456
+    # By hand, one request's prefill of the 2,048 shared tokens (T = S = 2048, H 5120, I 27648, 40/8 heads of 128):
+    #   projections 2·T·(q 5120·5120 + k,v 2·5120·1024 + o 5120·5120 + mlp 3·5120·27648 = 487,587,840)·64
+    #                                                                                    = 127,818,226,728,960
+    #   scores + PV 2·2·40·128·2048·2048·64 (the full S×S, the eager count)           =   5,497,558,138,880
+    #   rmsnorm 4·T·5120·129 = 5,410,652,160; RoPE 3·T·48·128·64 = 2,415,919,104; softmax 5·40·2048²·64 =
+    #   53,687,091,200; residual 2·T·5120·64 = 1,342,177,280; SiLU·up 5·T·27648·64 = 18,119,393,280
+    #   sum                                                                             = 133,396,760,100,864
+    # and no LM head (2·T·5120·152064 = 3,189,013,217,280): no position of a shared prefix needs logits.
+    assert r["flops_saved"] == 63 * 133_396_760_100_864
+    assert sv.prefix_caching(C32, 15, 64)["flops_saved"] == 0
 
 
 def test_system_prompt_tokens(bundled_tokenizer):
@@ -257,7 +273,8 @@ def test_group_quantisation_error_shrinks_with_bits_and_smaller_groups():
 def test_kv_quant_and_fp8_formats():
     rows = {r["kv_dtype"]: r for r in formats.kv_quant_rows(C32)}
     assert rows["bf16"]["bytes_per_token"] == KV_TOKEN and rows["int8 / fp8"]["bytes_per_token"] == KV_TOKEN // 2
-    assert rows["int8 / fp8"]["requests"] == (141 * 10**9 - 2 * PARAMS) // (4096 * KV_TOKEN // 2)
+    # by hand: 75,472,247,296 B free on an H200 / (4,096 · 131,072 B) = 140.58, so 140 requests at one byte per number
+    assert rows["int8 / fp8"]["requests"] == 140
     fmt = {r["dtype"]: r for r in formats.float_formats()}
     assert (fmt["float8_e4m3fn"]["max"], fmt["float8_e4m3fn"]["mantissa_bits"]) == (448, 3)
     assert (fmt["float8_e5m2"]["max"], fmt["float8_e5m2"]["mantissa_bits"]) == (57344, 2)
@@ -270,23 +287,35 @@ def test_spec_decoding_edges(k):
     assert sv.spec_expected_tokens(0.0, k) == 1.0                # nothing accepted: the target's own token
     assert sv.spec_expected_tokens(1.0, k) == k + 1              # everything accepted
     assert sv.spec_expected_tokens(1 - 1e-9, k) == pytest.approx(k + 1, rel=1e-6)    # continuous at a -> 1
-    assert sv.spec_expected_tokens(0.5, k) == pytest.approx(sum(0.5 ** j for j in range(k + 1)))
+    assert sv.spec_expected_tokens(0.5, k) == pytest.approx(sum(0.5 ** j for j in range(k + 1)))   # the series
     assert sv.spec_speedup(0.7, k, 0.0) == sv.spec_expected_tokens(0.7, k)
     assert sv.spec_speedup(0.0, k, 0.1) < 1                       # a useless draft only costs time
     with pytest.raises(InputError):
         sv.spec_expected_tokens(1.5, k)
 
 
+def test_spec_worked_example():
+    # by hand, a = 0.8, k = 4: E = 1 + 0.8 + 0.64 + 0.512 + 0.4096 = 3.3616; with c = 0.0150786 the bound is
+    # 3.3616 / (4 · 0.0150786 + 1) = 3.3616 / 1.0603144 = 3.17038
+    assert sv.spec_expected_tokens(0.8, 4) == pytest.approx(3.3616)
+    assert sv.spec_speedup(0.8, 4, 0.0150786) == pytest.approx(3.17038, abs=1e-5)
+
+
 def test_draft_cost_is_the_weight_byte_ratio():
+    # Qwen2.5-0.5B by hand: embedding 151,936 · 896 = 136,134,656 (tied: no LM head); a layer: q 896·896 + 896,
+    # k and v 896·128 + 128 each, o 896·896, MLP 3·896·4,864, two norms 896 = 14,912,384; 24 layers 357,897,216;
+    # final norm 896: 494,032,768 parameters (FACTS.md: 0.494B). c = 494,032,768 / 32,763,876,352 = 0.0150786
     small = costs.reference_config("Qwen2.5-0.5B-Instruct")
-    assert sv.draft_cost_ratio(small, C32) == costs.total_params(small) / PARAMS
+    assert costs.total_params(small) == 494_032_768
+    assert sv.draft_cost_ratio(small, C32) == pytest.approx(0.0150786, abs=1e-7)
 
 
 # ---- (e) long context ----------------------------------------------------------------------------------------------
 def test_rope_wavelengths():
     wl = sv.rope_wavelengths(C32)
     assert len(wl) == HD // 2 and wl[0] == pytest.approx(2 * math.pi)
-    assert wl[-1] == pytest.approx(2 * math.pi * 1e6 ** ((HD - 2) / HD))
+    # the slowest pair, j = 63: 2π · 1e6^(126/128) = 2π · 10^5.90625 = 2π · 805,842.19 = 5,063,255.8 tokens
+    assert wl[-1] == pytest.approx(5_063_255.8, abs=0.1)
     assert bool((wl[1:] > wl[:-1]).all())
 
 
@@ -314,7 +343,9 @@ def test_sliding_window_caps_the_cache():
 # ---- (f) attention variants, (g) tensor parallelism ----------------------------------------------------------------
 def test_attention_variants_for_32b():
     r = {x["variant"]: x["bytes_per_token"] for x in sv.attention_variants(C32)}
-    assert r == dict(MHA=2 * L * NH * HD * 2, GQA=KV_TOKEN, MQA=2 * L * HD * 2, MLA=L * (512 + 64) * 2)
+    # by hand, bf16: MHA 2 · 64 · 40 · 128 · 2 = 1,310,720; GQA (8 heads) 262,144; MQA 2 · 64 · 128 · 2 = 32,768;
+    # MLA (DeepSeek-V3's 512 + 64 per layer) 64 · 576 · 2 = 73,728
+    assert r == dict(MHA=1_310_720, GQA=262_144, MQA=32_768, MLA=73_728)
 
 
 def test_tensor_parallel_bounded_by_kv_heads():
@@ -322,8 +353,11 @@ def test_tensor_parallel_bounded_by_kv_heads():
     assert [rows[t]["kv_per_token_per_gpu"] for t in (1, 2, 4, 8)] == [KV_TOKEN // t for t in (1, 2, 4, 8)]
     assert rows[40]["kv_per_token_per_gpu"] == rows[8]["kv_per_token_per_gpu"] and rows[40]["kv_copies"] == 5
     assert not rows[16]["valid"] and all(rows[t]["valid"] for t in (1, 2, 4, 8, 40))    # 40 % 16 != 0
-    assert rows[1]["weights_per_gpu"] == 2 * PARAMS
-    assert rows[8]["weights_per_gpu"] < 2 * PARAMS / 8 * 1.01     # all but the norms split eight ways
+    assert rows[1]["weights_per_gpu"] == WEIGHTS
+    # TP 8 by hand: norms 64 · 2 · 5,120 + 5,120 = 660,480 (copied); k/v projections with biases
+    # 64 · 2 · (5,120 · 1,024 + 1,024) = 671,219,712, one KV head of 8 per GPU: / 8; the rest
+    # 32,763,876,352 - 660,480 - 671,219,712 = 32,091,996,160, / 8. bf16: (660,480 + 83,902,464 + 4,011,499,520) · 2
+    assert rows[8]["weights_per_gpu"] == 8_192_124_928
 
 
 # ---- (h) prefill vs decode --------------------------------------------------------------------------------------------
@@ -346,7 +380,7 @@ def test_numbers_are_in_the_texts_numbers():
     nums = texts.numbers(costs.reference_config("Qwen2.5-0.5B-Instruct"))
     sv_nums = serving_numbers.numbers(C32)
     assert sv_nums.items() <= nums.items()
-    assert sv_nums["sv_req_141"] == "70" and sv_nums["sv_kv_mla_exact"] == f"{L * 576 * 2:,}"
+    assert sv_nums["sv_req_141"] == "70" and sv_nums["sv_kv_mla_exact"] == "73,728"      # by hand, as above
     for lang in texts.LANGS:
         for level in texts.LEVELS:
             assert texts.placeholders(texts.template("serving", lang, level)) <= set(nums)
@@ -360,4 +394,4 @@ def test_serving_formulas_registered_and_questions_computed():
     assert len(qs) >= 20 and len(computed) >= 12
     got = {q["id"]: practice.compute(q) for q in computed}
     assert all(v > 0 for v in got.values())
-    assert got["sv-kv-requests-141"] == 70 and got["sv-mla-bytes"] == L * 576 * 2
+    assert got["sv-kv-requests-141"] == 70 and got["sv-mla-bytes"] == 73_728
