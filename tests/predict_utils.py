@@ -47,7 +47,7 @@ def transformers_run(folder: str, prompt: str):
     import transformers as tf
 
     ids = tokenizers.Tokenizer.from_file(f"{folder}/tokenizer.json").encode(prompt).ids
-    model = tf.AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager", torch_dtype=torch.float32)
+    model = tf.AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager", dtype=torch.float32)
     with torch.no_grad():
         out = model(torch.tensor([ids]), output_hidden_states=True, output_attentions=True)
     return out, model
@@ -70,3 +70,45 @@ def attention_top_key(folder: str, prompt: str, layer: int, head: int) -> int:
     """The key position the last query of layer `layer`'s head `head` weights most, from transformers."""
     out, _ = transformers_run(folder, prompt)
     return int(out.attentions[layer][0, head, -1].argmax())
+
+
+def ablation_moves(folder: str, prompt: str, layer: int, head: int, monkeypatch) -> dict:
+    """|Δp| of the top-1 next token at the last position under each of Experiments' ablations of `layer`, done with
+    hooks on transformers' own model: head `head` zeroed at o_proj's input, the attention output zeroed, the MLP
+    output zeroed, and the layer's rotary embedding skipped (q and k unrotated)."""
+    import torch
+    import transformers.models.qwen2.modeling_qwen2 as mq
+
+    out, model = transformers_run(folder, prompt)
+    target = int(out.logits[0, -1].argmax())
+    before = float(torch.softmax(out.logits[0, -1], -1)[target])
+    ids = torch.tensor([__import__("tokenizers").Tokenizer.from_file(f"{folder}/tokenizer.json").encode(prompt).ids])
+    block, hd = model.model.layers[layer], model.config.hidden_size // model.config.num_attention_heads
+    skip = {"on": False}
+    rope = mq.apply_rotary_pos_emb
+    monkeypatch.setattr(mq, "apply_rotary_pos_emb",
+                        lambda q, k, *a, **kw: (q, k) if skip["on"] else rope(q, k, *a, **kw))
+
+    def zero_head(_, args):
+        x = args[0].clone()
+        x[..., head * hd:(head + 1) * hd] = 0
+        return (x,)
+
+    def set_skip(on):
+        def hook(*_):
+            skip["on"] = on
+        return hook
+
+    hooks = {"head": [(block.self_attn.o_proj, "pre", zero_head)],
+             "attn": [(block.self_attn, "post", lambda m, i, o: (torch.zeros_like(o[0]), *o[1:]))],
+             "mlp": [(block.mlp, "post", lambda m, i, o: torch.zeros_like(o))],
+             "norope": [(block.self_attn, "pre", set_skip(True)), (block.self_attn, "post", set_skip(False))]}
+    moves = {}
+    for kind, hs in hooks.items():
+        handles = [m.register_forward_pre_hook(f) if when == "pre" else m.register_forward_hook(f) for m, when, f in hs]
+        with torch.no_grad():
+            logits = model(ids).logits
+        for h in handles:
+            h.remove()
+        moves[kind] = abs(float(torch.softmax(logits[0, -1], -1)[target]) - before)
+    return moves

@@ -46,25 +46,20 @@ def top_key(probs_row: torch.Tensor, n: int, k: int = 5) -> dict:
     return dict(answer=ranked[0], options=sorted(ranked), weight=float(w[ranked[0]]))
 
 
-def ablation_specs(config, layer: int, head: int, mode: str, reference=None) -> dict:
-    """kind -> the edit of each of ABLATIONS at `layer` (head `head` replaced by `mode` for "head")."""
-    return {"head": edits.ablate_heads(config, layer, [head], mode, reference=reference),
-            "attn": edits.zero_attention(config, layer), "mlp": edits.zero_mlp(config, layer),
-            "norope": edits.no_rope(config, layer)}
-
-
-def strongest_ablation(model, base, ids: list[int], s: int, target: int, layer: int, head: int,
+def strongest_ablation(model, base, ids: list[int], s: int, target: int, layer: int, head: int | None,
                        mode: str = "zero") -> dict:
-    """Which of ABLATIONS at `layer` moves the probability of `target` after position s the most (|Δp|).
-    Runs the row once per ablation (logits only). Returns answer (kind), options (ABLATIONS), before (p),
-    after {kind: p}."""
+    """Which of ABLATIONS at `layer` (head `head` replaced by `mode`; no head ablation when head is None) moves
+    the probability of `target` after position s the most (|Δp|). Runs the row once per ablation (logits only).
+    Returns answer (kind), options (the kinds, in ABLATIONS' order), before (p), after {kind: p}."""
     before = float(torch.softmax(base.logits[0, s].float(), -1)[target])
+    kinds = [k for k in ABLATIONS if k != "head" or head is not None]
     after = {}
-    for kind, spec in ablation_specs(model.config, layer, head, mode, reference=base).items():
+    for kind in kinds:
+        spec = edits.build(kind, model.config, layer, dict(h=head, mode=mode), reference=base)
         run = model.trace_ids([ids], edits=spec, capture=("logits",))
         after[kind] = float(torch.softmax(run.logits[0, s].float(), -1)[target])
-    answer = max(ABLATIONS, key=lambda k: abs(after[k] - before))
-    return dict(answer=answer, options=list(ABLATIONS), before=before, after=after)
+    answer = max(kinds, key=lambda k: abs(after[k] - before))
+    return dict(answer=answer, options=kinds, before=before, after=after)
 
 
 PARTS = 4          # the answer's ranges of generated tokens: "never" or one of PARTS equal stretches
