@@ -82,10 +82,14 @@ def greedy(q: dict) -> Question:
     why = ((f"下面两段文字逐字相同：{n} 个 token 里 bfloat16 每一步选的都和 float32 一样。",
             f"The two texts below are the same token for token: in {n} tokens bfloat16 picks what float32 picks "
             "at every step.") if part is None else
-           (f"下面两段文字在第 {part + 1} 个 token 第一次不同（标记处）：那一步两个格式的第一名不同，之后各走各的。",
-            f"The two texts below first differ at token {part + 1} (marked): the two formats rank a different token "
+           (f"下面两段文字在第 {part + 1} 个 token 第一次不同（从 ⟦ 起）：那一步两个格式的第一名不同，之后各走各的。",
+            f"The two texts below first differ at token {part + 1} (from ⟦ on): the two formats rank a different token "
             "first at that step, and from there each goes its own way."))
     return Question(
         (f"用贪心解码各生成 {n} 个 token：bfloat16 权重写出的文字会和 float32 的分开吗？在哪里？",
          f"Greedy decoding, {n} tokens each: does the text from bfloat16 weights part from float32's, and where?"),
         lab, q["answer"], why)
+
+
+GREEDY_SECTION = ("贪心生成：bfloat16 会和 float32 写出不同的文字吗",
+                  "Greedy texts: does bfloat16 write what float32 writes?")

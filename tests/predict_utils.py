@@ -112,3 +112,30 @@ def ablation_moves(folder: str, prompt: str, layer: int, head: int, monkeypatch)
             h.remove()
         moves[kind] = abs(float(torch.softmax(logits[0, -1], -1)[target]) - before)
     return moves
+
+
+def greedy_reference(folder: str, prompt: str, new_tokens: int) -> tuple[list[int], list[int], str]:
+    """Greedy tokens without a KV cache, the whole text rerun each step: float32 from transformers' own model, and
+    bfloat16 from our engine's bf16 weight set (Model.forward, SDPA); and the float32 text, decoded by the tokenizers
+    library. The page decodes with a cache (ops.lab.interview.greedy_rows)."""
+    import tokenizers
+    import torch
+
+    from ops import load_model
+
+    tok = tokenizers.Tokenizer.from_file(f"{folder}/tokenizer.json")
+    ids = tok.encode(prompt).ids
+    _, hf = transformers_run(folder, prompt)
+    ours = load_model(folder, "cpu", "float32")
+
+    def greedy(logits_of):
+        row = list(ids)
+        for _ in range(new_tokens):
+            row.append(int(logits_of(torch.tensor([row]))[0, -1].float().argmax()))
+        return row[len(ids):]
+
+    with torch.no_grad():
+        f32 = greedy(lambda x: hf(x).logits)
+        bf16 = greedy(lambda x: ours.forward(x, torch.arange(x.shape[1])[None], torch.ones_like(x, dtype=torch.bool),
+                                             weights="bf16", attention="sdpa"))
+    return f32, bf16, tok.decode(f32, skip_special_tokens=True)

@@ -2,6 +2,8 @@
 running model, content.predict words it, token ids become the labels the page's pictures show."""
 from __future__ import annotations
 
+import streamlit as st
+
 from content import predict as words
 from ops.lab import quiz
 from viz.labels import pieces, visible
@@ -48,6 +50,18 @@ def greedy_data(model, ids: list[int]) -> dict | None:
 
 
 def _with_texts(model, q):
+    """q with each format's text split where the two part: {"float32": (same, own), "bfloat16": (same, own)}."""
     if q is not None:
-        q["pieces"] = {k: [visible(p) for p in pieces(model.tokenizer, q[k])] for k in ("f32", "bf16")}
+        cut = len(q["f32"]) if q["part"] is None else q["part"]
+        text = lambda ids: model.tokenizer.decode(ids, skip_special_tokens=True)      # noqa: E731
+        q["texts"] = {name: (text(q[k][:cut]), text(q[k][cut:])) for name, k in (("float32", "f32"),
+                                                                                 ("bfloat16", "bf16"))}
     return q
+
+
+def show_greedy(q: dict):
+    """The two greedy texts, each as plain text (no markup from the model's words), the part after the first
+    difference in ⟦ ⟧."""
+    for name, (same, own) in q["texts"].items():
+        st.caption(name)
+        st.code(same + (f"⟦{own}⟧" if own else ""), language=None, wrap_lines=True)
