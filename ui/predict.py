@@ -18,9 +18,18 @@ so the verdict stands when the learner switches the language.
 """
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from .session import t
+
+_MARKDOWN = re.compile(r"([\\`*_\[\]$<>~|])")       # what would turn a prompt's token into markup, math or a link
+
+
+def _plain(text: str) -> str:
+    """text for st.markdown as it reads: a token from the learner's prompt never becomes markup or a formula."""
+    return _MARKDOWN.sub(r"\\\1", text)
 
 
 def on(page: str) -> bool:
@@ -69,11 +78,11 @@ def gate(page: str, key, ask, name: str) -> bool:
     q = ask()
     if q is None:
         return True
-    label = {i: x if isinstance(x, str) else t(*x) for i, x in q.options.items()}
+    label = {i: _plain(x if isinstance(x, str) else t(*x)) for i, x in q.options.items()}
     guesses = st.session_state.setdefault("predict-guesses", {})
     if (page, name, key) not in guesses:
         with st.form(f"predict-{page}-{name}"):
-            st.markdown(f"**{t(*q.question)}**")
+            st.markdown(f"**{_plain(t(*q.question))}**")
             choice = st.radio(t("你的猜测", "Your guess"), list(label.values()), index=None, horizontal=True,
                               key=f"predict-choice-{page}-{name}")
             if st.form_submit_button(t("确定，揭晓", "Commit and reveal"), type="primary") and choice is not None:
@@ -81,7 +90,7 @@ def gate(page: str, key, ask, name: str) -> bool:
                 st.rerun()
         st.caption(t("答案在你确定之后才显示。", "The answer appears once you commit a guess."))
         return False
-    guess, why = guesses[(page, name, key)], t(*q.why)
+    guess, why = guesses[(page, name, key)], _plain(t(*q.why))
     if guess == q.answer:
         st.success(t(f"猜对了：{label[guess]}。{why}", f"Right: {label[guess]}. {why}"))
     else:

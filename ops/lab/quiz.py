@@ -6,6 +6,8 @@ on which one is right (numbers ascending, ablations in the page's order), and wh
 """
 from __future__ import annotations
 
+import random
+
 import torch
 
 from . import edits
@@ -15,14 +17,17 @@ from .lens import lens_start, logit_lens, top_next
 ABLATIONS = ("head", "attn", "mlp", "norope")      # Experiments' ablations of one layer, in the page's order
 
 
-def spread(n: int, answer: int, k: int = 5) -> list[int]:
-    """k of range(n) spread evenly over it, the one nearest `answer` swapped for it; ascending. Evenly spread
-    options keep the right one from standing out as the middle of a cluster around it."""
+def spread(n: int, answer: int, k: int = 5, seed: int = 0) -> list[int]:
+    """k of range(n) spread over it, one of them `answer`; ascending. Each of an even grid's points moves by a
+    seeded jitter (up to a third of the step) and the one nearest `answer` becomes it, so the right option is
+    neither the middle of a cluster around it nor the one point off a regular grid."""
     if n <= k:
         return list(range(n))
-    grid = sorted({round(x * (n - 1) / (k - 1)) for x in range(k)})
+    rng, step = random.Random(seed), (n - 1) / (k - 1)
+    grid = sorted({min(n - 1, max(0, round(x * step + rng.uniform(-step / 3, step / 3)))) for x in range(k)})
     nearest = min(grid, key=lambda g: (abs(g - answer), g))
-    return sorted(set(grid) - {nearest} | {answer})
+    out = sorted(set(grid) - {nearest} | {answer})
+    return sorted(out + [x for x in range(n) if x not in out][:k - len(out)])      # jitter may merge two
 
 
 def lens_first_top1(model, trace, b: int) -> dict:
@@ -34,7 +39,7 @@ def lens_first_top1(model, trace, b: int) -> dict:
     final_id = int(top_next(trace, b)[0][n - 1])
     col = lens_ids[:, n - 1 - lens_start(trace, b)].tolist()
     row = next(r for r, x in enumerate(col) if x == final_id) if final_id in col else len(col) - 1
-    return dict(answer=row, options=spread(len(col), row), position=n - 1, final_id=final_id, rows=col)
+    return dict(answer=row, options=spread(len(col), row, seed=final_id), position=n - 1, final_id=final_id, rows=col)
 
 
 def top_key(probs_row: torch.Tensor, n: int, k: int = 5) -> dict:

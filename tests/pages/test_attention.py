@@ -126,3 +126,22 @@ def test_predict_first_hides_where_the_head_looks(tiny_app_dense, request, lang)
     [verdict] = verdicts(at)
     answer = right_answer(verdict, guess, options)
     assert int(answer.split(":")[0]) == attention_top_key(tiny_app_dense, prompt, layer, head)
+
+
+def test_predict_first_keeps_prompt_tokens_plain(tiny_app_dense):
+    """Tokens of the learner's prompt in the question, options and verdict never become Markdown, math or a link:
+    every *, $, _, [ and ] there comes escaped."""
+    import re
+
+    from apptest_utils import no_exception, open_page
+    from predict_utils import commit, question, verdicts
+
+    at = open_page(PAGE, source=tiny_app_dense, prompt="a *b* $x$ [c](d) _e_", lang="en", predict="1")
+    no_exception(at)
+    radio = question(at, PAGE, "key")
+    asked = [m.value for m in at.markdown if "which key position" in m.value]
+    commit(at, PAGE, "key", "en")
+    shown = asked + list(radio.options) + verdicts(at)
+    assert len(shown) > 2 and any("$" in s for s in shown)
+    for s in shown:
+        assert not re.search(r"(?<!\\)[*$_\[\]]", s.replace("**", "", 2) if s.startswith("**") else s), s
