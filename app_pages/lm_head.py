@@ -5,7 +5,7 @@ import streamlit as st
 from ops.engine import functional as fn
 from ops.lab import checks, stage_data
 from ops.lab.lens import lens_start, logit_lens, top_next
-from ui import predict
+from ui import predict, questions
 from ui.page import StagePage
 from ui.pickers import picker, ranged
 from ui.session import t
@@ -79,21 +79,22 @@ if box := page.more("Logit lens：每一层“已经想到”了什么", "Logit 
                      f"Apply the final RMSNorm + LM head to the embedding and every layer's resid_out ({L + 1} rows) "
                      "and read the top "
                      "token at every position. Colour = its probability."))
-        lens_ids, lens_p = logit_lens(model, trace, b)           # (L+1, w): the last w positions
-        start = lens_start(trace, b)
-        if start:
-            st.caption(t(f"为保持页面流畅，只显示最后 {n - start} 个位置（{start}…{n - 1}）。",
-                         f"To keep the page fast, the last {n - start} positions ({start}…{n - 1}) are shown."))
-        text = [pieces(tok, r) for r in lens_ids.tolist()]      # whole pieces: text_heatmap cuts them to fit
-        rows = ["embed"] + [f"L{j}" for j in range(L)]
-        cols = [f"{q}:{x}" for q, x in enumerate(labels)][start:]
-        page.view("logit_lens.top_prob", lens_p,
-                  text_heatmap(lens_p, text, cols, rows,
-                               title=t("Logit lens（行 = 层，列 = 位置）",
-                                       "Logit lens (rows = layers, columns = positions)"),
-                               xlabel=t("位置：输入 token", "position: input token"), ylabel=t("层", "layer"),
-                               height=max(500, 26 * (L + 1) + 160)), key="lens")
-        lens_checks = checks.logit_lens(model, trace, b)
+        if predict.gate("lm_head", (tuple(labels), b), lambda: questions.lens(model, trace, b), "lens"):
+            lens_ids, lens_p = logit_lens(model, trace, b)           # (L+1, w): the last w positions
+            start = lens_start(trace, b)
+            if start:
+                st.caption(t(f"为保持页面流畅，只显示最后 {n - start} 个位置（{start}…{n - 1}）。",
+                             f"To keep the page fast, the last {n - start} positions ({start}…{n - 1}) are shown."))
+            text = [pieces(tok, r) for r in lens_ids.tolist()]      # whole pieces: text_heatmap cuts them to fit
+            rows = ["embed"] + [f"L{j}" for j in range(L)]
+            cols = [f"{q}:{x}" for q, x in enumerate(labels)][start:]
+            page.view("logit_lens.top_prob", lens_p,
+                      text_heatmap(lens_p, text, cols, rows,
+                                   title=t("Logit lens（行 = 层，列 = 位置）",
+                                           "Logit lens (rows = layers, columns = positions)"),
+                                   xlabel=t("位置：输入 token", "position: input token"), ylabel=t("层", "layer"),
+                                   height=max(500, 26 * (L + 1) + 160)), key="lens")
+            lens_checks = checks.logit_lens(model, trace, b)
 
 page.checks(page.memo(("checks", b, s), lambda: checks.lm_head(model, trace, b, s)) + lens_checks)
 page.at_scale()

@@ -3,9 +3,10 @@ the residual stream's relative error layer by layer, top-1 / top-5 agreement, KL
 needs, and what that means when serving (memory, bandwidth, error)."""
 import streamlit as st
 
+from content.predict import GREEDY_SECTION
 from ops.arith import costs
-from ops.lab import checks, precision, precision_data as analysis
-from ui import experiments_state
+from ops.lab import checks, precision, precision_data
+from ui import experiments_state, predict, questions
 from ui.page import StagePage
 from ui.session import t
 from viz.precision import byte_bars, error_lines
@@ -15,6 +16,7 @@ model, trace, c = page.model, page.trace, page.config
 L = c.num_hidden_layers
 
 b = page.row()
+asking = predict.on("precision")
 prompt = trace.prompts[b]
 chat = bool(st.session_state.get("chat", False))
 rep = experiments_state.kept(experiments_state.precision_key(experiments_state.model_key(), prompt, chat),
@@ -51,13 +53,22 @@ st.caption(t(f"提示词：“{prompt}”。top-1 / top-5：与 float32 的第�
              "Lower curves are better; the same top-1 and a small KL mean the cheaper format answers this prompt the "
              "same way."))
 
+ids = precision_data.row_ids(trace, b)
+if asking:                            # asked in place with the switch on; otherwise folded: it decodes twice
+    page.section(*GREEDY_SECTION)
+if box := st.container() if asking else page.more(*GREEDY_SECTION, "greedy"):
+    with box:
+        if predict.gate("precision", tuple(ids), lambda: questions.greedy(model, ids), "greedy"):
+            if (greedy := questions.greedy_data(model, ids)) is not None:
+                questions.show_greedy(greedy)
+
 page.explain(r"\mathrm{err}_i^{(d)} = \frac{\lVert x_i^{(d)} - x_i^{(32)} \rVert}{\lVert x_i^{(32)} \rVert},\qquad "
              r"\mathrm{KL}(p_{32}\,\Vert\,p_d) = \sum_v p_{32}(v)\log\frac{p_{32}(v)}{p_d(v)}",
              precision.precision_report)
 
 page.section("对部署意味着什么", "What it means for serving")
 ref = costs.reference_config()
-rows = analysis.serving_rows({c.name or "this model": c, ref.name or "Qwen2.5-32B-Instruct": ref})
+rows = precision_data.serving_rows({c.name or "this model": c, ref.name or "Qwen2.5-32B-Instruct": ref})
 st.dataframe([{t("模型", "model"): r["model"], "dtype": r["dtype"],
                t("权重", "weights"): costs.human(r["weights"], "B"),
                t("每步解码下限 (H200)", "decode step bound (H200)"): f"{r['decode_ms']:.2f} ms",

@@ -1,11 +1,11 @@
 """Classroom tour (presenter mode): the whole pipeline for the current prompt, one large step per click.
 
-The script is content/tour.py, each step's numbers ops.lab.analysis.tour_data, its picture viz/tour.py."""
+The script is content/tour.py, each step's numbers ops.lab.overview_data.tour_data, its picture viz/tour.py."""
 import plotly.graph_objects as go
 import streamlit as st
 
 from content import stages, tour as script
-from ops.lab import overview_data as analysis, stage_data
+from ops.lab import overview_data, stage_data
 from ui.blocks import chart, picture, pipeline_strip, shape_str, tensor_view
 from ui.session import lang, projector, query_int, set_query, t
 from ui.sidebar import page_prompt
@@ -48,7 +48,7 @@ ctx = dict(prompt=trace.prompts[b], pieces=[lbl.visible(p) for p in lbl.row_labe
            pipeline=lambda: pipeline_picture(model.config, trace.shapes(), trace.B, trace.S, lang(),
                                              **vt.pipeline_size(projector())))
 nums = script.numbers(model.config, n, lbl.short(piece, 12), float(top["probs"][0]), tok.vocab_size)
-data = analysis.tour_data(trace, b, step.key)
+data = overview_data.tour_data(trace, b, step.key)
 if step.key == "pick":
     data = dict(name="next id", tensor=top["ids"][:1])
 tname, tensor = data.get("name"), data.get("tensor")

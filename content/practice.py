@@ -249,7 +249,8 @@ def trace_extra_items(model, trace, b: int = 0) -> list[dict]:
 
 def experiment_items(runs: dict) -> list[dict]:
     """Questions answered by running the experiments engine on one row of the live trace
-    (ops.lab.quiz_data.experiment_runs: an MLP zeroed at one position, and the top next token's logit attribution)."""
+    (ops.lab.practice_data.experiment_runs: an MLP zeroed at one position, and the top next token's logit
+    attribution)."""
     b, L, nh, n, k, p, reach = (runs[x] for x in ("b", "L", "nh", "n", "layer", "position", "reach"))
     ran = _both("由实验引擎在你的提示词上实际重跑算出（ops/lab/edits.py、ops.lab.experiments_data.ablation_reach）",
                 "computed by rerunning your prompt with the experiments engine (ops/lab/edits.py, "
@@ -316,7 +317,7 @@ def serving_items(numbers: dict) -> list[dict]:
 
 def quiz_pool(model, trace, numbers: dict, runs: dict | None, b: int = 0) -> list[dict]:
     """Every quiz item, group by group: the trace's shapes and numbers, experiments on it (`runs`: what
-    ops.lab.quiz_data.experiment_runs found on row b; None when they could not run), the serving chapter.
+    ops.lab.practice_data.experiment_runs found on row b; None when they could not run), the serving chapter.
     Each item has a "group" (QUIZ_GROUPS)."""
     base = [dict(it, group="trace") for it in quiz_items(model.config, trace.shapes(), trace.lengths)]
     try:

@@ -1,6 +1,6 @@
 """The classroom tour's script: one large step per click, the prompt through the whole model and back around.
 
-Each step names what it shows (its `key`: ops.lab.analysis.tour_data computes it, viz/tour.py draws it), the
+Each step names what it shows (its `key`: ops.lab.overview_data.tour_data computes it, viz/tour.py draws it), the
 registry stage lit in the pipeline strip, its title and what the presenter says, and the result the picture
 shows (said only once it is revealed, so a class can guess first), with live numbers filled in by `words` and
 `result` (str.format fields: name L H V Vtok n nh nkv hd I groups piece p; a field ending in _zh / _en is one

@@ -145,6 +145,20 @@ def prompt_trace(model, text: str):
                 share=True)
 
 
+def edited_run(model, ids: list[int], kind: str, layer: int, settings: dict, base):
+    """Row `ids` rerun with the Experiments page's edit (ops.lab.edits.build), shared by every session; None when
+    a prompt the edit needs or the edit itself failed (said in a red box)."""
+    from ops.lab import edits
+
+    runs = {k: prompt_trace(model, settings[k]) for k in ("src", "a", "b") if k in settings}   # shared as well
+    if None in runs.values():
+        return None
+    return kept(experiments_key(model_key(), ids, kind, layer, settings),
+                lambda: model.trace_ids([ids], capture=CAPTURE,
+                                        edits=edits.build(kind, model.config, layer, settings, base, runs)),
+                share=True)
+
+
 def prompt_key(model_key: tuple, text: str, chat: bool) -> tuple:
     return model_key + ("prompt", text, chat)
 

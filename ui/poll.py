@@ -103,11 +103,11 @@ def _next_token_question() -> tuple[str, list[str], str, str]:
     """This page's question: the next token after the first prompt line; the options, the model's top four in
     alphabetical order (the order gives nothing away); the answer, its top one. Empty when there is no trace."""
     try:
-        from ops.lab import stage_data as analysis
+        from ops.lab import stage_data
 
         model, trace = state.get_model(), state.get_trace()
         n = trace.lengths[0]
-        top = analysis.next_token_top(trace, 0, n - 1, 4)
+        top = stage_data.next_token_top(trace, 0, n - 1, 4)
         names = [visible(p) for p in pieces(model.tokenizer, top["ids"].tolist())]
         prompt = model.tokenizer.decode(trace.token_ids[0, :n].tolist())
     except Exception:                     # no model or trace on this page: the teacher writes the question

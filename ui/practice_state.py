@@ -11,7 +11,7 @@ import streamlit as st
 from content import facts, mock_interview as mock, practice, practice_bank, practice_words, texts
 from content.practice_bank import stage_title
 from ops.arith import costs
-from ops.lab import quiz_data
+from ops.lab import practice_data
 
 from . import session, state
 from .session import t
@@ -94,7 +94,7 @@ def quiz(model, trace, numbers: dict, group: str) -> dict:
     ss, lg = st.session_state, lang()
     for k, v in QUIZ.items():
         ss.setdefault(k, v)
-    runs = quiz_data.experiment_runs(model, trace)                # two reruns of the row, once per trace
+    runs = practice_data.experiment_runs(model, trace)                # two reruns of the row, once per trace
     pool = [q for q in practice.quiz_pool(model, trace, numbers, runs) if group in ("all", q["group"])]
     idx = ss.quiz_idx % len(pool)
     item, r, c = pool[idx], ss.quiz_result, model.config

@@ -2,16 +2,39 @@
 
     predict.first("lm_head", key, question, options, answer, why)   # may stop the page here
 
+    predict.on("attention")                                          # the switch, once per page and run
+    if predict.gate("attention", key, lambda: content.predict.attention(...)):   # gates one section only
+        ...draw the answer...
+
 With the switch on and no guess committed for this question (key: the page's prompt and pickers), the page shows
 the question and stops: nothing below it, the answer included, is drawn. Once the learner commits, the page says
 right or wrong, points at the part of the picture that decides it (`why`), and draws the rest as usual. The switch
 is off by default and kept per page in the session; ?predict=1 in the URL turns it on (a teacher's link).
+
+gate() is first() for a section that sits inside a fold or above other content (st.stop() would take the rest of
+the page with it): it draws the question in place and returns whether the section may draw its answer. Its
+question is built only while the switch is on (ask() may run the model), and a guess is kept by the option's id,
+so the verdict stands when the learner switches the language.
 """
 from __future__ import annotations
+
+import re
 
 import streamlit as st
 
 from .session import t
+
+_MARKDOWN = re.compile(r"([\\`*_\[\]$<>~|])")       # what would turn a prompt's token into markup, math or a link
+
+
+def _plain(text: str) -> str:
+    """text for st.markdown as it reads: a token from the learner's prompt never becomes markup or a formula."""
+    return _MARKDOWN.sub(r"\\\1", text)
+
+
+def on(page: str) -> bool:
+    """The page's predict-first switch (drawn here, once per run); True while it is on."""
+    return _on(page)
 
 
 def _on(page: str) -> bool:
@@ -44,3 +67,33 @@ def first(page: str, key: str, question: str, options: list[str], answer: str, w
     else:
         st.warning(t(f"你猜的是 {guess}，模型的答案是 {answer}。{why}",
                      f"You guessed {guess}; the model's answer is {answer}. {why}"))
+
+
+def gate(page: str, key, ask, name: str) -> bool:
+    """True when the section may draw its answer: the switch is off, there is no question (ask() gave None), or a
+    guess is committed (then the verdict is drawn first). Otherwise draws the question and returns False.
+    ask() -> content.predict.Question; the page draws its switch with on() before (first() on lm_head)."""
+    if not st.session_state.get(f"predict-on-{page}"):
+        return True
+    q = ask()
+    if q is None:
+        return True
+    label = {i: _plain(x if isinstance(x, str) else t(*x)) for i, x in q.options.items()}
+    guesses = st.session_state.setdefault("predict-guesses", {})
+    if (page, name, key) not in guesses:
+        with st.form(f"predict-{page}-{name}"):
+            st.markdown(f"**{_plain(t(*q.question))}**")
+            choice = st.radio(t("你的猜测", "Your guess"), list(label.values()), index=None, horizontal=True,
+                              key=f"predict-choice-{page}-{name}")
+            if st.form_submit_button(t("确定，揭晓", "Commit and reveal"), type="primary") and choice is not None:
+                guesses[(page, name, key)] = next(i for i, x in label.items() if x == choice)
+                st.rerun()
+        st.caption(t("答案在你确定之后才显示。", "The answer appears once you commit a guess."))
+        return False
+    guess, why = guesses[(page, name, key)], _plain(t(*q.why))
+    if guess == q.answer:
+        st.success(t(f"猜对了：{label[guess]}。{why}", f"Right: {label[guess]}. {why}"))
+    else:
+        st.warning(t(f"你猜的是 {label.get(guess, guess)}，答案是 {label[q.answer]}。{why}",
+                     f"You guessed {label.get(guess, guess)}; the answer is {label[q.answer]}. {why}"))
+    return True

@@ -1,7 +1,7 @@
 """The classroom tour's pictures, sized for the back row of a classroom: one per step (content/tour.py).
 
 `view(key, data, ctx, lang)` gives a Plotly figure or an HTML string (the token chips, the prompt); `data`
-is ops.lab.analysis.tour_data for that step, ctx the row's labels, prompt and top next tokens."""
+is ops.lab.overview_data.tour_data for that step, ctx the row's labels, prompt and top next tokens."""
 from __future__ import annotations
 
 import html

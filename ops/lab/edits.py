@@ -165,3 +165,27 @@ def describe(edits_spec) -> str:
     """A short line naming what an edits dict (or a trace's .edits) touches."""
     names = list(edits_spec)
     return "no edits" if not names else "edited: " + ", ".join(names)
+
+
+def scale(name: str, factor: float) -> dict:
+    """The tensor recorded at `name` times factor (0 = zeroed); the engine checks the name."""
+    return {name: lambda x: x * factor}
+
+
+def build(kind: str, config, layer: int, settings: dict, reference: Trace | None = None,
+          runs: dict | None = None) -> dict:
+    """The edit the Experiments page names by kind and settings, at `layer`:
+    head (settings h, mode; mean over `reference`), attn, mlp, norope, patch (settings pos; runs["src"]),
+    steer (settings scale; runs["a"], runs["b"]), name (settings name, pct: percent kept)."""
+    runs = runs or {}
+    if kind == "head":
+        return ablate_heads(config, layer, [settings["h"]], settings["mode"], reference=reference)
+    if kind in ("attn", "mlp", "norope"):
+        return {"attn": zero_attention, "mlp": zero_mlp, "norope": no_rope}[kind](config, layer)
+    if kind == "patch":
+        return patch(runs["src"], f"layers.{layer}.resid_out", positions=[settings["pos"]])
+    if kind == "steer":
+        return steer(runs["a"], runs["b"], layer, settings["scale"])
+    if kind == "name":
+        return scale(settings["name"], settings["pct"] / 100)
+    raise InputError(f"edit kind {kind!r}: use one of head, attn, mlp, norope, patch, steer, name")

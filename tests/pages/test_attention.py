@@ -98,3 +98,50 @@ def test_an_example_prompt_fills_the_prompt_box(tiny_app_dense):
     assert at.session_state["prompt_text"] == get("induction").zh
     assert at.sidebar.text_area(key="w_prompt_text").value == get("induction").zh
     assert "“她”" in texts(at) and "哥哥把苹果给了妹妹，她" in texts(at)      # the plain text's pointer (plain first)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_predict_first_hides_where_the_head_looks(tiny_app_dense, request, lang):
+    """With the switch on: which key does the chosen head's last query weight most? The head's map, the grid and
+    the scores fold are absent before the guess (the shapes and folds below still draw), present after; the
+    verdict's answer is transformers' own attention (eager) argmax."""
+    from apptest_utils import no_exception, open_page
+    from predict_utils import attention_top_key, commit, question, right_answer, verdicts
+
+    if lang == "en":
+        request.getfixturevalue("english")
+    prompt, layer, head = "I like shanghai and I like", 1, 2
+    at = open_page(PAGE, source=tiny_app_dense, prompt=prompt, lang=lang, predict="1", layer=str(layer),
+                   head=str(head))
+    no_exception(at)
+    ids = lambda: {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}      # noqa: E731
+    radio = question(at, PAGE, "key")
+    assert radio is not None and not {"probs", "grid", "raw"} & ids(), "the answer is shown before the guess"
+    assert at.dataframe and not verdicts(at)                                          # the shapes table is there
+    options = list(radio.options)
+    assert [int(o.split(":")[0]) for o in options] == sorted(int(o.split(":")[0]) for o in options)
+    guess = commit(at, PAGE, "key", lang)
+    no_exception(at)
+    assert {"probs", "grid"} <= ids(), "the head's map is missing after the guess"
+    [verdict] = verdicts(at)
+    answer = right_answer(verdict, guess, options)
+    assert int(answer.split(":")[0]) == attention_top_key(tiny_app_dense, prompt, layer, head)
+
+
+def test_predict_first_keeps_prompt_tokens_plain(tiny_app_dense):
+    """Tokens of the learner's prompt in the question, options and verdict never become Markdown, math or a link:
+    every *, $, _, [ and ] there comes escaped."""
+    import re
+
+    from apptest_utils import no_exception, open_page
+    from predict_utils import commit, question, verdicts
+
+    at = open_page(PAGE, source=tiny_app_dense, prompt="a *b* $x$ [c](d) _e_", lang="en", predict="1")
+    no_exception(at)
+    radio = question(at, PAGE, "key")
+    asked = [m.value for m in at.markdown if "which key position" in m.value]
+    commit(at, PAGE, "key", "en")
+    shown = asked + list(radio.options) + verdicts(at)
+    assert len(shown) > 2 and any("$" in s for s in shown)
+    for s in shown:
+        assert not re.search(r"(?<!\\)[*$_\[\]]", s.replace("**", "", 2) if s.startswith("**") else s), s

@@ -80,3 +80,33 @@ def test_experiments_tiny_out_of_range_link_is_named(tiny_app_dense, english):
     assert "layer=99" in warned and "x_edit='hed'" in warned, warned
     assert at.slider(key="layer").value == at.slider(key="layer").max     # the nearest valid layer
     check_page(at, PAGE, "en", charts=4, allow_errors=())
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_predict_first_asks_which_ablation_moves_the_answer(tiny_app_dense, request, lang, monkeypatch):
+    """With the switch on: which ablation of the chosen layer moves the top token's probability most? The "after"
+    chart and the residual fold wait for the guess (the "before" chart does not); the verdict's answer is the one
+    transformers' own model moves most under the same ablations done with hooks."""
+    from apptest_utils import no_exception
+    from predict_utils import ablation_moves, commit, question, right_answer, verdicts
+
+    if lang == "en":
+        request.getfixturevalue("english")
+    prompt, layer, head = "I like shanghai", 1, 2
+    at = open_page(PAGE, source=tiny_app_dense, prompt=prompt, lang=lang, predict="1", x_edit="head",
+                   layer=str(layer), head=str(head), x_mode="zero")
+    no_exception(at)
+    ids = lambda: {c.proto.id.rsplit("-", 2)[-2] + "-" + c.proto.id.rsplit("-", 1)[-1]     # noqa: E731
+                   for c in at.get("plotly_chart")}
+    radio = question(at, PAGE, "ablation")
+    assert radio is not None and "x-before" in ids() and not {"x-after", "x-change"} & ids()
+    assert not verdicts(at)
+    options = list(radio.options)
+    assert len(options) == 4
+    guess = commit(at, PAGE, "ablation", lang)
+    no_exception(at)
+    assert "x-after" in ids(), "the after chart is missing after the guess"
+    [verdict] = verdicts(at)
+    moves = ablation_moves(tiny_app_dense, prompt, layer, head, monkeypatch)
+    kinds = ["head", "attn", "mlp", "norope"]                     # the page's order of the four ablations
+    assert kinds[options.index(right_answer(verdict, guess, options))] == max(moves, key=moves.get), moves

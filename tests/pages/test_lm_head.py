@@ -63,3 +63,31 @@ def test_predict_first_hides_the_answer_until_a_guess(tiny_app_dense):
         [verdict] = [v.value for v in [*at.success, *at.warning] if guess in v.value and "✓" not in v.value]
         assert top1 in verdict and (guess == top1) == verdict.startswith(("Right", "猜对了"))
         assert guess == top1 or word in verdict
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_predict_first_gates_the_logit_lens(tiny_app_dense, request, lang):
+    """With the switch on, the lens fold asks at which row the lens first ranks the final answer top-1: no lens map
+    before the guess, the map and a verdict after; the verdict's answer is transformers' (hidden states through
+    its own final norm and LM head). The rest of the page is drawn meanwhile."""
+    from apptest_utils import no_exception, open_page, unfold
+    from predict_utils import commit, lens_first_row, question, right_answer, verdicts
+
+    if lang == "en":
+        request.getfixturevalue("english")
+    prompt = "I like shanghai"
+    at = open_page(PAGE, source=tiny_app_dense, prompt=prompt, lang=lang, predict="1")
+    commit(at, PAGE, None, lang)                                   # the next-token question comes first
+    unfold(at)
+    no_exception(at)
+    lens = lambda: [c for c in at.get("plotly_chart") if c.proto.id.endswith("-lens")]     # noqa: E731
+    radio = question(at, PAGE, "lens")
+    assert radio is not None and not lens(), "the lens map is shown before the guess"
+    assert len(verdicts(at)) == 1 and at.dataframe                   # the next token's verdict; the tables drawn
+    options = list(radio.options)
+    assert options == sorted(options, key=lambda o: -1 if o == "embed" else int(o[1:]))   # layer order, not rank
+    guess = commit(at, PAGE, "lens", lang)
+    no_exception(at)
+    assert lens(), "the lens map is missing after the guess"
+    [verdict] = [v for v in verdicts(at) if ("Look at the column" if lang == "en" else "看图中位置") in v]
+    assert right_answer(verdict, guess, options) == lens_first_row(tiny_app_dense, prompt)

@@ -41,3 +41,39 @@ def test_precision_report_shared_by_sessions(tiny_app_dense, monkeypatch):
     for prompt in ("shared by two", "shared by two", "another prompt"):
         page_ok(PAGE, source=tiny_app_dense, prompt=prompt, **EXPECT)          # each a new AppTest: a new session
     assert calls == ["shared by two", "another prompt"]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_predict_first_asks_whether_greedy_texts_part(tiny_app_dense, request, lang):
+    """With the switch on: do the greedy texts part under bfloat16, and where? The two texts are absent before the
+    guess and present after; the float32 text is transformers' greedy text, and the verdict's range holds the first
+    token where it and a cache-free bfloat16 greedy run differ."""
+    import re
+
+    from apptest_utils import no_exception, open_page
+    from predict_utils import commit, greedy_reference, question, right_answer, verdicts
+
+    if lang == "en":
+        request.getfixturevalue("english")
+    prompt = "I like shanghai"
+    at = open_page(PAGE, source=tiny_app_dense, prompt=prompt, lang=lang, predict="1")
+    no_exception(at)
+    texts = lambda: {c.value for c in at.caption}                                          # noqa: E731
+    radio = question(at, PAGE, "greedy")
+    assert radio is not None and "bfloat16" not in texts() and not verdicts(at)
+    assert len(at.dataframe) == 2                                     # the rest of the page is drawn
+    options = list(radio.options)
+    guess = commit(at, PAGE, "greedy", lang)
+    no_exception(at)
+    assert "bfloat16" in texts() and "float32" in texts()
+    f32, bf16, text = greedy_reference(tiny_app_dense, prompt, 16)
+    shown = [c.value.replace("⟦", "").replace("⟧", "") for c in at.code]
+    assert text in shown, (text, shown)
+    [verdict] = verdicts(at)
+    answer = right_answer(verdict, guess, options)
+    part = next((k for k, (x, y) in enumerate(zip(f32, bf16)) if x != y), None)
+    if part is None:
+        assert "16" in answer and ("never" in answer or "不分开" in answer)
+    else:
+        a, z = map(int, re.findall(r"(\d+)–(\d+)", answer)[0])
+        assert a <= part + 1 <= z, (part, answer)

@@ -4,7 +4,7 @@ import pytest
 from content import practice, texts
 from ops.arith import costs
 from ops.engine.config import ModelConfig
-from ops.lab import quiz_data
+from ops.lab import practice_data
 
 NUMS = texts.numbers(costs.reference_config("Qwen2.5-0.5B-Instruct"))
 
@@ -134,7 +134,7 @@ def test_quiz_pool_draws_from_trace_experiments_and_serving(tiny_model):
     L, nh = c.num_hidden_layers, c.num_attention_heads
     trace = tiny_model.trace(["the tea is hot"])
     n = trace.lengths[0]
-    pool = practice.quiz_pool(tiny_model, trace, NUMS, quiz_data.experiment_runs(tiny_model, trace))
+    pool = practice.quiz_pool(tiny_model, trace, NUMS, practice_data.experiment_runs(tiny_model, trace))
     assert {it["group"] for it in pool} == set(practice.QUIZ_GROUPS)
     for it in pool:
         for lang in texts.LANGS:
@@ -162,15 +162,15 @@ def test_quiz_pool_draws_from_trace_experiments_and_serving(tiny_model):
 def test_quiz_answers_are_computed_not_typed(tiny_model, monkeypatch):
     """A longer prompt changes the experiments' answers; another reference config changes the serving answers."""
     def changed(trace):                        # the second experiment: at how many positions the logits changed
-        return [it for it in practice.quiz_pool(tiny_model, trace, NUMS, quiz_data.experiment_runs(tiny_model, trace)) if it["group"] == "experiment"][1]["answer"]
+        return [it for it in practice.quiz_pool(tiny_model, trace, NUMS, practice_data.experiment_runs(tiny_model, trace)) if it["group"] == "experiment"][1]["answer"]
 
     short, long = (tiny_model.trace([p]) for p in ("hi there", "the cat sat on the mat and then it ran"))
     ns, nl = short.lengths[0], long.lengths[0]
     assert ns != nl and changed(short) == ns - ns // 2 and changed(long) == nl - nl // 2
-    before = {k: it["answer"] for k, it in _by_source(practice.quiz_pool(tiny_model, short, NUMS, quiz_data.experiment_runs(tiny_model, short)), "serving").items()}
+    before = {k: it["answer"] for k, it in _by_source(practice.quiz_pool(tiny_model, short, NUMS, practice_data.experiment_runs(tiny_model, short)), "serving").items()}
     refs = costs.reference_configs()
     label = "Qwen2.5-32B-Instruct"
     monkeypatch.setattr(costs, "reference_configs", lambda: {**refs, label: refs[label].replace(num_key_value_heads=4)})
-    after = {k: it["answer"] for k, it in _by_source(practice.quiz_pool(tiny_model, short, NUMS, quiz_data.experiment_runs(tiny_model, short)), "serving").items()}
+    after = {k: it["answer"] for k, it in _by_source(practice.quiz_pool(tiny_model, short, NUMS, practice_data.experiment_runs(tiny_model, short)), "serving").items()}
     assert after["sv-paged-block"] == before["sv-paged-block"] // 2       # 8 -> 4 KV heads: half the bytes per block
     assert after["sv-kv-fp8"] != before["sv-kv-fp8"]
