@@ -75,6 +75,17 @@ def decode_summary(decoder) -> dict:
                 decode_ms=float(ms[1:].mean()) if len(ms) > 1 else None)
 
 
+def generation_report(decoder) -> dict:
+    """What a decoding's options did, from its Generation (ops.engine.decode): forward passes made and those plain
+    one-token decoding would make more (passes saved), the prefill's passes and its largest pass's tokens, and for a
+    draft the tokens proposed, accepted and the acceptance rate (None before any proposal)."""
+    g = decoder.result()
+    return dict(tokens=len(g.token_ids), prompt_tokens=len(g.prompt_ids), forward_passes=g.forward_passes,
+                passes_saved=g.passes_saved, prefill_passes=g.prefill_passes, prefill_largest=g.prefill_largest,
+                draft=g.draft, proposed=g.proposed, accepted=g.accepted,
+                acceptance=g.accepted / g.proposed if g.proposed else None)
+
+
 # ---- experiments, compare, head atlas, precision (the pages of issue 11) --------------------------------
 def row_ids(trace, b: int) -> list[int]:
     """Row b's real token ids, to rerun exactly those tokens (with edits) as a one-row trace."""
