@@ -90,6 +90,10 @@ if not d.steps and (tr := get_trace(model)).token_ids[0, :tr.lengths[0]].tolist(
                                   t("概率", "probability"), gt.preview_title(greedy, L)), key="gen-preview")
 if d.done:
     st.success(gt.finished(d.stopped, d.budget, L))
+if d.steps and (d.draft or chunk):                               # what the prefill chunk and the draft did
+    report = analysis.generation_report(d)
+    page.metrics(gt.option_metrics(report, L))
+    st.markdown(gt.option_text(report, L))
 S0 = len(d.prompt_ids)
 st.caption(gt.chat_caption(s_.chat, S0, len(s_.prompts) > 1, L))
 
@@ -98,11 +102,8 @@ page.section("每一步", "Step by step")
 if not d.steps:
     st.info(gt.nothing_yet(S0, L))
     st.stop()
-rows, report = gs.step_rows(d), analysis.generation_report(d)
+rows = gs.step_rows(d)
 st.dataframe(rows, hide_index=True, width="stretch", key="gen_table")
-if d.draft or chunk:
-    page.metrics(gt.option_metrics(report, L))
-    st.markdown(gt.option_text(report, L))
 steps, summary = [r["#"] for r in rows], analysis.decode_summary(d)
 kvb, ms = summary["kv_bytes"], summary["ms"]
 c1, c2 = st.columns(2)
@@ -117,5 +118,5 @@ if d.path != "eager":
     st.caption(gt.fast_caption(d.path, d.weight_dtype, d.compute_dtype, L))
 pre, mean_dec, per_tok = summary["prefill_ms"], summary["decode_ms"], summary["kv_per_token"]
 page.metrics(gt.speed_metrics(S0, pre, mean_dec, per_tok, L))
-st.markdown(gt.prefill_vs_decode(S0, report["prefill_passes"], pre, mean_dec, per_tok, c.num_hidden_layers,
+st.markdown(gt.prefill_vs_decode(S0, d.prefill_passes, pre, mean_dec, per_tok, c.num_hidden_layers,
                                  c.num_key_value_heads, c.head_dim, d.steps[-1].kv_tokens, d.steps[-1].kv_bytes, L))

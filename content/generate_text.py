@@ -39,7 +39,7 @@ DRAFT_HELP = (
 
 
 def chunk_label(C: int, lang: str) -> str:
-    return _l(lang, "关（一次）", "off (one pass)") if not C else _l(lang, f"每次 {C} 个 token", f"{C} tokens a pass")
+    return _l(lang, "关", "off") if not C else f"{C}"
 
 
 def draft_label(draft: str, lang: str) -> str:
@@ -117,10 +117,10 @@ def option_metrics(r: dict, lang: str) -> list[tuple[str, str]]:
     """ops.lab.analysis.generation_report's figures as label / value pairs: passes, then the draft's."""
     out = [(_l(lang, "前向次数", "forward passes"), f"{r['forward_passes']}"),
            (_l(lang, "预填充次数", "prefill passes"), f"{r['prefill_passes']}"),
-           (_l(lang, "预填充最大一次的 token 数", "largest prefill pass"), f"{r['prefill_largest']}")]
+           (_l(lang, "预填充最大一次", "largest prefill pass"), f"{r['prefill_largest']}")]
     if r["draft"]:
         rate = "—" if r["acceptance"] is None else f"{r['acceptance']:.0%}"
-        out += [(_l(lang, "草稿提出的 token", "drafted tokens"), f"{r['proposed']}"),
+        out += [(_l(lang, "草稿 token", "drafted"), f"{r['proposed']}"),
                 (_l(lang, "被接受的", "accepted"), f"{r['accepted']}"), (_l(lang, "接受率", "acceptance"), rate),
                 (_l(lang, "省下的前向次数", "passes saved"), f"{r['passes_saved']}")]
     return out

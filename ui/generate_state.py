@@ -78,9 +78,12 @@ def ask_first(model, greedy: bool, T: float, seed: int):
 
 
 def step_rows(d: decode.Decoder) -> list[dict]:
-    """One table row per generated token: its piece, id, phase, tokens its pass ran, time, KV cache, probability."""
+    """One table row per generated token: its piece, id, phase, tokens its pass ran (a verifying pass makes several
+    tokens: its first row counts the tokens it ran, the others 0), time, KV cache, probability, the forward pass
+    that made it (counting the prefill's chunks)."""
+    passes = [d.prefill_passes + sum(1 for s in d.steps[1:j + 1] if s.processed) for j in range(len(d.steps))]
     return [{"#": j + 1, "token": p, "id": s.token_id, t("阶段", "phase"): s.phase,
-             t("本步处理 token 数", "tokens processed"): s.processed, "ms": round(1000 * s.seconds, 1),
+             t("这次前向处理的 token", "tokens processed"): s.processed, "ms": round(1000 * s.seconds, 1),
              t("KV 缓存条目", "KV entries"): s.kv_tokens, t("KV 字节", "KV bytes"): s.kv_bytes,
-             t("概率", "prob"): round(s.chosen_prob, 4)}
+             t("概率", "prob"): round(s.chosen_prob, 4), t("第几次前向", "pass"): passes[j]}
             for j, (s, p) in enumerate(zip(d.steps, pieces(d.model.tokenizer, d.token_ids)))]

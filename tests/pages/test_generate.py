@@ -285,12 +285,14 @@ def test_prompt_lookup_gives_greedy_tokens_and_reports_them(echo_app, lang):
     assert (d.proposed, d.accepted) == replayed_acceptance(d.prompt_ids, plain.token_ids, N)
     assert d.accepted > 0 and len(set(d.token_ids)) == 1, "the echo model repeats: its drafts should pass"
     assert len(d.token_ids) == N and d.stopped == "max_new_tokens"
+    df = at.dataframe[0].value
+    assert list(df.iloc[:, -1]) == sorted(df.iloc[:, -1]) and df.iloc[-1, -1] == d.result().forward_passes   # pass
     g = d.result()
     assert g.passes_saved == d.accepted and g.forward_passes == len(d.token_ids) - d.accepted
     body = page_text(at)
     rate = f"{d.accepted / d.proposed:.0%}"
-    words = {"en": ("drafted tokens", "accepted", "passes saved", "Prompt lookup proposed"),
-             "zh": ("草稿提出的 token", "被接受的", "省下的前向次数", "提示词查找提出了")}[lang]
+    words = {"en": ("drafted", "accepted", "passes saved", "Prompt lookup proposed"),
+             "zh": ("草稿 token", "被接受的", "省下的前向次数", "提示词查找提出了")}[lang]
     assert all(w in body for w in words), body
     assert f"{d.proposed}" in body and rate in body and f"{g.passes_saved}" in body
 
@@ -319,9 +321,9 @@ def test_chunked_prefill_gives_greedy_tokens_and_counts_passes(tiny_app_dense, l
     assert d.prefill_passes == math.ceil(S / 4) and d.prefill_largest == 4 and S > 8
     body = page_text(at)
     words = {"en": ("prefill passes", "largest prefill pass", f"{math.ceil(S / 4)} of them for the prefill"),
-             "zh": ("预填充次数", "预填充最大一次的 token 数", f"其中预填充 {math.ceil(S / 4)} 次")}[lang]
+             "zh": ("预填充次数", "预填充最大一次", f"其中预填充 {math.ceil(S / 4)} 次")}[lang]
     assert all(w in body for w in words), body
-    assert "drafted tokens" not in body and "草稿提出" not in body     # no draft chosen, no draft figures
+    assert "drafted" not in body and "草稿 token" not in body     # no draft chosen, no draft figures
 
 
 def test_min_p_is_on_the_page_and_trims_the_draw(tiny_app_dense):
