@@ -114,10 +114,12 @@ def speed_metrics(S0: int, pre: float, dec: float | None, per_tok: int, lang: st
 
 
 def option_metrics(r: dict, lang: str) -> list[tuple[str, str]]:
-    """ops.lab.analysis.generation_report's figures as label / value pairs: passes, then the draft's."""
-    out = [(_l(lang, "前向次数", "forward passes"), f"{r['forward_passes']}"),
-           (_l(lang, "预填充次数", "prefill passes"), f"{r['prefill_passes']}"),
-           (_l(lang, "预填充最大一次", "largest prefill pass"), f"{r['prefill_largest']}")]
+    """ops.lab.analysis.generation_report's figures as label / value pairs: passes, the prefill's when it took
+    more than one, then the draft's."""
+    out = [(_l(lang, "前向次数", "forward passes"), f"{r['forward_passes']}")]
+    if r["prefill_passes"] > 1:
+        out += [(_l(lang, "预填充次数", "prefill passes"), f"{r['prefill_passes']}"),
+                (_l(lang, "预填充最大一次", "largest prefill pass"), f"{r['prefill_largest']}")]
     if r["draft"]:
         rate = "—" if r["acceptance"] is None else f"{r['acceptance']:.0%}"
         out += [(_l(lang, "草稿 token", "drafted"), f"{r['proposed']}"),
