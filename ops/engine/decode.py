@@ -92,6 +92,7 @@ class Generation:
     weight_dtype: str = "float32"   # how the projections' weights were stored: float32, bfloat16 or int8
     forward_passes: int = 0         # forward calls made, the prefill's chunks included
     prefill_passes: int = 1         # of which the prefill's (ceil(prompt / prefill_chunk) when chunked)
+    prefill_largest: int = 0        # tokens in the prefill's largest pass (the prompt, or one chunk)
     draft: str = ""                 # "" or "prompt-lookup" (ops/engine/speculate.py)
     proposed: int = 0               # draft tokens proposed, and accepted by the verifying pass
     accepted: int = 0
@@ -109,13 +110,18 @@ class Decoder:
 
     def __init__(self, model, prompt: str, prompt_ids: list[int], max_new_tokens: int,
                  params: SamplingParams, path: str = "eager", stop_at_eos: bool = True,
-                 prefill_chunk: int | None = None):
-        """prefill_chunk: run the prompt through the cache this many tokens per pass (None: all at once)."""
+                 prefill_chunk: int | None = None, draft: str = ""):
+        """prefill_chunk: run the prompt through the cache this many tokens per pass (None: all at once).
+        draft: "" or "prompt-lookup" (greedy only): advance() then verifies copied tokens several per pass."""
         if prefill_chunk is not None and (isinstance(prefill_chunk, bool) or not isinstance(prefill_chunk, int)
                                           or prefill_chunk < 1):
             raise InputError(f"prefill_chunk = {prefill_chunk!r}: it must be a whole number >= 1, or None")
         self.prefill_chunk = prefill_chunk or max(len(prompt_ids), 1)
-        self.forward_passes = self.prefill_passes = 0
+        self.forward_passes = self.prefill_passes = self.prefill_largest = 0
+        if draft:
+            from .speculate import check_draft  # speculate imports this module
+            check_draft(draft, params)
+        self.draft, self.proposed, self.accepted = draft, 0, 0   # draft tokens proposed, and accepted by verifying
         self.model, self.prompt, self.prompt_ids, self.params, self.path = model, prompt, prompt_ids, params, path
         self.weights, self.attention = PATHS[path]
         W = model.weight_set(self.weights)                      # builds the fast copy now, not in the first step
@@ -155,8 +161,11 @@ class Decoder:
         ids = torch.tensor([self.token_ids[-1:] or self.prompt_ids])   # (1, S): the prompt, then the last token
         S = ids.shape[1]
         for a in range(0, S, self.prefill_chunk if not self.steps else S):   # the prompt a chunk per pass
-            logits = self.forward(ids[:, a:a + self.prefill_chunk], last_only=True)[0, -1]    # (V,)
-            self.prefill_passes += not self.steps
+            chunk = ids[:, a:a + self.prefill_chunk]
+            logits = self.forward(chunk, last_only=True)[0, -1]    # (V,)
+            if not self.steps:
+                self.prefill_passes += 1
+                self.prefill_largest = max(self.prefill_largest, chunk.shape[1])
         st = sample_stages(logits, self.prompt_ids + self.token_ids, self.params, self.generator)
         token = st["chosen"]
         cand = torch.topk(st["logits"], 20).indices
@@ -175,6 +184,13 @@ class Decoder:
             self.stopped = "max_new_tokens"
         return step
 
+    def advance(self) -> list[GenerationStep]:
+        """One forward pass's tokens: step(), or with a draft one verifying pass that may yield several."""
+        if not self.draft:
+            return [self.step()]
+        from .speculate import draft_step  # speculate imports this module
+        return draft_step(self)
+
     def forward(self, ids: torch.Tensor, last_only=True) -> torch.Tensor:
         """One pass of ids (1, S) after the cached keys, on this decoding's path: logits (1, S|1, V)."""
         past, S = self.cache.length, ids.shape[1]
@@ -188,4 +204,5 @@ class Decoder:
                           prompt_ids=self.prompt_ids, steps=list(self.steps), stopped=self.stopped,
                           fast=self.path != "eager", compute_dtype=self.compute_dtype, path=self.path,
                           weight_dtype=self.weight_dtype, forward_passes=self.forward_passes,
-                          prefill_passes=self.prefill_passes)
+                          prefill_passes=self.prefill_passes, prefill_largest=self.prefill_largest,
+                          draft=self.draft, proposed=self.proposed, accepted=self.accepted)

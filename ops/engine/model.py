@@ -326,10 +326,11 @@ class Model:
     # ---- decoding ----------------------------------------------------------------
     def decoder(self, prompt: str, chat: bool = True, max_new_tokens: int = 32, params: SamplingParams | None = None,
                 system: str | None = MODEL_DEFAULT, fast: str | bool | None = None, stop_at_eos: bool = True,
-                prefill_chunk: int | None = None) -> Decoder:
+                prefill_chunk: int | None = None, draft: str = "") -> Decoder:
         """A decoding of one prompt, ready to step (see Decoder). fast: False/None = the traced path (the model's
         weights, eager attention); True or "bf16" = the bfloat16 fused copy with SDPA; anything else: InputError.
-        prefill_chunk: prefill the prompt this many tokens per pass through the cache (None: one pass)."""
+        prefill_chunk: prefill the prompt this many tokens per pass through the cache (None: one pass).
+        draft: "" or "prompt-lookup" (greedy only): advance() verifies tokens copied from the text several per pass."""
         path = decode_path(fast)
         prompts, _, rows = self.encode_prompts(prompt, chat, system)
         if len(rows) != 1:
@@ -338,7 +339,7 @@ class Model:
         if not isinstance(max_new_tokens, int) or not 1 <= max_new_tokens <= limit:
             raise InputError(f"max_new_tokens = {max_new_tokens!r}: it must be a whole number from 1 to {limit}")
         return Decoder(self, prompts[0], rows[0], max_new_tokens, params or SamplingParams(), path, stop_at_eos,
-                       prefill_chunk)
+                       prefill_chunk, draft)
 
     def generate(self, prompt: str, chat: bool = True, max_new_tokens: int = 32, temperature: float = 0.0,
                  top_k: int = 0, top_p: float = 1.0, repetition_penalty: float = 1.0, seed: int = 0,

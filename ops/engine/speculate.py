@@ -67,33 +67,41 @@ def verify(dec: Decoder, draft: list[int]) -> tuple[list[GenerationStep], int]:
     return steps, accepted
 
 
+def check_draft(draft: str, params) -> None:
+    """InputError unless draft is on offer and the decoding is greedy."""
+    if draft not in DRAFTS:
+        raise InputError(f"draft = {draft!r}: the drafts on offer are {', '.join(DRAFTS)}")
+    if not params.greedy:
+        raise InputError("draft='prompt-lookup' is for greedy decoding (temperature 0): verifying a sampled token "
+                         "needs speculative sampling's acceptance rule")
+
+
+def draft_step(dec: Decoder, max_ngram: int = 3, max_draft: int = 8) -> list[GenerationStep]:
+    """One forward pass of a drafted decoding: the prefill, a plain step when nothing can be copied, or a verifying
+    pass over the copied tokens. The Decoder counts what was proposed and accepted; returns the new steps."""
+    guess = lookup_draft(dec.prompt_ids + dec.token_ids, max_ngram, min(max_draft, dec.remaining - 1)) \
+        if dec.steps else []
+    if not guess:
+        return [dec.step()]
+    new, ok = verify(dec, guess)
+    dec.proposed, dec.accepted = dec.proposed + len(guess), dec.accepted + ok
+    for s in new:
+        dec.steps.append(s)
+        dec.token_ids.append(s.token_id)
+        if dec.stop_at_eos and s.token_id in dec.eos:
+            dec.stopped = "eos"
+        elif len(dec.token_ids) >= dec.budget:
+            dec.stopped = "max_new_tokens"
+    return new
+
+
 def generate_with_draft(dec: Decoder, draft: str = "prompt-lookup", on_token=None, max_ngram: int = 3,
                         max_draft: int = 8) -> Generation:
     """Run a Decoder to the end with prompt-lookup drafts; the Generation counts proposed and accepted drafts."""
-    if draft not in DRAFTS:
-        raise InputError(f"draft = {draft!r}: the drafts on offer are {', '.join(DRAFTS)}")
-    if not dec.params.greedy:
-        raise InputError("draft='prompt-lookup' is for greedy decoding (temperature 0): verifying a sampled token "
-                         "needs speculative sampling's acceptance rule")
-    proposed = accepted = 0
+    check_draft(draft, dec.params)
+    dec.draft = draft
     while not dec.done:
-        guess = lookup_draft(dec.prompt_ids + dec.token_ids, max_ngram, min(max_draft, dec.remaining - 1)) \
-            if dec.steps else []
-        if not guess:                                    # the prefill, or nothing to copy: a plain step
-            new = [dec.step()]
-        else:
-            new, ok = verify(dec, guess)
-            proposed, accepted = proposed + len(guess), accepted + ok
-            for s in new:
-                dec.steps.append(s)
-                dec.token_ids.append(s.token_id)
-                if dec.stop_at_eos and s.token_id in dec.eos:
-                    dec.stopped = "eos"
-                elif len(dec.token_ids) >= dec.budget:
-                    dec.stopped = "max_new_tokens"
-        for s in new:
+        for s in draft_step(dec, max_ngram, max_draft):
             if on_token:
                 on_token(s)
-    g = dec.result()
-    g.draft, g.proposed, g.accepted = draft, proposed, accepted
-    return g
+    return dec.result()

@@ -14,3 +14,14 @@ def decode_summary(decoder) -> dict:
     per_token = costs.kv_bytes_per_token(decoder.model.config, getattr(torch, decoder.compute_dtype).itemsize)
     return dict(ms=ms, kv_bytes=kv, kv_per_token=per_token, prefill_ms=float(ms[0]) if len(ms) else None,
                 decode_ms=float(ms[1:].mean()) if len(ms) > 1 else None)
+
+
+def generation_report(decoder) -> dict:
+    """What a decoding's options did, from its Generation (ops.engine.decode): forward passes made and those plain
+    one-token decoding would make more (passes saved), the prefill's passes and its largest pass's tokens, and for a
+    draft the tokens proposed, accepted and the acceptance rate (None before any proposal)."""
+    g = decoder.result()
+    return dict(tokens=len(g.token_ids), prompt_tokens=len(g.prompt_ids), forward_passes=g.forward_passes,
+                passes_saved=g.passes_saved, prefill_passes=g.prefill_passes, prefill_largest=g.prefill_largest,
+                draft=g.draft, proposed=g.proposed, accepted=g.accepted,
+                acceptance=g.accepted / g.proposed if g.proposed else None)

@@ -1,11 +1,18 @@
 """Generate page: one token per click (prefill, then decode steps) on ops.engine.decode.Decoder, the KV cache growing, the
-bf16 fast path."""
+bf16 fast path; min-p, chunked prefill, prompt-lookup drafts and predict first (ui/generate_state.py). References for
+those: plain greedy decoding run beside the page, ceil(S / C) prefill passes by hand, min-p's rule p_i >= min_p * p_max
+by hand, lookup_draft replayed on the greedy tokens for the acceptance count."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
-from apptest_utils import no_exception, page_ok
+import torch
+from apptest_utils import no_exception, open_page, page_ok
+
+from ops.engine.speculate import lookup_draft
+from ops.models import bundled as bundled_models
 
 PAGE = "generate"
 
@@ -197,3 +204,194 @@ def test_sampling_settings_are_shared_with_the_sampling_page(tiny_app_dense):
     no_exception(at)
     assert at.slider(key="smp_temp").value == 0.4 and at.slider(key="smp_topk").value == 3
     assert at.slider(key="smp_topp").value == 0.55 and at.number_input(key="smp_seed").value == 42
+
+
+# ---- min-p, chunked prefill, prompt-lookup drafts, predict first ----------------------------------------------
+CODE = "x = [1, 2, 3, 4, 5, 6, 7, 8]; y = [1, 2, 3, 4, 5, 6, 7, 8]; z = [1, 2, 3, 4,"      # repeats itself
+N = 40
+
+
+@pytest.fixture(scope="module")
+def echo_app(tmp_path_factory):
+    """A tiny Qwen2 that repeats its last token: attention and MLP write nothing (o_proj, down_proj zero) and the
+    LM head is the embedding, so the logits are e_t · e_j and the largest is j = t (random rows of 64 numbers: the
+    row's own square beats its dot with every other row). Greedy text repeats itself, so drafts copied from it pass."""
+    import shutil
+
+    import transformers as tf
+
+    tok = bundled_models.cache_dir() / "qwen2.5-coder-0.5b-instruct" / "tokenizer.json"
+    if not tok.exists():
+        pytest.skip("the bundled tokenizer.json is not prepared")
+    torch.manual_seed(0)
+    model = tf.Qwen2ForCausalLM(tf.Qwen2Config(vocab_size=151936, hidden_size=64, intermediate_size=64,
+                                               num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2,
+                                               max_position_embeddings=512, tie_word_embeddings=True))
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.self_attn.o_proj.weight.zero_()
+            layer.mlp.down_proj.weight.zero_()
+    folder = tmp_path_factory.mktemp("tiny_echo")
+    model.save_pretrained(str(folder))
+    shutil.copy(tok, folder / "tokenizer.json")
+    return str(folder)
+
+
+def run_to_end(at):
+    button(at, "gen_run").click()
+    at.run()
+    no_exception(at)
+    return at.session_state["_gen"]["decoder"]
+
+
+def page_text(at) -> str:
+    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption])
+
+
+def greedy_page(source, lang, **settings):
+    at = open_page(PAGE, source=source, prompt=CODE, lang=lang, folds=False)
+    at.number_input(key="gen_temp").set_value(0.0)
+    at.number_input(key="gen_max").set_value(N).run()          # greedy first: the draft is greedy only
+    for key, value in settings.items():
+        at.radio(key=key).set_value(value)
+    at.run()
+    no_exception(at)
+    return at
+
+
+def replayed_acceptance(prompt_ids, greedy, budget, max_ngram=3, max_draft=8):
+    """(proposed, accepted) of prompt lookup given plain greedy's tokens: at each pass after the prefill the draft
+    is lookup_draft of the text so far, kept while it matches the greedy tokens; the pass yields accepted + 1."""
+    proposed = accepted = 0
+    k = 1                                                     # the prefill made the first token
+    while k < len(greedy):
+        draft = lookup_draft(prompt_ids + greedy[:k], max_ngram, min(max_draft, budget - k - 1))
+        ok = 0
+        while ok < len(draft) and k + ok < len(greedy) and draft[ok] == greedy[k + ok]:
+            ok += 1
+        ok = min(ok, len(greedy) - k - 1)                     # the pass's own token closes it
+        proposed, accepted, k = proposed + len(draft), accepted + ok, k + ok + 1
+    return proposed, accepted
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_prompt_lookup_gives_greedy_tokens_and_reports_them(echo_app, lang):
+    """The drafted decoding's tokens are plain greedy's; its proposed / accepted counts equal lookup_draft replayed
+    on plain greedy's tokens; the page shows them, the acceptance rate and the passes saved."""
+    at = greedy_page(echo_app, lang, gen_draft="prompt-lookup")
+    d = run_to_end(at)
+    plain = d.model.generate(CODE, chat=False, max_new_tokens=N)
+    assert d.draft == "prompt-lookup" and d.token_ids == plain.token_ids
+    assert (d.proposed, d.accepted) == replayed_acceptance(d.prompt_ids, plain.token_ids, N)
+    assert d.accepted > 0 and len(set(d.token_ids)) == 1, "the echo model repeats: its drafts should pass"
+    assert len(d.token_ids) == N and d.stopped == "max_new_tokens"
+    df = at.dataframe[0].value
+    assert list(df.iloc[:, -1]) == sorted(df.iloc[:, -1]) and df.iloc[-1, -1] == d.result().forward_passes   # pass
+    g = d.result()
+    assert g.passes_saved == d.accepted and g.forward_passes == len(d.token_ids) - d.accepted
+    body = page_text(at)
+    rate = f"{d.accepted / d.proposed:.0%}"
+    words = {"en": ("drafted", "accepted", "passes saved", "Prompt lookup proposed"),
+             "zh": ("草稿 token", "被接受的", "省下的前向次数", "提示词查找提出了")}[lang]
+    assert all(w in body for w in words), body
+    assert f"{d.proposed}" in body and rate in body and f"{g.passes_saved}" in body
+
+
+@pytest.mark.real
+def test_prompt_lookup_on_the_bundled_model(bundled):
+    """The bundled Qwen2.5 on a self-repeating line of code: drafts pass, the tokens are plain greedy's."""
+    at = open_page(PAGE, prompt=CODE, lang="en", folds=False)
+    at.number_input(key="gen_temp").set_value(0.0)
+    at.number_input(key="gen_max").set_value(24).run()
+    at.radio(key="gen_draft").set_value("prompt-lookup").run()
+    d = run_to_end(at)
+    plain = d.model.generate(CODE, chat=False, max_new_tokens=24)
+    assert d.token_ids == plain.token_ids and d.accepted > 0
+    assert (d.proposed, d.accepted) == replayed_acceptance(d.prompt_ids, plain.token_ids, 24)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_chunked_prefill_gives_greedy_tokens_and_counts_passes(tiny_app_dense, lang):
+    """Greedy tokens equal plain (one-pass) greedy decoding's; ceil(S / 4) prefill passes, the largest of 4."""
+    at = greedy_page(tiny_app_dense, lang, gen_chunk=4)
+    d = run_to_end(at)
+    plain = d.model.generate(CODE, chat=False, max_new_tokens=N)
+    S = len(d.prompt_ids)
+    assert d.token_ids == plain.token_ids
+    assert d.prefill_passes == math.ceil(S / 4) and d.prefill_largest == 4 and S > 8
+    body = page_text(at)
+    words = {"en": ("prefill passes", "largest prefill pass", f"{math.ceil(S / 4)} of them for the prefill"),
+             "zh": ("预填充次数", "预填充最大一次", f"其中预填充 {math.ceil(S / 4)} 次")}[lang]
+    assert all(w in body for w in words), body
+    assert "drafted" not in body and "草稿 token" not in body     # no draft chosen, no draft figures
+
+
+def test_min_p_is_on_the_page_and_trims_the_draw(tiny_app_dense):
+    """min-p = 0.5 at T = 1: a candidate keeps probability iff exp(z_i - z_max) >= 0.5 on the tempered logits."""
+    at = open_page(PAGE, source=tiny_app_dense, prompt=CODE, lang="en", folds=False)
+    assert at.number_input(key="gen_minp").label == "min-p"
+    at.number_input(key="gen_temp").set_value(1.0)
+    at.number_input(key="gen_minp").set_value(0.5)
+    at.number_input(key="gen_max").set_value(6)
+    at.run()
+    d = run_to_end(at)
+    assert d.params.min_p == 0.5 and d.params.temperature == 1.0
+    for s in d.steps:
+        z = s.stages["top_p"]                                  # tempered logits before min-p, at the candidates
+        kept = [p > 0 for p in s.stages["probs"]]
+        assert kept == [math.exp(zi - max(z)) >= 0.5 for zi in z], (z, s.stages["probs"])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_draft_is_greedy_only(tiny_app_dense, lang):
+    at = greedy_page(tiny_app_dense, lang, gen_draft="prompt-lookup")
+    at.number_input(key="gen_temp").set_value(0.8).run()
+    no_exception(at)
+    assert at.radio(key="gen_draft").disabled and at.session_state["_gen"]["decoder"].draft == ""
+    note = {"en": "greedy decoding only", "zh": "只用于贪心解码"}[lang]
+    assert any(note in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_predict_first_hides_the_generation_until_a_guess(tiny_app_dense, lang):
+    """Generated first, then the switch on: the text, table and buttons are gone until a guess is committed; the
+    options are the first step's top candidates and the answer is the token plain greedy takes first."""
+    switch, commit = {"en": ("Predict first", "Commit and reveal"), "zh": ("先猜再看", "确定，揭晓")}[lang]
+    at = greedy_page(tiny_app_dense, lang)
+    d = run_to_end(at)
+    assert at.dataframe and d.text and d.text in page_text(at).replace("<br>", "\n")
+    [toggle] = [x for x in at.toggle if x.label == switch]
+    toggle.set_value(True).run()
+    no_exception(at)
+    assert not at.dataframe and not [b for b in at.button if b.key in ("gen_next", "gen_run")]
+    assert d.text not in "\n".join(m.value for m in at.markdown), "the generation shown before the guess"
+    [radio] = [r for r in at.radio if r.label in ("Your guess", "你的猜测")]
+    first = d.model.generate(CODE, chat=False, max_new_tokens=1).token_ids[0]
+    [right] = [o for o in radio.options if o.endswith(f"({first})")]
+    assert len(radio.options) >= 5 and list(radio.options) == sorted(radio.options)
+    radio.set_value(right)
+    [b for b in at.button if b.label == commit][0].click().run()
+    no_exception(at)
+    assert at.dataframe and any(right in s.value for s in at.success)
+    assert d.text in "\n".join(m.value for m in at.markdown).replace("<br>", "\n")
+
+
+def test_predict_first_before_any_generation(tiny_app_dense):
+    """Switch on from the start (?predict=1): the question comes before the buttons and the preview; a wrong guess
+    is told the model's answer, and the first click then takes exactly that token."""
+    at = open_page(PAGE, source=tiny_app_dense, prompt=CODE, lang="en", folds=False, predict="1")
+    at.number_input(key="gen_temp").set_value(0.0).run()
+    no_exception(at)
+    assert not [b for b in at.button if b.key == "gen_next"] and not at.get("plotly_chart")
+    [radio] = [r for r in at.radio if r.label == "Your guess"]
+    first = at.session_state["_gen"]["first"].token_id
+    wrong = [o for o in radio.options if not o.endswith(f"({first})")][0]
+    radio.set_value(wrong)
+    [b for b in at.button if b.label == "Commit and reveal"][0].click().run()
+    no_exception(at)
+    assert any(f"({first})" in w.value and "the model's answer" in w.value for w in at.warning)
+    assert at.get("plotly_chart") and not at.session_state["_gen"]["decoder"].steps
+    button(at, "gen_next").click()
+    at.run()
+    no_exception(at)
+    assert at.session_state["_gen"]["decoder"].token_ids == [first]

@@ -167,6 +167,28 @@ def test_prompt_lookup_saves_passes_when_the_model_copies(tiny):
     assert g.accepted == g.proposed > 0 and g.forward_passes < 10 and g.passes_saved == 30 - g.forward_passes
 
 
+def test_stepwise_decoder_matches_generate(tiny):
+    """The Generate page's way: a Decoder made with the draft or the chunk, advanced one forward pass per call, gives
+    plain greedy's tokens and counts what generate() counts; a pass returns 1 token, or several when drafts pass."""
+    p, n_new = PROMPTS[0], 30
+    plain = tiny.generate(p, chat=False, max_new_tokens=n_new, stop_at_eos=False)
+    whole = tiny.generate(p, chat=False, max_new_tokens=n_new, stop_at_eos=False, draft="prompt-lookup")
+    dec = tiny.decoder(p, chat=False, max_new_tokens=n_new, stop_at_eos=False, draft="prompt-lookup", prefill_chunk=4)
+    per_pass = []
+    while not dec.done:
+        per_pass.append(len(dec.advance()))
+    g = dec.result()
+    n = len(g.prompt_ids)
+    assert g.token_ids == plain.token_ids and sum(per_pass) == n_new
+    assert (g.proposed, g.accepted) == (whole.proposed, whole.accepted) and g.draft == "prompt-lookup"
+    assert g.forward_passes == len(per_pass) + g.prefill_passes - 1       # the prefill's chunks in its one call
+    assert sum(per_pass) - len(per_pass) == g.accepted                     # a pass: its accepted drafts + 1
+    assert g.prefill_passes == -(-n // 4) and g.prefill_largest == min(4, n)
+    assert plain.prefill_passes == 1 and plain.prefill_largest == n and plain.draft == "" and plain.proposed == 0
+    with pytest.raises(InputError):
+        tiny.decoder(p, chat=False, params=smp.SamplingParams(temperature=0.7), draft="prompt-lookup")
+
+
 def test_prompt_lookup_is_greedy_only(tiny):
     with pytest.raises(InputError):
         tiny.generate("hi", chat=False, max_new_tokens=4, temperature=0.7, draft="prompt-lookup")

@@ -1,0 +1,89 @@
+"""Streamlit side of the Generate page: its decoding kept in the session, the first-token question, the step table.
+
+The page's Decoder (ops.engine.decode) lives in st.session_state["_gen"] with the settings that made it; a change
+of any of them starts a new one. Predict first asks for the first generated token: the answer is the token this
+decoding's own first step takes (the same path, chunking, sampling and seed), made once per settings on a copy so
+the page's decoding still starts at the prefill.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from content import generate_text as gt
+from ops.engine import decode
+from ops.engine.model import InputError
+from viz.labels import pieces, short
+
+from . import predict
+from .jobs import decode_step
+from .session import lang, t
+
+OPTIONS = 5           # candidates offered to guess from (the answer added when a draw falls outside them)
+
+
+def decoding(model, prompt: str, chat: bool, max_new: int, params, path: str, chunk: int, draft: str):
+    """The session's Decoder for these settings (a new one, said so, when they changed), and its key."""
+    ss, key = st.session_state, (id(model), prompt, chat, max_new, params, path, chunk, draft)
+    try:
+        if ss.get("_gen") is None or ss["_gen"]["key"] != key:
+            if ss.get("_gen") is not None and ss["_gen"]["decoder"].steps:
+                st.info(t("设置变了，已重新开始。", "The settings changed, so decoding starts over."))
+            ss["_gen"] = dict(key=key, make=lambda: model.decoder(
+                prompt, chat=chat, max_new_tokens=max_new, params=params, fast=None if path == "eager" else path,
+                prefill_chunk=chunk or None, draft=draft))
+            ss["_gen"]["decoder"] = ss["_gen"]["make"]()
+    except InputError as e:
+        st.error(str(e))
+        st.stop()
+    return ss["_gen"]["decoder"]
+
+
+def restart() -> decode.Decoder:
+    """A fresh decoding with the same settings."""
+    g = st.session_state["_gen"]
+    g["decoder"] = g["make"]()
+    return g["decoder"]
+
+
+def first_token(model) -> tuple[list[str], str]:
+    """(options, answer) for "which token comes first?": the first step's top candidates by raw logit and the
+    token it takes, labelled "piece (id)". From the decoding when it has begun, else from a copy's first step."""
+    g = st.session_state["_gen"]
+    if g["decoder"].done and not g["decoder"].steps:        # no room for a token (the prompt fills the context)
+        return [], ""
+    if g["decoder"].steps:
+        step = g["decoder"].steps[0]
+    elif "first" in g:
+        step = g["first"]
+    else:
+        copy = g["make"]()
+        decode_step(copy)
+        step = g["first"] = copy.steps[0]
+    ids = list(dict.fromkeys(step.candidates[:OPTIONS] + [step.token_id]))
+    names = [f"{short(p, 16)} ({i})" for p, i in zip(pieces(model.tokenizer, ids), ids)]
+    return names, names[ids.index(step.token_id)]
+
+
+def ask_first(model, greedy: bool, T: float, seed: int):
+    """predict.first for the first generated token (may stop the page until the learner commits). The question is
+    made only with the switch on (its state as ui/predict.py keeps it: the session, else ?predict=1): it may cost
+    a prefill, which a page with the switch off should not pay."""
+    ss = st.session_state
+    on = ss.get("predict-on-generate", st.query_params.get("predict") == "1")
+    options, answer = first_token(model) if on else ([""], "")
+    _, prompt, chat, _, params, path, chunk, _ = ss["_gen"]["key"]               # what decides the first token
+    if options:
+        predict.first("generate", (prompt, chat, params, path, chunk), gt.question(lang()), options, answer,
+                      gt.why(greedy, T, seed, lang()))
+
+
+def step_rows(d: decode.Decoder) -> list[dict]:
+    """One table row per generated token: its piece, id, phase, tokens its pass ran (a verifying pass makes several
+    tokens: its first row counts the tokens it ran, the others 0), time, KV cache, probability, the forward pass
+    that made it (counting the prefill's chunks)."""
+    passes = [d.prefill_passes + sum(1 for s in d.steps[1:j + 1] if s.processed) for j in range(len(d.steps))]
+    return [{"#": j + 1, "token": p, "id": s.token_id, t("阶段", "phase"): s.phase,
+             t("这次前向处理的 token", "tokens processed"): s.processed, "ms": round(1000 * s.seconds, 1),
+             t("KV 缓存条目", "KV entries"): s.kv_tokens, t("KV 字节", "KV bytes"): s.kv_bytes,
+             t("概率", "prob"): round(s.chosen_prob, 4), t("第几次前向", "pass"): passes[j]}
+            for j, (s, p) in enumerate(zip(d.steps, pieces(d.model.tokenizer, d.token_ids)))]
