@@ -6,6 +6,7 @@ import streamlit as st
 from content.predict import GREEDY_SECTION
 from ops.arith import costs
 from ops.lab import checks, precision, precision_data
+from ops.lab.experiments_data import row_ids
 from ui import experiments_state, predict, questions
 from ui.page import StagePage
 from ui.session import t
@@ -53,7 +54,7 @@ st.caption(t(f"提示词：“{prompt}”。top-1 / top-5：与 float32 的第�
              "Lower curves are better; the same top-1 and a small KL mean the cheaper format answers this prompt the "
              "same way."))
 
-ids = precision_data.row_ids(trace, b)
+ids = row_ids(trace, b)
 if asking:                            # asked in place with the switch on; otherwise folded: it decodes twice
     page.section(*GREEDY_SECTION)
 if box := st.container() if asking else page.more(*GREEDY_SECTION, "greedy"):
