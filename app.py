@@ -16,7 +16,7 @@ except settings.SettingError as e:
 
 import viz  # noqa: E402,F401  (sets the plotly template every page's figures use)
 from content import stages  # noqa: E402
-from ui import browser, experiments_state, jobs, page, poll, session, sidebar, state  # noqa: E402  (after set_page_config)
+from ui import browser, experiments_state, jobs, lesson_replay, page, poll, session, sidebar, state  # noqa: E402
 
 # the work the load-time thread does ahead of the pages' first visits
 state.FIRST_VISITS = experiments_state.first_visits
@@ -42,6 +42,7 @@ with jobs.RUNS:               # background work at load waits while a page runs 
         sidebar.page_prompt()                               # tour draws its own, beside its buttons)
     browser.warm_scripts()        # the session's first run: the browser fetches later pages' component scripts
     try:
+        lesson_replay.bar("overview" if nav.url_path == "home" else nav.url_path)   # a lesson replayed: its bar
         nav.run()
         page.next_stage("overview" if nav.url_path == "home" else nav.url_path)   # not after a page that stopped
         poll.panel("overview" if nav.url_path == "home" else nav.url_path)       # classroom mode: the class poll
