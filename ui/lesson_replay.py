@@ -29,10 +29,10 @@ ERROR = "lesson_error"            # session: what was wrong with the last lesson
 UPLOADED = "lesson_uploaded"      # session: the uploaded lesson the loader accepted
 TOP_N = (5, 30)                   # the LM head page's "top N shown" slider (app_pages/lm_head.py) takes 5 to 30
 CSS = """<style>
-.st-key-lesson-bar {border: 3px solid #4a78c2; border-radius: 0.6rem; padding: 0.5rem 0.9rem 0.2rem 0.9rem;
+.st-key-lesson-bar {border: 3px solid #4a78c2; border-radius: 0.6rem; padding: 0.5rem 0.9rem 0.7rem 0.9rem;
                     background: #f4f7fd;}
 .st-key-lesson-bar div[data-testid="stButton"] button p {font-size: 1.25rem; font-weight: 700;}
-.lesson-step {font-size: 1.3rem; font-weight: 700; line-height: 1.35; padding-top: 0.35rem;}
+.lesson-step {font-size: 1.15rem; font-weight: 700; line-height: 1.35; padding-top: 0.35rem;}
 .lesson-notes {font-size: 1.25rem; line-height: 1.45; margin: 0.3rem 0;}
 .lesson-question {font-size: 1.2rem; line-height: 1.4; margin: 0.3rem 0; font-weight: 600;}
 .lesson-options span {display: inline-block; font-size: 1.15rem; padding: 0.1rem 0.6rem; margin: 0.15rem;
@@ -160,7 +160,7 @@ def bar(page: str):
     n, step, language = len(lesson.steps), lesson.steps[k], lang()
     st.html(CSS)
     with st.container(key="lesson-bar"):
-        back, where, nxt, end = st.columns([1.2, 5, 1.2, 1])
+        back, where, nxt, end = st.columns([2, 5, 2, 1.3])     # wide enough for the key's hint
         back.button(t("◀ 上一步", "◀ Previous"), key="lesson_back", on_click=go, args=(k - 1,), disabled=k == 0,
                     width="stretch", shortcut="pageup")          # a presenter's clicker sends PageUp / PageDown
         nxt.button(t("下一步 ▶", "Next ▶"), key="lesson_next", on_click=go, args=(k + 1,), disabled=k == n - 1,
