@@ -18,6 +18,7 @@ import html
 import streamlit as st
 
 from content import lessons, stages
+from content.tour import replay_text
 
 from . import poll, settings, state
 from .lesson_builder import PICKER_KEYS
@@ -67,10 +68,8 @@ def chooser():
                         format_func=frozen(label, choices))
     st.file_uploader(t("或者上传一个课程文件（JSON）", "or upload a lesson file (JSON)"), type=["json"],
                      key="lesson_file", on_change=_read_upload,
-                     help=t(f"由“课程”工具保存的文件，最大 {lessons.MAX_BYTES // 1024} KiB。",
-                            f"A file saved by the lesson tools, at most {lessons.MAX_BYTES // 1024} KiB."))
-    st.caption(t("开始后会换上课程的提示词，并打开投影模式（侧栏里可以关掉）。",
-                 "Starting puts in the lesson's prompts and turns projector mode on (the sidebar turns it off)."))
+                     help=replay_text("upload_help", lang(), kib=lessons.MAX_BYTES // 1024))
+    st.caption(replay_text("start_note", lang()))
     lesson = shipped[name] if name else uploaded
     st.button("▶ " + t("开始这一课", "Start this lesson"), key="lesson_start", type="primary", on_click=start,
               args=(lesson,), width="stretch")
@@ -95,8 +94,7 @@ def upload_error():
     """The message for a refused lesson file (on the Tour page, outside the folded chooser), if there is one."""
     bad = st.session_state.get(ERROR)
     if bad:
-        st.error(t(f"课程文件 {bad[0]} 无法打开，什么都没有运行。问题：{bad[1]}",
-                   f"The lesson file {bad[0]} cannot be opened, and nothing ran. What is wrong: {bad[1]}"))
+        st.error(replay_text("refused", lang(), name=bad[0], why=bad[1]))
 
 
 def start(lesson):
