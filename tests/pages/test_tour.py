@@ -298,3 +298,35 @@ def test_a_bad_lesson_file_says_what_is_wrong_and_the_tour_goes_on(tiny_app_dens
     button(at, "lesson_next").click().run()
     no_exception(at)
     assert at.session_state["_page"] == "lm_head" and at.session_state["lm_topn"] == 30
+
+
+def test_a_teacher_opens_the_steps_question_as_the_class_poll(monkeypatch, tmp_path, tiny_app_dense):
+    """Classroom mode: the teacher replaying a lesson opens the step's question as the class poll in one click (the
+    question, its options, its answer as the model's); a student sees it under the page, and a student replaying
+    the same lesson gets no such button."""
+    from content import lessons
+    from ui.poll_store import PollStore
+
+    key, db = "s3cret-teacher-key", tmp_path / "polls.sqlite"
+    monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "1")
+    monkeypatch.setenv("OPERATOR_LAB_TEACHER_KEY", key)
+    monkeypatch.setenv("OPERATOR_LAB_POLL_DB", str(db))
+    monkeypatch.setenv("OPERATOR_LAB_ALLOWED_MODELS", tiny_app_dense)
+    q = lessons.load(lessons.shipped()["first-lesson"]).steps[0].question
+    teacher = open_page(PAGE, source=tiny_app_dense, lang="en", folds=False)
+    [box] = [x for x in teacher.text_input if x.label == "Teacher key"]
+    box.input(key)
+    [b for b in teacher.button if b.label == "Enter"][0].click().run()
+    no_exception(teacher)
+    _start(teacher, "first-lesson")
+    button(teacher, "lesson_poll").click().run()
+    no_exception(teacher)
+    poll = PollStore(str(db), teacher_key=key).current()
+    assert poll.is_open and (poll.question, tuple(poll.options), poll.model_answer) == (q.en, q.options, q.answer)
+    student = open_page("tokenize", source=tiny_app_dense, lang="en", folds=False)
+    no_exception(student)
+    assert any(q.en in str(m.value) for m in student.markdown)
+    pupil = open_page(PAGE, source=tiny_app_dense, lang="en", folds=False)
+    _start(pupil, "first-lesson")
+    assert pupil.session_state["_page"] == "tokenize" and _bar_text(pupil, "lesson-question") == ["❓ " + q.en]
+    assert not [b for b in pupil.button if b.key == "lesson_poll"]
