@@ -168,8 +168,8 @@ def test_projector_mode_puts_a_prompt_box_on_the_page(tiny_app_dense):
 
 # ---- a saved lesson replayed from the tour (ui/lesson_replay.py) ---------------------------------------------------
 def _tiny_limits(folder: str) -> dict:
-    """Each picker's largest value on the tiny model, from its config.json (the lesson's value is clamped to it);
-    top N: the LM head page's slider takes 5 to 30."""
+    """Each picker's range on a model, from its config.json (the lesson's value is clamped to it); top N: the LM
+    head page's slider takes 5 to 30."""
     import json
     from pathlib import Path
 
@@ -197,20 +197,13 @@ def _start(at, choice: str):
     no_exception(at)
 
 
-@pytest.mark.parametrize("lang", ["zh", "en"])
-@pytest.mark.parametrize("name", ["first-lesson", "attention-deep-dive", "serving-interview"])
-def test_replaying_a_shipped_lesson_steps_through_every_step(tiny_app_dense, name, lang):
-    """Start a shipped lesson from the tour: its prompt goes in, projector mode comes on, and every step opens the
-    page it names with its pickers set (within the tiny model), under a bar with the step number, the notes in the
-    session's language and the step's question; Next to the end, Previous back one, End returns to the tour."""
+def _replay(at, name: str, lang: str, limits: dict):
+    """Start lesson `name` from the tour and walk it: every step's page, pickers, notes, question and number."""
     from content import lessons
     from ui.lesson_builder import PICKER_KEYS
 
     lesson = lessons.load(lessons.shipped()[name])
-    limits = _tiny_limits(tiny_app_dense)
     other = "en" if lang == "zh" else "zh"
-    at = open_page(PAGE, source=tiny_app_dense, lang=lang, folds=False)
-    no_exception(at)
     _start(at, name)
     assert at.session_state["prompt_text"] == "\n".join(lesson.prompts)
     assert at.session_state["projector"] is True
@@ -248,6 +241,28 @@ def test_replaying_a_shipped_lesson_steps_through_every_step(tiny_app_dense, nam
     no_exception(at)
     assert at.session_state["_page"] == "tour" and "lesson_replay" not in at.session_state
     assert not _bar_text(at, "lesson-notes") and at.session_state["tour_step"] == 0
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("name", ["first-lesson", "attention-deep-dive", "serving-interview"])
+def test_replaying_a_shipped_lesson_steps_through_every_step(tiny_app_dense, name, lang):
+    """Start a shipped lesson from the tour: its prompt goes in, projector mode comes on, and every step opens the
+    page it names with its pickers set (within the tiny model), under a bar with the step number, the notes in the
+    session's language and the step's question; Next to the end, Previous back one, End returns to the tour."""
+    at = open_page(PAGE, source=tiny_app_dense, lang=lang, folds=False)
+    no_exception(at)
+    _replay(at, name, lang, _tiny_limits(tiny_app_dense))
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("name", ["attention-deep-dive", "serving-interview"])
+def test_replaying_on_the_bundled_model_keeps_the_steps_pickers(name):
+    """On the bundled model (24 layers, 14 heads) the steps' pickers (layer 12, head 7, layer 23) are set as written."""
+    from ops.models.bundled import cache_dir
+
+    at = open_page(PAGE, lang="en", folds=False)
+    no_exception(at)
+    _replay(at, name, "en", _tiny_limits(str(cache_dir() / "qwen2.5-coder-0.5b-instruct")))
 
 
 def _good_lesson() -> dict:
