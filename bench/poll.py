@@ -214,7 +214,7 @@ def pages_run(a, backend, url):
     servers = Servers(a.procs, env, port=a.port)
     store = PollStore(url, teacher_key=KEY)
     rows = {"alone": [], "poll": []}
-    errors, answers, redraws = [], [], []
+    errors, answers, redraws, sends = [], [], [], []
     try:
         for b in servers.backends:                           # warm each process: model load, first trace; not timed
             print(f"warming {b}", file=sys.stderr, flush=True)
@@ -240,6 +240,7 @@ def pages_run(a, backend, url):
             counted = sum(store.results(poll_id).values())
             answers.append((len(out["sent"]), counted, a.students))     # the app's student ids are its own secret
             redraws += [s for label, s, why in out["runs"] if label == "redraw" and not why]
+            sends += [s for label, s, why in out["runs"] if label == "send" and not why]
     finally:
         servers.stop()
     fmt = lambda xs: f"p50 {statistics.median(xs):.2f} s, p95 {pct(xs, 0.95):.2f} s ({len(xs)})" if xs else "none"
@@ -247,7 +248,8 @@ def pages_run(a, backend, url):
         print(f"{backend:10} page students {name:5}: " + fmt([x.seconds for x in acts if x.ok]) + " · by kind: " +
               ", ".join(f"{k} {fmt([x.seconds for x in acts if x.ok and x.kind == k])}"
                         for k in sorted({x.kind for x in acts})), flush=True)
-    print(f"{backend:10} poll students' panel redraw: {fmt(redraws)}; answers sent/counted/students per round: "
+    print(f"{backend:10} poll students' panel redraw: {fmt(redraws)}; send: {fmt(sends)}; "
+          "answers sent/counted/students per round: "
           f"{answers}; errors: {len(errors)}", flush=True)
     for e in errors[:10]:
         print("ERROR", e)
