@@ -16,7 +16,7 @@ except settings.SettingError as e:
 
 import viz  # noqa: E402
 from content import stages  # noqa: E402
-from ui import browser, experiments_state, jobs, page, poll, session, sidebar, state  # noqa: E402  (after set_page_config)
+from ui import browser, experiments_state, jobs, lesson_replay, page, poll, session, sidebar, state  # noqa: E402
 
 # Registration, explicit: importing a module of ours registers, starts and reads nothing (tests/unit/test_imports.py)
 viz.use_lab_template()                     # the plotly template every page's figures use
@@ -46,6 +46,7 @@ with jobs.RUNS:               # background work at load waits while a page runs 
         sidebar.page_prompt()                               # tour draws its own, beside its buttons)
     browser.warm_scripts()        # the session's first run: the browser fetches later pages' component scripts
     try:
+        lesson_replay.bar("overview" if nav.url_path == "home" else nav.url_path)   # a lesson replayed: its bar
         nav.run()
         page.next_stage("overview" if nav.url_path == "home" else nav.url_path)   # not after a page that stopped
         poll.panel("overview" if nav.url_path == "home" else nav.url_path)       # classroom mode: the class poll

@@ -6,6 +6,7 @@ import streamlit as st
 
 from content import stages, tour as script
 from ops.lab import overview_data, stage_data
+from ui import lesson_replay
 from ui.blocks import chart, picture, pipeline_strip, shape_str, tensor_view
 from ui.session import lang, projector, query_int, set_query, t
 from ui.sidebar import page_prompt
@@ -53,9 +54,11 @@ if step.key == "pick":
     data = dict(name="next id", tensor=top["ids"][:1])
 tname, tensor = data.get("name"), data.get("tensor")
 
-c1, c2, cp, c3 = st.columns([1, 1, 1, 2])
+c1, c2, cp, cl, c3 = st.columns([1, 1, 1, 1, 2])
 with cp:                                           # the class's own sentence, without opening the sidebar
     page_prompt("tour")
+with cl.popover("📚 " + t("课程", "Lesson")):        # a saved lesson, replayed step by step (ui/lesson_replay.py)
+    lesson_replay.chooser()
 c1.button(t("◀ 上一步", "◀ Back"), key="tour_back", on_click=go_to, args=(-1,), width="stretch",
           disabled=k == 0, shortcut="left")
 c2.button(t("下一步 ▶", "Next ▶"), key="tour_next", on_click=go_to, args=(1,), type="primary", width="stretch",
@@ -65,6 +68,7 @@ c3.markdown(f'<div class="tour-step">{t("步骤", "Step")} {k + 1} / {N} · {t("
 hidden = bool(step.result_zh) and not st.session_state.get("tour_shown")   # the shape would give the count away
 with c3:                                           # where this step is in the pipeline, and what it shows
     pipeline_strip(step.stage, f"{tname} {'' if hidden else shape_str(tensor.shape)}" if tensor is not None else "")
+lesson_replay.upload_error()                       # a refused lesson file says what is wrong; the tour goes on
 st.progress((k + 1) / N)
 st.markdown(f'<div class="tour-title">{k + 1}. {vt.esc(step.title(lang(), nums))}</div>', unsafe_allow_html=True)
 st.markdown(f'<div class="tour-big">{vt.esc(step.words(lang(), nums))}</div>', unsafe_allow_html=True)

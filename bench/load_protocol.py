@@ -79,6 +79,7 @@ class Student:
     own_seen: bool = False
     leaks: set = field(default_factory=set)      # other students whose marker reached this stream
     messages: int = 0
+    fragments: dict = field(default_factory=dict)  # fragment id -> seconds: st.fragment(run_every=) the browser reruns
 
 
 def user_key(element_id: str) -> str:
@@ -131,6 +132,8 @@ def read(st: Student, data: bytes) -> tuple[str | None, int | None]:
         st.pages = {p.url_pathname: p.page_script_hash for p in msg.navigation.app_pages if p.url_pathname}
     elif kind == "page_info_changed":
         st.query = msg.page_info_changed.query_string
+    elif kind == "auto_rerun":            # a browser now reruns this fragment every `interval` s (bench/poll.py does)
+        st.fragments[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
     elif kind == "page_not_found":
         return f"page not found: {msg.page_not_found.page_name!r}", None
     elif kind == "session_event" and msg.session_event.HasField("script_compilation_exception"):
@@ -324,10 +327,10 @@ def smaps(pid: int) -> dict:
 class Servers:
     """1 process: `streamlit run app.py` (load_test.start_server). N: scripts/serve_class.sh N behind HAProxy."""
 
-    def __init__(self, replicas: int, env_extra: dict):
+    def __init__(self, replicas: int, env_extra: dict, port: int | None = None):
         self.replicas, self.proc, self.run_dir = replicas, None, None
         if replicas == 1:
-            self.port = free_port()
+            self.port = port or free_port()
             self.proc = start_server(self.port, env_extra)
             self.pids, self.backends = [self.proc.pid], [self.base]
             return

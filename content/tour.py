@@ -74,3 +74,21 @@ def numbers(config, n: int, piece: str, p: float, tokenizer_vocab: int | None = 
                 nh=c.num_attention_heads, nkv=c.num_key_value_heads,
                 groups=c.num_attention_heads // c.num_key_value_heads,
                 hd=c.head_dim, I=c.intermediate_size, piece=piece, p=p, **mlp)
+
+
+# the lesson replay's sentences (ui/lesson_replay.py): key -> (zh, en), str.format templates
+REPLAY = {
+    "start_note": ("开始后会换上课程的提示词，并打开投影模式（侧栏里可以关掉）。",
+                   "Starting puts in the lesson's prompts and turns projector mode on (the sidebar turns it off)."),
+    "upload_help": ("由“课程”工具保存的 JSON 文件，最大 {kib} KiB。",
+                    "A JSON file saved by the lesson tools, at most {kib} KiB."),
+    "refused": ("课程文件 {name} 无法打开，什么都没有运行。问题：{why}",
+                "The lesson file {name} cannot be opened, and nothing ran. What is wrong: {why}"),
+}
+
+
+def replay_text(key: str, lang: str, **fields) -> str:
+    """One of the lesson replay's sentences in `lang`, its fields filled in."""
+    zh, en = REPLAY[key]
+    return (zh if lang == "zh" else en).format(**fields)
+

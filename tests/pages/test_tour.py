@@ -164,3 +164,184 @@ def test_projector_mode_puts_a_prompt_box_on_the_page(tiny_app_dense):
     assert at.main.text_area(key="w_prompt_text_page").value == at.session_state["prompt_text"]
     normal = open_page("attention", source=tiny_app_dense)
     assert not [w for w in normal.main.text_area if w.key == "w_prompt_text_page"]
+
+
+# ---- a saved lesson replayed from the tour (ui/lesson_replay.py) ---------------------------------------------------
+def _tiny_limits(folder: str) -> dict:
+    """Each picker's range on a model, from its config.json (the lesson's value is clamped to it); top N: the LM
+    head page's slider takes 5 to 30."""
+    import json
+    from pathlib import Path
+
+    c = json.loads((Path(folder) / "config.json").read_text())
+    return {"layer": (0, c["num_hidden_layers"] - 1), "head": (0, c["num_attention_heads"] - 1), "top": (5, 30),
+            "pos": (0, 10_000)}
+
+
+def _bar_text(at, cls: str) -> list[str]:
+    """The lesson bar's pieces of one class (notes, question, step), as plain text."""
+    import html
+    import re
+
+    out = []
+    for m in at.markdown:
+        for inner in re.findall(rf'<div class="{cls}">(.*?)</div>', str(m.value), flags=re.S):
+            out.append(html.unescape(inner.replace("<br>", "\n")))
+    return out
+
+
+def _start(at, choice: str):
+    at.selectbox(key="lesson_choice").set_value(choice).run()
+    no_exception(at)
+    button(at, "lesson_start").click().run()
+    no_exception(at)
+
+
+def _replay(at, name: str, lang: str, limits: dict):
+    """Start lesson `name` from the tour and walk it: every step's page, pickers, notes, question and number."""
+    from content import lessons
+    from ui.lesson_builder import PICKER_KEYS
+
+    lesson = lessons.load(lessons.shipped()[name])
+    other = "en" if lang == "zh" else "zh"
+    _start(at, name)
+    assert at.session_state["prompt_text"] == "\n".join(lesson.prompts)
+    assert at.session_state["projector"] is True
+    n = len(lesson.steps)
+    for k, step in enumerate(lesson.steps):
+        assert at.session_state["_page"] == step.page, (k, at.session_state["_page"], step.page)
+        assert not error_boxes(at, RANDOM), (k, error_boxes(at, RANDOM))
+        assert _bar_text(at, "lesson-notes") == [step.notes[lang]], (k, _bar_text(at, "lesson-notes"))
+        assert step.notes[other] not in "\n".join(str(m.value) for m in at.markdown)
+        head = _bar_text(at, "lesson-step")[0]
+        assert f"{k + 1} / {n}" in head and lesson.title[lang] in head, head
+        questions = _bar_text(at, "lesson-question")
+        if step.question:
+            q = step.question
+            assert questions == ["❓ " + (q.zh if lang == "zh" else q.en)], questions
+        else:
+            assert not questions
+        for picker, value in step.pickers.items():
+            lo, hi = limits[picker]
+            want = max(lo, min(value, hi))
+            key = PICKER_KEYS[picker]
+            assert at.session_state[key] == want, (k, picker, at.session_state[key], want)
+            widgets = [s for s in at.slider if s.key == key]
+            assert all(w.value == want for w in widgets), (k, picker, [w.value for w in widgets])
+        nxt = button(at, "lesson_next")
+        assert nxt.proto.disabled == (k == n - 1)
+        if k < n - 1:
+            nxt.click().run()
+            no_exception(at)
+    button(at, "lesson_back").click().run()
+    no_exception(at)
+    assert at.session_state["lesson_replay"]["step"] == n - 2
+    assert at.session_state["_page"] == lesson.steps[n - 2].page
+    button(at, "lesson_end").click().run()
+    no_exception(at)
+    assert at.session_state["_page"] == "tour" and "lesson_replay" not in at.session_state
+    assert not _bar_text(at, "lesson-notes") and at.session_state["tour_step"] == 0
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("name", ["first-lesson", "attention-deep-dive", "serving-interview"])
+def test_replaying_a_shipped_lesson_steps_through_every_step(tiny_app_dense, name, lang):
+    """Start a shipped lesson from the tour: its prompt goes in, projector mode comes on, and every step opens the
+    page it names with its pickers set (within the tiny model), under a bar with the step number, the notes in the
+    session's language and the step's question; Next to the end, Previous back one, End returns to the tour."""
+    at = open_page(PAGE, source=tiny_app_dense, lang=lang, folds=False)
+    no_exception(at)
+    _replay(at, name, lang, _tiny_limits(tiny_app_dense))
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("name", ["attention-deep-dive", "serving-interview"])
+def test_replaying_on_the_bundled_model_keeps_the_steps_pickers(name):
+    """On the bundled model (24 layers, 14 heads) the steps' pickers (layer 12, head 7, layer 23) are set as written."""
+    from ops.models.bundled import cache_dir
+
+    at = open_page(PAGE, lang="en", folds=False)
+    no_exception(at)
+    _replay(at, name, "en", _tiny_limits(str(cache_dir() / "qwen2.5-coder-0.5b-instruct")))
+
+
+def _good_lesson() -> dict:
+    return {"version": 1, "title": {"zh": "上传的课", "en": "An uploaded lesson"}, "prompts": ["Hello there"],
+            "steps": [{"page": "attention", "pickers": {"layer": 1, "head": 2},
+                       "notes": {"zh": "看<script>alert(1)</script>这一头", "en": "<img src=x onerror=alert(1)> a head"}},
+                      {"page": "lm_head", "pickers": {"top": 50}, "notes": {"zh": "下一个", "en": "next"}}]}
+
+
+BAD_FILES = {                                    # file bytes -> what the message must name
+    "truncated": (lambda good: good[: len(good) // 2], "truncated"),
+    "malformed": (lambda good: b"{'version': 1}", "not valid JSON"),
+    "oversized": (lambda good: b" " * (300 * 1024) + good, "the limit is 262,144"),
+    "not-utf8": (lambda good: b"\xff\xfe" + good, "not UTF-8"),
+    "crafted": (lambda good: good.replace(b'"attention"', b'"../../etc/passwd"'), "is not a page of the app"),
+    "code": (lambda good: good.replace(b'"Hello there"', b'{"__import__": "os"}'), "prompts[0] must be text"),
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD_FILES))
+def test_a_bad_lesson_file_says_what_is_wrong_and_the_tour_goes_on(tiny_app_dense, kind):
+    """An uploaded lesson file the loader refuses: an error naming the file and what is wrong, no replay, the prompt
+    untouched; the tour still steps, and a good file after it replays."""
+    import json
+
+    good = json.dumps(_good_lesson(), ensure_ascii=False).encode("utf-8")
+    make, named = BAD_FILES[kind]
+    at = open_page(PAGE, source=tiny_app_dense, lang="en", folds=False)
+    prompt = at.session_state["prompt_text"]
+    at.file_uploader(key="lesson_file").set_value((f"{kind}.json", make(good), "application/json")).run()
+    no_exception(at)
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and f"{kind}.json" in errors[0] and named in errors[0], errors
+    assert "lesson_replay" not in at.session_state and at.session_state["prompt_text"] == prompt
+    assert not [o for o in at.selectbox(key="lesson_choice").options if "uploaded" in o]   # nothing to start
+    button(at, "tour_next").click().run()
+    no_exception(at)
+    assert at.session_state["tour_step"] == 1 and at.session_state["_page"] == "tour"
+    at.file_uploader(key="lesson_file").set_value(("good.json", good, "application/json")).run()
+    no_exception(at)
+    assert not at.error
+    button(at, "lesson_start").click().run()
+    no_exception(at)
+    assert at.session_state["_page"] == "attention" and at.session_state["prompt_text"] == "Hello there"
+    assert at.session_state["layer"] == 1 and at.session_state["head"] == 2
+    shown = "\n".join(str(m.value) for m in at.markdown)
+    assert "<img src=x" not in shown and "&lt;img src=x onerror=alert(1)&gt; a head" in shown   # text, not markup
+    button(at, "lesson_next").click().run()
+    no_exception(at)
+    assert at.session_state["_page"] == "lm_head" and at.session_state["lm_topn"] == 30
+
+
+def test_a_teacher_opens_the_steps_question_as_the_class_poll(monkeypatch, tmp_path, tiny_app_dense):
+    """Classroom mode: the teacher replaying a lesson opens the step's question as the class poll in one click (the
+    question, its options, its answer as the model's); a student sees it under the page, and a student replaying
+    the same lesson gets no such button."""
+    from content import lessons
+    from ui.poll_store import PollStore
+
+    key, db = "s3cret-teacher-key", tmp_path / "polls.sqlite"
+    monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "1")
+    monkeypatch.setenv("OPERATOR_LAB_TEACHER_KEY", key)
+    monkeypatch.setenv("OPERATOR_LAB_POLL_DB", str(db))
+    monkeypatch.setenv("OPERATOR_LAB_ALLOWED_MODELS", tiny_app_dense)
+    q = lessons.load(lessons.shipped()["first-lesson"]).steps[0].question
+    teacher = open_page(PAGE, source=tiny_app_dense, lang="en", folds=False)
+    [box] = [x for x in teacher.text_input if x.label == "Teacher key"]
+    box.input(key)
+    [b for b in teacher.button if b.label == "Enter"][0].click().run()
+    no_exception(teacher)
+    _start(teacher, "first-lesson")
+    button(teacher, "lesson_poll").click().run()
+    no_exception(teacher)
+    poll = PollStore(str(db), teacher_key=key).current()
+    assert poll.is_open and (poll.question, tuple(poll.options), poll.model_answer) == (q.en, q.options, q.answer)
+    student = open_page("tokenize", source=tiny_app_dense, lang="en", folds=False)
+    no_exception(student)
+    assert any(q.en in str(m.value) for m in student.markdown)
+    pupil = open_page(PAGE, source=tiny_app_dense, lang="en", folds=False)
+    _start(pupil, "first-lesson")
+    assert pupil.session_state["_page"] == "tokenize" and _bar_text(pupil, "lesson-question") == ["❓ " + q.en]
+    assert not [b for b in pupil.button if b.key == "lesson_poll"]
