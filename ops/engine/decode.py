@@ -110,17 +110,19 @@ class Decoder:
 
     def __init__(self, model, prompt: str, prompt_ids: list[int], max_new_tokens: int,
                  params: SamplingParams, path: str = "eager", stop_at_eos: bool = True,
-                 prefill_chunk: int | None = None, draft: str = ""):
+                 prefill_chunk: int | None = None, draft: str = "", drafter=None):
         """prefill_chunk: run the prompt through the cache this many tokens per pass (None: all at once).
-        draft: "" or "prompt-lookup" (greedy only): advance() then verifies copied tokens several per pass."""
+        draft: "" or the draft's name; drafter: its step, fn(decoder) -> steps (ops/engine/speculate.draft_step,
+        handed in by Model.decoder, which checked the name: speculate builds on this module, not the reverse);
+        advance() then verifies copied tokens several per pass."""
         if prefill_chunk is not None and (isinstance(prefill_chunk, bool) or not isinstance(prefill_chunk, int)
                                           or prefill_chunk < 1):
             raise InputError(f"prefill_chunk = {prefill_chunk!r}: it must be a whole number >= 1, or None")
         self.prefill_chunk = prefill_chunk or max(len(prompt_ids), 1)
         self.forward_passes = self.prefill_passes = self.prefill_largest = 0
-        if draft:
-            from .speculate import check_draft  # speculate imports this module
-            check_draft(draft, params)
+        if draft and drafter is None:
+            raise InputError(f"draft = {draft!r} needs its step (Model.decoder hands it in)")
+        self.drafter = drafter if draft else None
         self.draft, self.proposed, self.accepted = draft, 0, 0   # draft tokens proposed, and accepted by verifying
         self.model, self.prompt, self.prompt_ids, self.params, self.path = model, prompt, prompt_ids, params, path
         self.weights, self.attention = PATHS[path]
@@ -186,10 +188,7 @@ class Decoder:
 
     def advance(self) -> list[GenerationStep]:
         """One forward pass's tokens: step(), or with a draft one verifying pass that may yield several."""
-        if not self.draft:
-            return [self.step()]
-        from .speculate import draft_step  # speculate imports this module
-        return draft_step(self)
+        return self.drafter(self) if self.drafter else [self.step()]
 
     def forward(self, ids: torch.Tensor, last_only=True) -> torch.Tensor:
         """One pass of ids (1, S) after the cached keys, on this decoding's path: logits (1, S|1, V)."""

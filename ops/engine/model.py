@@ -30,7 +30,7 @@ from .decode import Decoder, Generation, GenerationStep, KVCache, decode_path  #
 from .inputs import MAX_BATCH, token_limit  # noqa: F401  (re-exported)
 from .recording import attention_scores, build_trace, recorder
 from .sampling import SamplingParams
-from .speculate import generate_with_draft
+from .speculate import check_draft, draft_step, generate_with_draft
 from .trace import Trace
 from .weights import FUSED, Weights  # noqa: F401  (FUSED re-exported)
 
@@ -338,8 +338,11 @@ class Model:
         limit = inputs.max_new_tokens_limit(self.config)
         if not isinstance(max_new_tokens, int) or not 1 <= max_new_tokens <= limit:
             raise InputError(f"max_new_tokens = {max_new_tokens!r}: it must be a whole number from 1 to {limit}")
-        return Decoder(self, prompts[0], rows[0], max_new_tokens, params or SamplingParams(), path, stop_at_eos,
-                       prefill_chunk, draft)
+        params = params or SamplingParams()
+        if draft:
+            check_draft(draft, params)
+        return Decoder(self, prompts[0], rows[0], max_new_tokens, params, path, stop_at_eos, prefill_chunk, draft,
+                       draft_step if draft else None)
 
     def generate(self, prompt: str, chat: bool = True, max_new_tokens: int = 32, temperature: float = 0.0,
                  top_k: int = 0, top_p: float = 1.0, repetition_penalty: float = 1.0, seed: int = 0,

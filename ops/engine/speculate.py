@@ -99,7 +99,7 @@ def generate_with_draft(dec: Decoder, draft: str = "prompt-lookup", on_token=Non
                         max_draft: int = 8) -> Generation:
     """Run a Decoder to the end with prompt-lookup drafts; the Generation counts proposed and accepted drafts."""
     check_draft(draft, dec.params)
-    dec.draft = draft
+    dec.draft, dec.drafter = draft, draft_step
     while not dec.done:
         for s in draft_step(dec, max_ngram, max_draft):
             if on_token:

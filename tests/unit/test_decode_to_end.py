@@ -13,7 +13,7 @@ class FakeDecoder:
     def done(self) -> bool:
         return self.left == 0
 
-    def step(self):
+    def advance(self):                       # one forward pass (ui.jobs.decode_step calls it)
         self.left -= 1
         self.steps += 1
         self.clock[0] += self.step_s
