@@ -268,5 +268,5 @@ def english(monkeypatch):
     empty, so the sidebar's t()-based format_func would fall back to Chinese: pin the language instead."""
     import ui.session
 
-    monkeypatch.setattr(ui.session, "lang", lambda: "en")
+    monkeypatch.setattr(ui.session, "PINNED_LANG", "en")   # not lang itself: a module imported now would keep the stub
     return "en"

@@ -123,8 +123,11 @@ def settings() -> Settings:
     return Settings(get("source"), get("device"), get("dtype"), tuple(lines), bool(get("chat")), get("lang"))
 
 
+PINNED_LANG: str | None = None   # set by tests: AppTest formats widgets outside a run, where session_state is empty
+
+
 def lang() -> str:
-    return st.session_state.get("lang", "zh")
+    return PINNED_LANG or st.session_state.get("lang", "zh")
 
 
 def projector() -> bool:

@@ -90,7 +90,7 @@ def test_scale_compares_qwen_with_the_llama_config(tiny_app_dense, lang, monkeyp
 
     if lang == "en":
         import ui.session
-        monkeypatch.setattr(ui.session, "lang", lambda: "en")
+        monkeypatch.setattr(ui.session, "PINNED_LANG", "en")   # not lang itself: a module imported now would keep the stub
     root = Path(__file__).resolve().parents[2] / "assets" / "configs"
     qwen, smol = (json.loads((root / f).read_text()) for f in ("qwen2.5-0.5b-instruct.json", "smollm2-135m-instruct.json"))
     at = open_page(PAGE, source=tiny_app_dense, lang=lang, folds=False)
