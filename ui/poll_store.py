@@ -18,14 +18,17 @@ import csv
 import hmac
 import io
 import json
+import os
 import sqlite3
+import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 MAX_TEXT = 2000        # a question, prompt or answer longer than this is refused (the store is shared by a class)
 MAX_OPTIONS = 12
+PG_IDLE = 8            # PostgreSQL connections a process keeps for reuse (0: one per call; bench/poll.py measures both)
 
 
 class PollError(ValueError):
@@ -106,6 +109,7 @@ class PollStore:
             except sqlite3.Error as e:
                 raise PollError(f"the poll store {self.url} cannot be opened: {e}") from None
         self._p = "%s" if self.postgres else "?"
+        self._idle, self._idle_pid, self._idle_lock = [], os.getpid(), threading.Lock()
         with self._tx() as cur:
             if self.postgres:       # two processes creating the tables at once: one waits for the other
                 cur.execute("SELECT pg_advisory_xact_lock(3939)")
@@ -113,7 +117,8 @@ class PollStore:
             for statement in SCHEMA:
                 cur.execute(statement.format(id_type=id_type))
 
-    # -- connections: one per call (processes fork, threads come and go; both databases make it cheap enough)
+    # -- connections: SQLite opens one per call (a file open); PostgreSQL keeps up to PG_IDLE idle ones per process,
+    # because the server starts a backend process for every new connection (RESULTS section 10: the panel's redraws)
     @contextmanager
     def _tx(self):
         """One transaction; a database that cannot be reached or stays locked past the timeout is a PollError (the
@@ -129,14 +134,52 @@ class PollStore:
         except errors as e:
             raise PollError(f"the poll store is unavailable: {str(e).strip().splitlines()[0]}") from None
 
+    def _pg_idle(self):
+        """An idle connection of this process, or None."""
+        with self._idle_lock:
+            if self._idle_pid != os.getpid():          # a forked child must not share its parent's sockets
+                self._idle, self._idle_pid = [], os.getpid()
+            return self._idle.pop() if self._idle else None
+
+    def _pg_give(self, conn, ok: bool):
+        with self._idle_lock:
+            if ok and not conn.closed and len(self._idle) < PG_IDLE and self._idle_pid == os.getpid():
+                self._idle.append(conn)
+                return
+        conn.close()
+
+    def _pg_begin(self, stack: ExitStack):
+        """A connection in a new transaction (entered on stack). An idle one the server has dropped meanwhile (a
+        restart, a replica's failover) fails at BEGIN, before anything ran: it is closed and a new one tried."""
+        import psycopg
+
+        conn = self._pg_idle()
+        if conn is not None:
+            try:
+                stack.enter_context(conn.transaction())
+                return conn
+            except psycopg.OperationalError:
+                conn.close()
+        conn = psycopg.connect(self.url, connect_timeout=int(self.timeout), autocommit=True)
+        try:
+            stack.enter_context(conn.transaction())
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
     @contextmanager
     def _connection(self):
         if self.postgres:
-            import psycopg
-
-            with psycopg.connect(self.url, connect_timeout=int(self.timeout)) as conn:   # commits on success
-                with conn.cursor() as cur:
-                    yield cur
+            ok, conn = False, None
+            try:
+                with ExitStack() as stack:          # commits on success, rolls back on error
+                    conn = self._pg_begin(stack)
+                    yield stack.enter_context(conn.cursor())
+                ok = True
+            finally:
+                if conn is not None:
+                    self._pg_give(conn, ok)         # a connection that failed is closed, never reused
             return
         conn = sqlite3.connect(self.url, timeout=self.timeout, isolation_level=None)
         try:

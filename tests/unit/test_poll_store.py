@@ -220,3 +220,50 @@ def test_an_unreachable_store_is_a_poll_error(tmp_path):
     if postgres_available():
         with pytest.raises(PollError, match="unavailable"):
             PollStore("postgresql://postgres@127.0.0.1:1/none", teacher_key=KEY, timeout=2)
+
+
+# ---- PostgreSQL: a process reuses its connections (the server forks a backend for each new one) ------------------
+@pytest.fixture
+def pg_store(pg_url):
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DROP TABLE IF EXISTS answers, polls")
+    return PollStore(pg_url, teacher_key=KEY)
+
+
+def test_postgres_reuses_a_connection_across_calls(pg_store, monkeypatch):
+    import psycopg
+
+    opened = []
+    real = psycopg.connect
+    monkeypatch.setattr(psycopg, "connect", lambda *a, **k: opened.append(1) or real(*a, **k))
+    poll = pg_store.open_poll(KEY, "Next token?", ["a", "b"])
+    for i in range(20):                                   # a class answering, and the teacher's view refreshing
+        pg_store.answer(poll.id, f"s{i}", "ab"[i % 2])
+        pg_store.results(poll.id, key=KEY)
+    assert pg_store.results(poll.id, key=KEY) == {"a": 10, "b": 10}
+    assert len(opened) <= 1                               # the store's idle connection (if any) from set-up, reused
+
+
+def test_postgres_survives_the_server_dropping_its_idle_connections(pg_store, pg_url):
+    """A restart or failover kills the idle connections; the next call opens a new one instead of failing."""
+    import psycopg
+
+    poll = pg_store.open_poll(KEY, "Next token?", ["a", "b"])
+    pg_store.answer(poll.id, "s1", "a")
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        killed = admin.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                               "WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchone()[0]
+    assert killed >= 1
+    pg_store.answer(poll.id, "s2", "b")                     # no PollError: a fresh connection
+    assert pg_store.results(poll.id, key=KEY) == {"a": 1, "b": 1}
+
+
+def test_postgres_does_not_reuse_a_connection_whose_transaction_failed(pg_store):
+    poll = pg_store.open_poll(KEY, "Next token?", ["a", "b"])
+    pg_store.close_poll(KEY, poll.id)
+    with pytest.raises(PollError):
+        pg_store.answer(poll.id, "s1", "a")                 # refused inside a transaction: rolled back
+    assert pg_store.results(poll.id) == {"a": 0, "b": 0}
+    assert all(not c.closed and c.info.transaction_status == 0 for c in pg_store._idle)   # 0: idle, no open txn
