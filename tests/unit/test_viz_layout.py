@@ -1,0 +1,31 @@
+"""Figure layouts the screenshots caught: labels drawn over each other, bar text shrunk past reading."""
+from __future__ import annotations
+
+import torch
+
+from viz.mlp import CLEAR, swiglu_diagram
+from viz.models import next_token_bars
+
+
+def test_the_w_down_label_moves_off_a_marked_neuron_s_label():
+    """I = 64, an 8-high strip centred at 4.6: neuron 26 sits at 4.6 - 4 + 8 * 26.5 / 64 = 3.9125, right where the
+    W_down label's usual place (0.7 above the arrow at 4.6, i.e. 3.9) would cover its label."""
+    H, I = 8, 64
+    gate, up = torch.full((I,), 0.1), torch.full((I,), 0.1)
+    gate[26], up[26] = 3.0, 3.0                          # the one large |act|: neuron 26
+    act = torch.nn.functional.silu(gate) * up
+    fig = swiglu_diagram(torch.ones(H), gate, up, act, torch.ones(H), k=1)
+    notes = fig.layout.annotations
+    neuron = next(n for n in notes if n.text.startswith("#26:"))
+    assert abs(neuron.y - 3.9125) < 1e-9
+    w_down = next(n for n in notes if n.text.startswith("W_down"))
+    assert abs(w_down.y - neuron.y) >= CLEAR, (w_down.y, neuron.y)
+
+
+def test_two_models_next_token_bars_keep_room_and_size_for_their_text():
+    """16 rows of two bars (the union of two top 8s): each row gets at least 40 px, and bar text is not shrunk below
+    13 px to fit a thin bar."""
+    rows = [dict(text=f"t{i}", p_a=0.1, p_b=None if i % 2 else 0.05) for i in range(16)]
+    fig = next_token_bars(rows, "A", "B", missing="not one token")
+    assert fig.layout.height >= 40 * 16
+    assert fig.layout.uniformtext.minsize >= 13 and fig.layout.uniformtext.mode == "show"
