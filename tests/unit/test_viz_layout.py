@@ -29,3 +29,12 @@ def test_two_models_next_token_bars_keep_room_and_size_for_their_text():
     fig = next_token_bars(rows, "A", "B", missing="not one token")
     assert fig.layout.height >= 40 * 16
     assert fig.layout.uniformtext.minsize >= 13 and fig.layout.uniformtext.mode == "show"
+
+
+def test_compare_pair_bars_keep_room_and_size_for_their_text():
+    """Ten candidates of two bars (the Compare page's union of two top 5s, at most): 40 px a row, text >= 13 px."""
+    from viz.experiments import pair_bars
+
+    fig = pair_bars([f"t{i}" for i in range(12)], [0.1] * 12, [0.2] * 12, "A", "B")
+    assert fig.layout.height >= 40 * 12
+    assert fig.layout.uniformtext.minsize >= 13 and fig.layout.uniformtext.mode == "show"
