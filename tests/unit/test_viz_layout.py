@@ -32,9 +32,22 @@ def test_two_models_next_token_bars_keep_room_and_size_for_their_text():
 
 
 def test_compare_pair_bars_keep_room_and_size_for_their_text():
-    """Ten candidates of two bars (the Compare page's union of two top 5s, at most): 40 px a row, text >= 13 px."""
+    """Twelve candidates of two bars (the Compare page shows the union of two top 5s): 40 px a row, text >= 13 px."""
     from viz.experiments import pair_bars
 
     fig = pair_bars([f"t{i}" for i in range(12)], [0.1] * 12, [0.2] * 12, "A", "B")
     assert fig.layout.height >= 40 * 12
     assert fig.layout.uniformtext.minsize >= 13 and fig.layout.uniformtext.mode == "show"
+
+
+def test_scale_parameter_bars_name_operators_in_the_page_language():
+    """The Scale page's bars said "embedding", "attention q_proj" on the Chinese page while its table said 嵌入."""
+    from content.scale import param_bar_rows
+    from ops.arith import costs
+    from viz.scale import param_bars
+
+    v = {"params": costs.param_table(costs.reference_config("Qwen2.5-0.5B-Instruct"))}
+    zh = list(param_bars(param_bar_rows(v, "zh"), "t", "x", "y").data[0].y)
+    assert "嵌入" in zh and "注意力 q_proj" in zh and not any(n.startswith(("embedding", "attention")) for n in zh), zh
+    en = list(param_bars(param_bar_rows(v, "en"), "t", "x", "y").data[0].y)
+    assert "embedding" in en and "attention q_proj" in en
