@@ -51,8 +51,8 @@ if choice == LOADED:
         st.caption(texts.model_sentence(model, "tie_sentence", L))
 blocks.table(words.param_rows(v, L))
 st.markdown(words.param_total(v, L))
-page.chart(page.memo(("params-fig", choice), lambda: vs.param_bars(v["params"], *words.param_bars_words(name, L))),
-           "params-bars")
+page.chart(page.memo(("params-fig", choice), lambda: vs.param_bars(words.param_bar_rows(v, L),
+                                                                   *words.param_bars_words(name, L))), "params-bars")
 st.caption(say("bars", L))
 
 st.subheader(t("稠密 vs MoE：总参数与激活参数", "Dense vs MoE: total and active parameters"))

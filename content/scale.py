@@ -144,6 +144,11 @@ def param_total(v: dict, lang: str) -> str:
     return _t(lang)(f"### 合计 {n:,} 个参数（{human(n)}）", f"### Total: {n:,} parameters ({human(n)})")
 
 
+def param_bar_rows(v: dict, lang: str) -> list[dict]:
+    """The parameter rows with their operators named as in the table above (注意力 q_proj, 嵌入 in Chinese)."""
+    return [dict(r, operator=costs_text.operator(r["operator"], lang)) for r in v["params"]]
+
+
 def param_bars_words(name: str, lang: str) -> tuple[str, str, str]:
     """(title, x label, y label) of the parameter bars."""
     t = _t(lang)

@@ -51,6 +51,9 @@ def _strip(values, xc: float, y_top: float, height: float, name: str, width: flo
                       hovertemplate=hover + "<extra></extra>")
 
 
+CLEAR = 0.75          # y units between the W_down label's centre and a neuron's label (a 2-line label is ~1 unit)
+
+
 def swiglu_diagram(x, gate, up, act, out, title: str = "", names: dict | None = None, k: int = 3,
                    height: int = 470) -> go.Figure:
     """The SwiGLU MLP of one token as a diagram: x [H] -> gate, up [I] (W_gate, W_up: widen) -> act = silu(gate) ⊙ up
@@ -82,13 +85,15 @@ def swiglu_diagram(x, gate, up, act, out, title: str = "", names: dict | None = 
 
     arrow(0.95, mid, 2.65, mid, f"W_gate, W_up<br>[{I}×{H}] ×2<br>{names.get('widen', 'widen')}", dy=-0.9)
     arrow(4.35, mid, 5.85, mid, "silu(gate)<br>⊙ up", dy=-0.7)
-    arrow(6.55, mid, 8.95, mid, f"W_down [{H}×{I}]<br>{names.get('narrow', 'narrow')}", dy=-0.7)
+    top = np.argsort(-np.abs(a))[:k]
+    rows = [mid - tall / 2 + tall * (j + 0.5) / I for j in top]        # the marked neurons' heights on the strips
+    # the W_down label goes above or below its arrow, where no marked neuron's label (right of act) is near
+    dy = next((d for d in (-0.7, 0.7, -1.5, 1.5, -2.3, 2.3) if all(abs(mid + d - y) >= CLEAR for y in rows)), -0.7)
+    arrow(6.55, mid, 8.95, mid, f"W_down [{H}×{I}]<br>{names.get('narrow', 'narrow')}", dy=dy)
     off = float((g < 0).mean())
     notes.append(dict(x=3.0, y=mid + tall / 2 + 0.15, yanchor="top", showarrow=False, font=dict(size=14, color="#555"),
                       text=f"{names.get('off', 'gate < 0')}: {100 * off:.0f}%"))
-    top = np.argsort(-np.abs(a))[:k]
-    for r, j in enumerate(top):
-        yj = mid - tall / 2 + tall * (j + 0.5) / I
+    for j, yj in zip(top, rows):
         for key in ("gate", "up", "act"):
             xc = cols[key][0]
             shapes.append(dict(type="line", x0=xc - 0.38, x1=xc + 0.38, y0=yj, y1=yj, line=dict(color=CHOSEN, width=2)))

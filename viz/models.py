@@ -16,7 +16,10 @@ A_COLOR, B_COLOR = "#1f77b4", "#ff7f0e"
 def next_token_bars(rows: list[dict], name_a: str, name_b: str, title: str = "", xlabel: str = "",
                     missing: str = "—", height: int = 520) -> go.Figure:
     """rows: ops.lab.compare_models.next_token; a bar per model per token text; a text that is not one token of a
-    model's vocabulary gets no bar there, and `missing` at 0 instead."""
+    model's vocabulary gets no bar there, and `missing` at 0 instead. The figure grows with the rows (two bars a row):
+    plotly shrinks a bar's outside text to the bar's thickness, and at 520 px the union of two top 8s wrote it at
+    a few pixels; uniformtext keeps it at its size."""
+    height = max(height, 150 + 40 * len(rows))
     labels = [short(r["text"], 12) for r in rows]
     data = []
     for tag, name, color in (("a", name_a, A_COLOR), ("b", name_b, B_COLOR)):
@@ -26,6 +29,7 @@ def next_token_bars(rows: list[dict], name_a: str, name_b: str, title: str = "",
                            text=[missing if v is None else f"{v:.3f}" for v in p], textfont=dict(size=13)))
     fig = go.Figure(data, layout=base_layout(title, xlabel, "", height, dict(rangemode="tozero"),
                                              dict(type="category", autorange="reversed"), barmode="group",
+                                             uniformtext=dict(minsize=13, mode="show"),
                                              legend=dict(orientation="h", y=-0.12, yanchor="top", x=0)))
     fig.update_layout(margin=dict(l=90, r=40, t=50, b=90), title=dict(font=dict(size=17)))
     return fig

@@ -19,10 +19,11 @@ def error_lines(errors: dict, layers, title: str = "", ylabel: str = "", xlabel:
             continue
         data.append(go.Scatter(x=list(layers), y=[float(x) if x > 0 else None for x in v], name=name,
                                mode="lines+markers", line=dict(color=COLORS.get(name), width=3)))
-    fig = go.Figure(data, layout=base_layout(title, xlabel, ylabel, height, dict(type="category", nticks=13),
-                                             dict(type="log", exponentformat="power"), legend=dict(orientation="h",
-                                                                                                   y=1.1)))
-    return fig
+    layout = base_layout(title, xlabel, ylabel, height, dict(type="category", nticks=13),
+                         dict(type="log", exponentformat="power"),
+                         legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0))
+    layout["margin"] = dict(layout["margin"], t=95)      # the legend under the title, not touching it
+    return go.Figure(data, layout=layout)
 
 
 def byte_bars(sizes: dict, title: str = "", ylabel: str = "GB", height: int = 320, scale: float = 1e9) -> go.Figure:

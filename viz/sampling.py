@@ -59,7 +59,8 @@ def candidates_chart(stages: dict, cand: list[int], names: list[str], title: str
                          dict(type="category", autorange="reversed"), barmode="overlay", shapes=shapes,
                          uniformtext=dict(minsize=15, mode="show"),
                          legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0, xanchor="left"))
-    layout["margin"] = dict(l=110, r=30, t=100, b=50)
+    # the legend's second entry spells out every setting and wraps to a second row: room for it under the title
+    layout["margin"] = dict(l=110, r=30, t=140, b=50)
     return go.Figure(data, layout=layout)
 
 

@@ -27,11 +27,12 @@ PIPELINE_HEIGHT = 350  # the pipeline under the first step's words and its sente
 
 
 def pipeline_size(projector: bool) -> dict:
-    """How the first step draws the pipeline: under its words and sentence; for a projector taller (the
-    sidebar is folded, the page wider) with no label under 18 px, at the cost of the boxes' second lines."""
+    """How the first step draws the pipeline: under its words and sentence, no label under 12 px (drawn 350 px
+    tall they were ~9 px); for a projector taller (the sidebar is folded, the page wider) with no label under
+    18 px. A box's second line is left out where it no longer fits (viz.diagrams.pipeline_svg)."""
     if projector:
         return dict(height=440, max_height=420, min_px=18)
-    return dict(height=560, max_height=PIPELINE_HEIGHT)
+    return dict(height=560, max_height=PIPELINE_HEIGHT, min_px=12)
 
 
 def esc(text) -> str:

@@ -1,0 +1,53 @@
+"""Figure layouts the screenshots caught: labels drawn over each other, bar text shrunk past reading."""
+from __future__ import annotations
+
+import torch
+
+from viz.mlp import CLEAR, swiglu_diagram
+from viz.models import next_token_bars
+
+
+def test_the_w_down_label_moves_off_a_marked_neuron_s_label():
+    """I = 64, an 8-high strip centred at 4.6: neuron 26 sits at 4.6 - 4 + 8 * 26.5 / 64 = 3.9125, right where the
+    W_down label's usual place (0.7 above the arrow at 4.6, i.e. 3.9) would cover its label."""
+    H, I = 8, 64
+    gate, up = torch.full((I,), 0.1), torch.full((I,), 0.1)
+    gate[26], up[26] = 3.0, 3.0                          # the one large |act|: neuron 26
+    act = torch.nn.functional.silu(gate) * up
+    fig = swiglu_diagram(torch.ones(H), gate, up, act, torch.ones(H), k=1)
+    notes = fig.layout.annotations
+    neuron = next(n for n in notes if n.text.startswith("#26:"))
+    assert abs(neuron.y - 3.9125) < 1e-9
+    w_down = next(n for n in notes if n.text.startswith("W_down"))
+    assert abs(w_down.y - neuron.y) >= CLEAR, (w_down.y, neuron.y)
+
+
+def test_two_models_next_token_bars_keep_room_and_size_for_their_text():
+    """16 rows of two bars (the union of two top 8s): each row gets at least 40 px, and bar text is not shrunk below
+    13 px to fit a thin bar."""
+    rows = [dict(text=f"t{i}", p_a=0.1, p_b=None if i % 2 else 0.05) for i in range(16)]
+    fig = next_token_bars(rows, "A", "B", missing="not one token")
+    assert fig.layout.height >= 40 * 16
+    assert fig.layout.uniformtext.minsize >= 13 and fig.layout.uniformtext.mode == "show"
+
+
+def test_compare_pair_bars_keep_room_and_size_for_their_text():
+    """Twelve candidates of two bars (the Compare page shows the union of two top 5s): 40 px a row, text >= 13 px."""
+    from viz.experiments import pair_bars
+
+    fig = pair_bars([f"t{i}" for i in range(12)], [0.1] * 12, [0.2] * 12, "A", "B")
+    assert fig.layout.height >= 40 * 12
+    assert fig.layout.uniformtext.minsize >= 13 and fig.layout.uniformtext.mode == "show"
+
+
+def test_scale_parameter_bars_name_operators_in_the_page_language():
+    """The Scale page's bars said "embedding", "attention q_proj" on the Chinese page while its table said 嵌入."""
+    from content.scale import param_bar_rows
+    from ops.arith import costs
+    from viz.scale import param_bars
+
+    v = {"params": costs.param_table(costs.reference_config("Qwen2.5-0.5B-Instruct"))}
+    zh = list(param_bars(param_bar_rows(v, "zh"), "t", "x", "y").data[0].y)
+    assert "嵌入" in zh and "注意力 q_proj" in zh and not any(n.startswith(("embedding", "attention")) for n in zh), zh
+    en = list(param_bars(param_bar_rows(v, "en"), "t", "x", "y").data[0].y)
+    assert "embedding" in en and "attention q_proj" in en
