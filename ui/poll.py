@@ -155,7 +155,7 @@ def _teacher_live(s: PollStore, key: str):
         st.info(t("还没有投票。在左边开启一个。", "No poll yet: open one on the left."))
         return
     if poll.is_open:
-        c1, c2 = st.columns(2)
+        c1, c2, _ = st.columns([1, 1, 1])      # the two buttons side by side, not one per half
         if c1.button(t("结束并揭晓", "Close and reveal"), key="poll-close", type="primary"):
             poll = s.close_poll(key, poll.id)
         if c2.button(t("清空答案", "Clear the answers"), key="poll-clear"):
