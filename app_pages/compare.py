@@ -18,8 +18,8 @@ model, c = page.model, page.config
 L, tok = c.num_hidden_layers, model.tokenizer
 PAIRS = pairs.pairs()
 
-choice = url_choice(t("提示词对", "pair"), "cmp_pair", list(PAIRS) + ["own"],
-                    format_func=lambda k: t("自己写两句", "your own two") if k == "own" else PAIRS[k]["label"][lang()])
+choice = url_choice(t("提示词对", "Pair"), "cmp_pair", list(PAIRS) + ["own"],
+                    format_func=lambda k: t("自己写两句", "Your own two") if k == "own" else PAIRS[k]["label"][lang()])
 if choice == "own":
     c1, c2 = st.columns(2)
     with c1:

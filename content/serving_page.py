@@ -9,7 +9,7 @@ TABS = (("FlashAttention", "FlashAttention"), ("KV cache 与调度", "KV cache")
 
 WORDS = dict(
     head=("查询头 h", "query head h"), block=("每块的键数", "keys per block"),
-    online=("在线 softmax：每次并入 {n} 个键", "Online softmax, {n} key(s) at a time"),
+    online=("在线 softmax：每次并入 {n} 个键", "Online softmax, block size {n}"),
     score=("分数", "score"), run_max=("累计最大 m", "running max m"), run_sum=("累计和 l", "running sum l"),
     speedup=("加速比", "speed-up"),
     by_hand=("自己算一遍：几个分数，分块做 softmax", "By hand: a few scores, softmax a block at a time"),
