@@ -140,8 +140,8 @@ def table(rows: list[dict], height: int | None = None):
     in pixels, a long one as a scrolling grid (st.dataframe) of that height.
 
     One HTML <table> in one Markdown element, its cells escaped text (formulas show as written, * and ~ included).
-    st.table draws every cell as its own Markdown element: the scale page's five tables made a switch to it cost
-    0.19 s against 0.12 s for the same cells in one element (bench floor variants, 2026-12-04, floor 0.11 s)."""
+    st.table draws every cell as its own Markdown element, and a page of several tables switched to markedly slower
+    than with the same cells in one element (bench/RESULTS.md, "Figures once in code comments")."""
     if height:
         st.dataframe(rows, hide_index=True, width="stretch", height=height)
         return

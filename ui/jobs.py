@@ -83,7 +83,7 @@ RUNS = Runs()
 def decode_step(decoder):
     """decoder.advance() (one forward pass: a token, or several verified drafts) in one of the server's decode slots
     (DECODE_SLOTS): a class's generations take turns a few at a time. Thirty at once in one process each hand the GIL
-    back and forth ~600 times a step and all crawl (bench/RESULTS_load.md)."""
+    back and forth many times a step and all crawl (bench/RESULTS_load.md)."""
     with DECODE_SLOTS:
         decoder.advance()
 

@@ -17,7 +17,7 @@ from .labels import CHOSEN, TOKEN_COLORS, token_color
 def pipeline_svg(steps: list[tuple[str, str]], layer_steps: list[tuple[str, str]], layer_index: int,
                  title: str = "", height: int = 640, max_height: int | None = None, min_px: float = 0) -> str:
     """The pipeline as one SVG picture (no Plotly: a first page that draws no chart needs none of its 4.7 MB
-    script, and a fresh session's first page is drawn in about half the time; bench/browser.py).
+    script, and a fresh session's first page is drawn sooner; bench/RESULTS.md, "Figures once in code comments").
     Main column: steps[k] = (box text, shape on the arrow leaving it); a box's text is its title, then any
     smaller lines after a newline. The box at layer_index is the stack of L layers; layer_steps (same form)
     draw its inside in a second column. Drawn 1000 units wide and `height` tall; it scales with the page, up to

@@ -88,7 +88,7 @@ def bundled_gguf_path(progress=None) -> Path:
     progress = progress or _noop
     target = bundled_dir() / "model.gguf"
     if target.exists() and target.stat().st_size == BUNDLED_SIZE:
-        if not _stamp_ok(target):                 # hashing 491 MB takes ~1 s: once per file, not per process
+        if not _stamp_ok(target):                 # hashing the whole file: once per file, not per process
             progress(0.0, "verifying the assembled GGUF")
             _verify(target.stat().st_size, _sha256_file(target), str(target))
             _write_stamp(target)

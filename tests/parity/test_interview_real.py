@@ -11,7 +11,11 @@ from ops.lab import interview as iv
 from ops.models.loading import load_source
 
 
-@pytest.fixture(scope="module", params=[pytest.param("bundled", marks=pytest.mark.real), "smollm2"])
+# both are end-to-end runs of real weights (SmolLM2's prompt lookup alone took 105 s of an 8-minute quick lane on
+# 2 busy cores): the full lane runs them; the quick lane's tests/unit/test_interview.py runs the same demos on a
+# tiny model
+@pytest.fixture(scope="module", params=[pytest.param("bundled", marks=pytest.mark.real),
+                                        pytest.param("smollm2", marks=pytest.mark.slow)])
 def model(request):
     if request.param == "bundled":
         return request.getfixturevalue("real_model")
