@@ -40,7 +40,8 @@ def test_precision_report_shared_by_sessions(tiny_app_dense, monkeypatch):
     experiments_state._shared.clear()
     for prompt in ("shared by two", "shared by two", "another prompt"):
         page_ok(PAGE, source=tiny_app_dense, prompt=prompt, **EXPECT)          # each a new AppTest: a new session
-    assert calls == ["shared by two", "another prompt"]
+    # the model's load-time first-visit job may compute the default prompt's report meanwhile, in its own thread
+    assert [p for p in calls if p in ("shared by two", "another prompt")] == ["shared by two", "another prompt"]
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
