@@ -22,13 +22,13 @@ from content.tour import replay_text
 
 from . import poll, settings, state
 from .lesson_builder import PICKER_KEYS
+from .pickers import TOP_N
 from .session import frozen, lang, t
 
 ACTIVE = "lesson_replay"          # session: {"lesson": Lesson, "step": int} while a lesson is replayed
 GOTO = "_lesson_goto"             # session: the page the next run opens (set by a button's callback)
 ERROR = "lesson_error"            # session: what was wrong with the last lesson file the chooser was given
 UPLOADED = "lesson_uploaded"      # session: the uploaded lesson the loader accepted
-TOP_N = (5, 30)                   # the LM head page's "top N shown" slider (app_pages/lm_head.py) takes 5 to 30
 CSS = """<style>
 .st-key-lesson-bar {border: 3px solid #4a78c2; border-radius: 0.6rem; padding: 0.5rem 0.9rem 0.7rem 0.9rem;
                     background: #f4f7fd;}

@@ -91,3 +91,31 @@ def test_predict_first_gates_the_logit_lens(tiny_app_dense, request, lang):
     assert lens(), "the lens map is missing after the guess"
     [verdict] = [v for v in verdicts(at) if ("Look at the column" if lang == "en" else "看图中位置") in v]
     assert right_answer(verdict, guess, options) == lens_first_row(tiny_app_dense, prompt)
+
+
+def test_top_n_set_in_session_state_is_the_sliders_only_value(monkeypatch, tiny_app_dense):
+    """A replayed lesson sets lm_topn in session state (ui/lesson_replay.py); the slider must take its value from
+    there alone: given a default as well, Streamlit logs "created with a default value but also had its value set
+    via the Session State API". AppTest runs without a Runtime, where that check is skipped: it is switched on."""
+    import types
+
+    from apptest_utils import open_page
+    from streamlit.elements.lib import policies
+
+    from ui.pickers import TOP_N
+
+    warned = []
+    monkeypatch.setattr(policies, "runtime", types.SimpleNamespace(exists=lambda: True))
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)
+    monkeypatch.setattr(policies._LOGGER, "warning", lambda msg, *args, **kw: warned.append(msg % args))
+    at = open_page(PAGE, source=tiny_app_dense, lang="en", folds=False)
+    [slider] = [s for s in at.slider if s.key == "lm_topn"]
+    assert (slider.min, slider.max, slider.value) == TOP_N
+    at.session_state["lm_topn"] = 25
+    at.run()
+    assert not at.exception
+    assert [s.value for s in at.slider if s.key == "lm_topn"] == [25]
+    at.session_state["lm_topn"] = 99                    # out of range: clamped to the slider's end
+    at.run()
+    assert [s.value for s in at.slider if s.key == "lm_topn"] == [TOP_N[1]]
+    assert not [w for w in warned if "lm_topn" in w], warned
