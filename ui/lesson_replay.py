@@ -60,7 +60,7 @@ def chooser():
         try:
             shipped[name] = lessons.load(path)
         except lessons.LessonError as e:            # one broken file in assets/ leaves the others usable
-            st.warning(f"{path.name}: {e}")
+            st.warning(f"{path.name}: {e.text(lang())}")
     uploaded = st.session_state.get(UPLOADED)
     choices = list(shipped) + ([""] if uploaded else [])            # "": the uploaded file
     label = lambda n: shipped[n].title[lang()] if n else "📄 " + t("上传的文件：", "uploaded: ") + uploaded.name
@@ -87,14 +87,14 @@ def _read_upload():
         st.session_state["lesson_choice"] = ""
     except lessons.LessonError as e:
         st.session_state.pop(UPLOADED, None)
-        st.session_state[ERROR] = (f.name, str(e))
+        st.session_state[ERROR] = (f.name, e)           # worded when shown, in the page's language then
 
 
 def upload_error():
     """The message for a refused lesson file (on the Tour page, outside the folded chooser), if there is one."""
     bad = st.session_state.get(ERROR)
     if bad:
-        st.error(replay_text("refused", lang(), name=bad[0], why=bad[1]))
+        st.error(replay_text("refused", lang(), name=bad[0], why=bad[1].text(lang())))
 
 
 def start(lesson):
@@ -185,16 +185,17 @@ def _pickers_text(pickers: dict) -> str:
 
 
 def _question(q, lesson, language: str):
-    st.markdown(f'<div class="lesson-question">❓ {_esc(q.zh if language == "zh" else q.en)}</div>'
-                '<div class="lesson-options">' + "".join(f"<span>{_esc(o)}</span>" for o in q.options) + "</div>",
+    options = q.options_in(language)
+    st.markdown(f'<div class="lesson-question">❓ {_esc(q.text(language))}</div>'
+                '<div class="lesson-options">' + "".join(f"<span>{_esc(o)}</span>" for o in options) + "</div>",
                 unsafe_allow_html=True)
     with st.expander(t("答案", "Answer")):
-        st.markdown(_esc(q.answer))
+        st.markdown(_esc(q.answer_in(language)))
     if settings.current().classroom and poll.is_teacher():
         if st.button("🗳️ " + t("作为课堂投票开启", "Open it as the class poll"), key="lesson_poll"):
             try:
-                poll.store().open_poll(settings.current().teacher_key, q.zh if language == "zh" else q.en,
-                                       list(q.options), "\n".join(lesson.prompts), q.answer)
+                poll.store().open_poll(settings.current().teacher_key, q.text(language), options,
+                                       "\n".join(lesson.prompts), q.answer_in(language))
                 st.toast(t("投票已开启。", "The poll is open."))
             except poll.PollError as e:
                 st.error(str(e))
