@@ -66,11 +66,11 @@ MESSAGES = {
              "{where}.page {page} is not a page of the app; it accepts {accepts}"),
     "too_big": ("课程文件有 {n:,} 字节；上限是 {limit:,}（256 KiB）",
                 "the lesson file is {n:,} bytes; the limit is {limit:,} (256 KiB)"),
-    "not_utf8": ("课程文件不是 UTF-8 文本（第 {byte} 个字节）", "the lesson file is not UTF-8 text (byte {byte})"),
+    "not_utf8": ("课程文件不是 UTF-8 文本（字节偏移 {byte}）", "the lesson file is not UTF-8 text (byte {byte})"),
     "not_json": ("课程文件不是有效的 JSON：第 {line} 行第 {col} 列，{msg}{cut}",
                  "the lesson file is not valid JSON at line {line}, column {col}: {msg}{cut}"),
     "constant": ("课程文件里有 {token}，它不属于 JSON", "the lesson file holds {token}, which is not JSON"),
-    "unreadable": ("无法读取课程文件 {name}（{code}）", "cannot read the lesson file {name}: {why}"),
+    "unreadable": ("无法读取课程文件 {name}（{errno}）", "cannot read the lesson file {name}: {why}"),
 }
 TRUNCATED = ("（文件看起来被截断了）", " (the file looks truncated)")
 ROOT_WHERE = ("课程文件", "the lesson")
@@ -271,7 +271,7 @@ def load(path: str | Path) -> Lesson:
         size = path.stat().st_size
     except OSError as e:
         raise LessonError("unreadable", name=path.name, why=e.strerror,
-                          code=errno.errorcode.get(e.errno, str(e.errno))) from None
+                          errno=errno.errorcode.get(e.errno, str(e.errno))) from None
     if size > MAX_BYTES:
         raise LessonError("too_big", n=size, limit=MAX_BYTES)
     with open(path, "rb") as f:

@@ -94,28 +94,33 @@ def test_predict_first_gates_the_logit_lens(tiny_app_dense, request, lang):
 
 
 def test_top_n_set_in_session_state_is_the_sliders_only_value(monkeypatch, tiny_app_dense):
-    """A replayed lesson sets lm_topn in session state (ui/lesson_replay.py); the slider must take its value from
-    there alone: given a default as well, Streamlit logs "created with a default value but also had its value set
-    via the Session State API". AppTest runs without a Runtime, where that check is skipped: it is switched on."""
-    import types
+    """A replayed lesson sets lm_topn in session state (ui/lesson_replay.py, in the Next button's callback); the
+    slider must take its value from there alone: given a default value as well, Streamlit logs "created with a
+    default value but also had its value set via the Session State API". Every lm_topn slider call is recorded."""
+    import streamlit as st
+    from apptest_utils import no_exception, open_page
 
-    from apptest_utils import open_page
-    from streamlit.elements.lib import policies
-
+    from content import lessons
     from ui.pickers import TOP_N
 
-    warned = []
-    monkeypatch.setattr(policies, "runtime", types.SimpleNamespace(exists=lambda: True))
-    monkeypatch.setattr(policies, "_shown_default_value_warning", False)
-    monkeypatch.setattr(policies._LOGGER, "warning", lambda msg, *args, **kw: warned.append(msg % args))
-    at = open_page(PAGE, source=tiny_app_dense, lang="en", folds=False)
-    [slider] = [s for s in at.slider if s.key == "lm_topn"]
-    assert (slider.min, slider.max, slider.value) == TOP_N
-    at.session_state["lm_topn"] = 25
-    at.run()
-    assert not at.exception
-    assert [s.value for s in at.slider if s.key == "lm_topn"] == [25]
-    at.session_state["lm_topn"] = 99                    # out of range: clamped to the slider's end
-    at.run()
-    assert [s.value for s in at.slider if s.key == "lm_topn"] == [TOP_N[1]]
-    assert not [w for w in warned if "lm_topn" in w], warned
+    calls, slider = [], st.slider
+
+    def spy(label, *args, **kw):
+        if kw.get("key") == "lm_topn":
+            calls.append((args, kw))
+        return slider(label, *args, **kw)
+
+    monkeypatch.setattr(st, "slider", spy)
+    lesson = lessons.load(lessons.shipped()["attention-deep-dive"])
+    k = [s.page for s in lesson.steps].index(PAGE)
+    at = open_page("tour", source=tiny_app_dense, lang="en", folds=False)
+    at.selectbox(key="lesson_choice").set_value("attention-deep-dive").run()
+    [b for b in at.button if b.key == "lesson_start"][0].click().run()
+    for _ in range(k):
+        [b for b in at.button if b.key == "lesson_next"][0].click().run()
+        no_exception(at)
+    assert at.session_state["_page"] == PAGE and calls
+    assert all(len(args) <= 2 and "value" not in kw for args, kw in calls), calls      # (lo, hi) and the key only
+    [drawn] = [s for s in at.slider if s.key == "lm_topn"]
+    want = max(TOP_N[0], min(TOP_N[1], lesson.steps[k].pickers["top"]))
+    assert (drawn.min, drawn.max, drawn.value) == (TOP_N[0], TOP_N[1], want)

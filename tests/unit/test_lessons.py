@@ -46,7 +46,7 @@ def test_the_chinese_check_itself():
 
 def test_a_good_lesson():
     lesson = lessons.loads(json.dumps(GOOD))
-    assert lesson.steps[0].pickers == {"layer": 1, "head": 2} and lesson.steps[0].question.answer == "a"
+    assert lesson.steps[0].pickers == {"layer": 1, "head": 2} and lesson.steps[0].question.answer_in("en") == "a"
 
 
 def bad(mutate):
