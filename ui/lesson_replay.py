@@ -21,10 +21,10 @@ import streamlit as st
 from content import lessons, stages
 from content.tour import replay_text
 
-from . import poll, settings, state
+from . import poll, settings, sidebar, state
 from .lesson_builder import PICKER_KEYS
 from .pickers import TOP_N
-from .session import frozen, lang, t
+from .session import frozen, lang, projector, t
 
 ACTIVE = "lesson_replay"          # session: {"lesson": Lesson, "step": int} while a lesson is replayed
 GOTO = "_lesson_goto"             # session: the page the next run opens (set by a button's callback)
@@ -36,6 +36,7 @@ CSS = """<style>
 .st-key-lesson-bar {border: 3px solid #4a78c2; border-radius: 0.6rem; padding: 0.3rem 0.7rem; background: #f4f7fd;
                     gap: 0.2rem;}
 .st-key-lesson-bar div[data-testid="stButton"] button p {font-size: max(18px, 1.1rem); font-weight: 700;}
+.st-key-lesson-bar [data-testid="stMarkdownContainer"] {margin-bottom: 0 !important;}
 .lesson-step {font-size: max(15px, 0.8rem); font-weight: 700; line-height: 1.3; color: #2c4f8a;}
 .lesson-notes {font-size: max(18px, 1rem); line-height: 1.35; margin: 0.1rem 0 0 0;}
 .lesson-question {font-size: max(18px, 1.1rem); line-height: 1.4; margin: 0.2rem 0; font-weight: 600;}
@@ -161,12 +162,13 @@ def bar(page: str):
     n, step, language = len(lesson.steps), lesson.steps[k], lang()
     st.html(CSS)
     with st.container(key="lesson-bar"):
-        back, nxt, where, ask, end = st.columns([0.55, 0.55, 9, 1.5, 0.5], vertical_alignment="center", gap="small")
+        back, nxt, where, ask, pen, end = st.columns([1.25, 1.25, 8, 1.9, 0.9, 0.65], vertical_alignment="center",
+                                                     gap="small")      # ◀ ▶ wide enough for their keys' hints
         back.button("◀", key="lesson_back", on_click=go, args=(k - 1,), disabled=k == 0, width="stretch",
-                    help=t("上一步（PageUp）", "Previous (PageUp)"),
+                    help=t("上一步（上翻页键）", "Previous (PageUp)"),
                     shortcut="pageup")          # a presenter's clicker sends PageUp / PageDown
         nxt.button("▶", key="lesson_next", on_click=go, args=(k + 1,), disabled=k == n - 1, type="primary",
-                   width="stretch", help=t("下一步（PageDown）", "Next (PageDown)"), shortcut="pagedown")
+                   width="stretch", help=t("下一步（下翻页键）", "Next (PageDown)"), shortcut="pagedown")
         end.button("✕", key="lesson_end", on_click=stop, width="stretch", help=t("结束这一课", "End the lesson"))
         s = stages.get(step.page)
         with where:
@@ -177,6 +179,9 @@ def bar(page: str):
             if page != step.page:            # the teacher wandered off: one click back to the step's view
                 st.page_link(f"app_pages/{step.page}.py", label=t("回到这一步的页面", "Back to this step's page"),
                              icon="↩️")
+        if projector():          # the sidebar is folded away: the prompt box in this row, not in one of its own
+            with pen:
+                sidebar.page_prompt(short=True)
         if step.question:
             with ask.popover("❓ " + t("问题", "Question"), width="stretch"):
                 _question(step.question, lesson, language)
