@@ -6,7 +6,8 @@ prompt box, turns projector mode on and opens the first step. Each step is the r
 step's pickers set (layer, head, position, top N: ui/lesson_builder.PICKER_KEYS), under the lesson bar (`bar`,
 called by app.py above every page): one row of ◀ / ▶, the step number, the teacher's notes in the session's language
 and the step's poll question folded into a popover, which a teacher in classroom mode can open as the class poll in
-one click. Every text the bar shows (a refused file's message, the question's options) is in the page's language.
+one click, and in projector mode the prompt box (the sidebar is folded away). Every text the bar shows (a refused
+file's message, the question's options) is in the page's language.
 
 A step is a page of its own rather than a copy drawn inside the Tour: the class sees the very view the teacher
 recorded, with its explanation, checks and live pickers. The switch happens at the top of the next run (a callback
