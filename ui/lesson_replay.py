@@ -38,6 +38,8 @@ CSS = """<style>
                     gap: 0.2rem;}
 .st-key-lesson-bar div[data-testid="stButton"] button p {font-size: max(18px, 1.1rem); font-weight: 700;}
 .st-key-lesson-bar [data-testid="stMarkdownContainer"] {margin-bottom: 0 !important;}
+.st-key-lesson-bar button .stMarkdownEllipsis {flex-shrink: 0; overflow: visible;}
+.st-key-lesson-bar button kbd {font-size: 0.7rem; overflow: hidden;}
 .lesson-step {font-size: max(15px, 0.8rem); font-weight: 700; line-height: 1.3; color: #2c4f8a;}
 .lesson-notes {font-size: max(18px, 1rem); line-height: 1.35; margin: 0.1rem 0 0 0;}
 .lesson-question {font-size: max(18px, 1.1rem); line-height: 1.4; margin: 0.2rem 0; font-weight: 600;}
