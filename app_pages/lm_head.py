@@ -7,7 +7,7 @@ from ops.lab import checks, stage_data
 from ops.lab.lens import lens_start, logit_lens, top_next
 from ui import predict, questions
 from ui.page import StagePage
-from ui.pickers import picker, ranged
+from ui.pickers import picker, top_n_picker
 from ui.session import t
 from viz import bars
 from viz.labels import NEUTRAL, pieces, short, visible
@@ -25,7 +25,7 @@ n = trace.lengths[b]
 with c2:
     s = picker(t("第几个位置 s", "position s"), "pos", 0, n - 1, default=n - 1)
 with c3:
-    topn = st.slider(ranged(t("显示前几名", "top N shown"), 5, 30), 5, 30, 10, key="lm_topn")
+    topn = top_n_picker(t("显示前几名", "top N shown"))
 labels = [visible(p) for p in page.labels(b, None)]                # newlines as \n, spaces as ␣
 top = stage_data.next_token_top(trace, b, s, topn)
 ids = top["ids"].tolist()

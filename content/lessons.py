@@ -1,19 +1,24 @@
 """Lesson files (assets/lessons/*.json): a teacher's prompts, an ordered list of views, notes and poll questions.
 
 A lesson is data, never code: JSON, versioned, read by a strict loader that refuses anything it does not know, so a
-malformed, truncated, oversized or crafted file stops with a message naming what is wrong, before anything runs.
+malformed, truncated, oversized or crafted file stops with a message naming what is wrong, before anything runs. The
+message is in both languages (LessonError.text(lang)): a class may be taught in either.
 
     {"version": 1,
      "title": {"zh": "...", "en": "..."},
      "prompts": ["I like shanghai"],
      "steps": [{"page": "attention", "pickers": {"layer": 0, "head": 3},
                 "notes": {"zh": "...", "en": "..."},
-                "question": {"zh": "...", "en": "...", "options": ["a", "b"], "answer": "a"}}]}
+                "question": {"zh": "...", "en": "...", "options": [{"zh": "是", "en": "yes"}, "896"],
+                             "answer": {"zh": "是", "en": "yes"}}}]}
 
-`pickers` and `question` are optional. Texts are plain text: an export escapes every one (ui/lesson_export.py).
+`pickers` and `question` are optional. An option (and the answer) is plain text, the same in both languages (a
+number, a token), or {"zh": ..., "en": ...}; the answer may also be either language's text of one option. Texts
+are plain text: an export escapes every one (ui/lesson_export.py).
 """
 from __future__ import annotations
 
+import errno
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,27 +28,103 @@ from . import stages
 VERSION = 1
 MAX_BYTES = 256 * 1024        # a lesson is a few kilobytes; a bigger file is not one
 MAX_TEXT = 4000               # characters in one note or question
+MAX_OPTION = 200
 MAX_PROMPT = 2000
 MAX_PROMPTS = 4
 MAX_STEPS = 40
 MAX_OPTIONS = 8
-PICKERS = {                   # picker -> what it picks (an index from 0); the export checks it against the model
-    "layer": "a layer", "head": "a query head", "pos": "a token position", "top": "how many candidates (1-50)",
+PICKERS = {                   # picker -> what it picks, (zh, en); the pages clamp each to what the model has
+    "layer": ("一层的编号", "a layer"), "head": ("一个查询头的编号", "a query head"),
+    "pos": ("一个 token 位置", "a token position"), "top": ("显示的候选个数", "how many candidates are shown"),
 }
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = ROOT / "assets" / "lessons"
 
+# What the loader can say, (zh, en), by code; a field given as a (zh, en) pair is filled in per language. Paths into
+# the file (steps[0].page) are the file's own key names, the same in both languages.
+MESSAGES = {
+    "not_object": ("{where} 应当是一个对象，而不是{kind}", "{where} must be an object, not {kind}"),
+    "unknown_keys": ("{where} 有不认识的键 {keys}；它只接受 {accepts}",
+                     "{where} has unknown key(s) {keys}; it accepts {accepts}"),
+    "missing": ("{where} 缺少 {keys}", "{where} is missing {keys}"),
+    "not_text": ("{where} 应当是文本，而不是{kind}", "{where} must be text, not {kind}"),
+    "too_long": ("{where} 长 {n} 个字符，上限是 {limit}", "{where} is {n} characters long; the limit is {limit}"),
+    "empty": ("{where} 是空的", "{where} is empty"),
+    "options_list": ("{where}.options 应当是 2 到 {most} 个选项的列表",
+                     "{where}.options must be a list of 2 to {most} texts"),
+    "option_twice": ("{where}.options 里有重复的选项", "{where}.options has the same option twice"),
+    "answer_not_option": ("{where}.answer {answer} 不是它的选项之一",
+                          "{where}.answer {answer} is not one of its options"),
+    "picker": ("{where}.{key} 应当是从 0 起的整数（{what}），而不是 {value}",
+               "{where}.{key} must be a whole number from 0 ({what}), not {value}"),
+    "version": ("课程文件的版本是 {version}；本应用读取版本 {want}",
+                "the lesson's version is {version}; this app reads version {want}"),
+    "prompts": ("课程的 prompts 应当是 1 到 {most} 段文本的列表",
+                "the lesson's prompts must be a list of 1 to {most} texts"),
+    "steps": ("课程的 steps 应当是 1 到 {most} 步的列表", "the lesson's steps must be a list of 1 to {most} steps"),
+    "page": ("{where}.page {page} 不是本应用的页面；可用的页面：{accepts}",
+             "{where}.page {page} is not a page of the app; it accepts {accepts}"),
+    "too_big": ("课程文件有 {n:,} 字节；上限是 {limit:,}（256 KiB）",
+                "the lesson file is {n:,} bytes; the limit is {limit:,} (256 KiB)"),
+    "not_utf8": ("课程文件不是 UTF-8 文本（字节偏移 {byte}）", "the lesson file is not UTF-8 text (byte {byte})"),
+    "not_json": ("课程文件不是有效的 JSON：第 {line} 行第 {col} 列，{msg}{cut}",
+                 "the lesson file is not valid JSON at line {line}, column {col}: {msg}{cut}"),
+    "constant": ("课程文件里有 {token}，它不属于 JSON", "the lesson file holds {token}, which is not JSON"),
+    "unreadable": ("无法读取课程文件 {name}（{errno}）", "cannot read the lesson file {name}: {why}"),
+}
+TRUNCATED = ("（文件看起来被截断了）", " (the file looks truncated)")
+ROOT_WHERE = ("课程文件", "the lesson")
+TITLE_WHERE = ("课程的 title", "the lesson's title")
+KINDS = {dict: ("对象", "an object"), list: ("列表", "a list"), str: ("文本", "text"),
+         bool: ("true/false", "true/false"), int: ("数字", "a number"),
+         float: ("数字", "a number"), type(None): ("null", "null")}
+JSON_MSGS = {                 # json.JSONDecodeError's messages, by their opening words
+    "Expecting value": "这里应当有一个值", "Expecting ',' delimiter": "这里应当有逗号 ,",
+    "Expecting ':' delimiter": "这里应当有冒号 :",
+    "Expecting property name enclosed in double quotes": "键名应当用双引号括起来",
+    "Unterminated string": "字符串没有结束", "Extra data": "JSON 结束后还有多余的内容",
+    "Invalid control character": "字符串里有不允许的控制字符", "Invalid \\escape": "无效的转义",
+    "Invalid \\uXXXX escape": "无效的 \\u 转义",
+}
+
 
 class LessonError(ValueError):
-    """A lesson file the loader refuses; the message says where and what is wrong."""
+    """A lesson file the loader refuses; the message says where and what is wrong, in Chinese and in English
+    (str(): English, for logs and the command line; text(lang) for a page)."""
+
+    def __init__(self, code: str, **fields):
+        self.code, self.fields = code, fields
+        super().__init__(self.text("en"))
+
+    def text(self, lang: str) -> str:
+        i = 0 if lang == "zh" else 1
+        return MESSAGES[self.code][i].format(**{k: v[i] if isinstance(v, tuple) else v
+                                                 for k, v in self.fields.items()})
+
+
+def _same(text: str) -> tuple[str, str]:
+    return (text, text)
+
+
+def _at(where: tuple, suffix: str) -> tuple[str, str]:
+    return (where[0] + suffix, where[1] + suffix)
 
 
 @dataclass(frozen=True)
 class Question:
     zh: str
     en: str
-    options: tuple
-    answer: str
+    options: tuple            # of {"zh": ..., "en": ...} (a plain-text option has the same text in both)
+    answer: dict              # one of the options
+
+    def text(self, lang: str) -> str:
+        return self.zh if lang == "zh" else self.en
+
+    def options_in(self, lang: str) -> list[str]:
+        return [o[lang] for o in self.options]
+
+    def answer_in(self, lang: str) -> str:
+        return self.answer[lang]
 
 
 @dataclass(frozen=True)
@@ -68,83 +149,95 @@ def pages() -> set[str]:
     return {s.page for s in stages.pages()} - {"tour", "practice"}
 
 
-def _keys(obj, where: str, required: set, optional: set = frozenset()) -> dict:
+def _keys(obj, where: tuple, required: set, optional: set = frozenset()) -> dict:
     if not isinstance(obj, dict):
-        raise LessonError(f"{where} must be an object, not {_kind(obj)}")
+        raise LessonError("not_object", where=where, kind=_kind(obj))
     unknown = sorted(set(obj) - required - set(optional))
     if unknown:
-        raise LessonError(f"{where} has unknown key(s) {', '.join(map(repr, unknown))}; it accepts "
-                          f"{', '.join(sorted(required | set(optional)))}")
+        raise LessonError("unknown_keys", where=where, keys=", ".join(map(repr, unknown)),
+                          accepts=", ".join(sorted(required | set(optional))))
     missing = sorted(required - set(obj))
     if missing:
-        raise LessonError(f"{where} is missing {', '.join(map(repr, missing))}")
+        raise LessonError("missing", where=where, keys=", ".join(map(repr, missing)))
     return obj
 
 
-def _kind(value) -> str:
-    return {dict: "an object", list: "a list", str: "text", bool: "true/false", int: "a number", float: "a number",
-            type(None): "null"}.get(type(value), type(value).__name__)
+def _kind(value) -> tuple[str, str]:
+    return KINDS.get(type(value), _same(type(value).__name__))
 
 
-def _text(value, where: str, limit: int = MAX_TEXT, empty: bool = False) -> str:
+def _text(value, where: tuple, limit: int = MAX_TEXT, empty: bool = False) -> str:
     if not isinstance(value, str):
-        raise LessonError(f"{where} must be text, not {_kind(value)}")
+        raise LessonError("not_text", where=where, kind=_kind(value))
     if len(value) > limit:
-        raise LessonError(f"{where} is {len(value)} characters long; the limit is {limit}")
+        raise LessonError("too_long", where=where, n=len(value), limit=limit)
     if not empty and not value.strip():
-        raise LessonError(f"{where} is empty")
+        raise LessonError("empty", where=where)
     return value
 
 
-def _both(obj, where: str) -> dict:
+def _both(obj, where: tuple, limit: int = MAX_TEXT) -> dict:
     _keys(obj, where, {"zh", "en"})
-    return {lang: _text(obj[lang], f"{where}.{lang}") for lang in ("zh", "en")}
+    return {lang: _text(obj[lang], _at(where, f".{lang}"), limit) for lang in ("zh", "en")}
 
 
-def _question(obj, where: str) -> Question:
+def _option(value, where: tuple) -> dict:
+    """An option or an answer: plain text (both languages alike) or {"zh": ..., "en": ...}."""
+    if isinstance(value, dict):
+        return _both(value, where, MAX_OPTION)
+    text = _text(value, where, MAX_OPTION)
+    return {"zh": text, "en": text}
+
+
+def _question(obj, where: tuple) -> Question:
     _keys(obj, where, {"zh", "en", "options", "answer"})
     options = obj["options"]
     if not isinstance(options, list) or not 2 <= len(options) <= MAX_OPTIONS:
-        raise LessonError(f"{where}.options must be a list of 2 to {MAX_OPTIONS} texts")
-    options = tuple(_text(o, f"{where}.options[{i}]", 200) for i, o in enumerate(options))
-    if len(set(options)) != len(options):
-        raise LessonError(f"{where}.options has the same option twice")
-    answer = _text(obj["answer"], f"{where}.answer", 200)
+        raise LessonError("options_list", where=where, most=MAX_OPTIONS)
+    options = tuple(_option(o, _at(where, f".options[{i}]")) for i, o in enumerate(options))
+    if any(len({o[lang] for o in options}) != len(options) for lang in ("zh", "en")):
+        raise LessonError("option_twice", where=where)
+    raw = obj["answer"]
+    answer = _option(raw, _at(where, ".answer"))
+    if isinstance(raw, str):          # plain text names the option with that text in either language
+        answer = next((o for o in options if raw in (o["zh"], o["en"])), answer)
     if answer not in options:
-        raise LessonError(f"{where}.answer {answer!r} is not one of its options")
-    return Question(_text(obj["zh"], f"{where}.zh"), _text(obj["en"], f"{where}.en"), options, answer)
+        raise LessonError("answer_not_option", where=where, answer=repr(raw) if isinstance(raw, str)
+                          else (repr(answer["zh"]), repr(answer["en"])))
+    return Question(_text(obj["zh"], _at(where, ".zh")), _text(obj["en"], _at(where, ".en")), options, answer)
 
 
-def _pickers(obj, where: str) -> dict:
+def _pickers(obj, where: tuple) -> dict:
     _keys(obj, where, set(), set(PICKERS))
     for k, v in obj.items():
         if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 10_000:
-            raise LessonError(f"{where}.{k} must be a whole number from 0 ({PICKERS[k]}), not {v!r}")
+            raise LessonError("picker", where=where, key=k, what=PICKERS[k], value=repr(v))
     return dict(obj)
 
 
 def parse(data, name: str = "") -> Lesson:
     """A lesson from parsed JSON; LessonError names the first thing wrong."""
-    _keys(data, "the lesson", {"version", "title", "prompts", "steps"})
+    _keys(data, ROOT_WHERE, {"version", "title", "prompts", "steps"})
     if data["version"] != VERSION or isinstance(data["version"], bool):
-        raise LessonError(f"the lesson's version is {data['version']!r}; this app reads version {VERSION}")
+        raise LessonError("version", version=repr(data["version"]), want=VERSION)
     prompts = data["prompts"]
     if not isinstance(prompts, list) or not 1 <= len(prompts) <= MAX_PROMPTS:
-        raise LessonError(f"the lesson's prompts must be a list of 1 to {MAX_PROMPTS} texts")
-    prompts = tuple(_text(p, f"prompts[{i}]", MAX_PROMPT) for i, p in enumerate(prompts))
+        raise LessonError("prompts", most=MAX_PROMPTS)
+    prompts = tuple(_text(p, _same(f"prompts[{i}]"), MAX_PROMPT) for i, p in enumerate(prompts))
     steps = data["steps"]
     if not isinstance(steps, list) or not 1 <= len(steps) <= MAX_STEPS:
-        raise LessonError(f"the lesson's steps must be a list of 1 to {MAX_STEPS} steps")
+        raise LessonError("steps", most=MAX_STEPS)
     known, out = pages(), []
     for i, s in enumerate(steps):
-        where = f"steps[{i}]"
+        where = _same(f"steps[{i}]")
         _keys(s, where, {"page", "notes"}, {"pickers", "question"})
-        page = _text(s["page"], f"{where}.page", 40)
+        page = _text(s["page"], _at(where, ".page"), 40)
         if page not in known:
-            raise LessonError(f"{where}.page {page!r} is not a page of the app; it accepts {', '.join(sorted(known))}")
-        out.append(Step(page, _pickers(s.get("pickers", {}), f"{where}.pickers"), _both(s["notes"], f"{where}.notes"),
-                        _question(s["question"], f"{where}.question") if "question" in s else None))
-    return Lesson(VERSION, _both(data["title"], "the lesson's title"), prompts, tuple(out), name)
+            raise LessonError("page", where=where, page=repr(page), accepts=", ".join(sorted(known)))
+        out.append(Step(page, _pickers(s.get("pickers", {}), _at(where, ".pickers")),
+                        _both(s["notes"], _at(where, ".notes")),
+                        _question(s["question"], _at(where, ".question")) if "question" in s else None))
+    return Lesson(VERSION, _both(data["title"], TITLE_WHERE), prompts, tuple(out), name)
 
 
 def loads(raw: bytes | str, name: str = "") -> Lesson:
@@ -152,23 +245,23 @@ def loads(raw: bytes | str, name: str = "") -> Lesson:
     if isinstance(raw, str):
         raw = raw.encode("utf-8")
     if len(raw) > MAX_BYTES:
-        raise LessonError(f"the lesson file is {len(raw):,} bytes; the limit is {MAX_BYTES:,} (256 KiB)")
+        raise LessonError("too_big", n=len(raw), limit=MAX_BYTES)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise LessonError(f"the lesson file is not UTF-8 text (byte {e.start})") from None
+        raise LessonError("not_utf8", byte=e.start) from None
     try:
         data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as e:
         ended = e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated string")   # ran out of input
-        cut = " (the file looks truncated)" if ended else ""
-        raise LessonError(f"the lesson file is not valid JSON at line {e.lineno}, column {e.colno}: {e.msg}{cut}") \
-            from None
+        zh = next((v for k, v in JSON_MSGS.items() if e.msg.startswith(k)), "语法错误")
+        raise LessonError("not_json", line=e.lineno, col=e.colno, msg=(zh, e.msg),
+                          cut=TRUNCATED if ended else ("", "")) from None
     return parse(data, name)
 
 
 def _no_constant(token: str):
-    raise LessonError(f"the lesson file holds {token}, which is not JSON")
+    raise LessonError("constant", token=token)
 
 
 def load(path: str | Path) -> Lesson:
@@ -177,9 +270,10 @@ def load(path: str | Path) -> Lesson:
     try:
         size = path.stat().st_size
     except OSError as e:
-        raise LessonError(f"cannot read the lesson file {path.name}: {e.strerror}") from None
+        raise LessonError("unreadable", name=path.name, why=e.strerror,
+                          errno=errno.errorcode.get(e.errno, str(e.errno))) from None
     if size > MAX_BYTES:
-        raise LessonError(f"the lesson file is {size:,} bytes; the limit is {MAX_BYTES:,} (256 KiB)")
+        raise LessonError("too_big", n=size, limit=MAX_BYTES)
     with open(path, "rb") as f:
         return loads(f.read(MAX_BYTES + 1), path.stem)
 
@@ -187,6 +281,11 @@ def load(path: str | Path) -> Lesson:
 def shipped() -> dict[str, Path]:
     """The lessons in assets/lessons/, by name."""
     return {p.stem: p for p in sorted(LESSONS.glob("*.json"))}
+
+
+def _option_json(option: dict):
+    """An option as its file writes it: plain text where both languages say the same."""
+    return option["en"] if option["zh"] == option["en"] else dict(option)
 
 
 def to_json(lesson: Lesson) -> str:
@@ -199,7 +298,8 @@ def to_json(lesson: Lesson) -> str:
         step["notes"] = s.notes
         if s.question:
             q = s.question
-            step["question"] = {"zh": q.zh, "en": q.en, "options": list(q.options), "answer": q.answer}
+            step["question"] = {"zh": q.zh, "en": q.en, "options": [_option_json(o) for o in q.options],
+                                "answer": _option_json(q.answer)}
         steps.append(step)
     return json.dumps({"version": lesson.version, "title": lesson.title, "prompts": list(lesson.prompts),
                        "steps": steps}, ensure_ascii=False, indent=1)

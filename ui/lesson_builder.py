@@ -12,7 +12,7 @@ import streamlit as st
 from content import lessons
 
 from . import lesson_export, state
-from .session import t
+from .session import lang, t
 
 DRAFT = "lesson_draft"
 PICKER_KEYS = {"layer": "layer", "head": "head", "pos": "pos", "top": "lm_topn"}   # lesson picker -> session key
@@ -42,7 +42,7 @@ def tools(page: str):
                                    lessons.to_json(lesson), file_name="my-lesson.json", mime="application/json",
                                    key="lesson-json")
             except lessons.LessonError as e:
-                st.warning(str(e))
+                st.warning(e.text(lang()))
         _export(draft)
 
 
@@ -72,7 +72,7 @@ def _export(draft: dict):
                 text, _ = lesson_export.build(lesson, model=state.get_model())
             st.session_state["lesson-html"] = (name, text)
         except lessons.LessonError as e:
-            st.error(str(e))
+            st.error(e.text(lang()))
     built = st.session_state.get("lesson-html")
     if built and built[0] == name:
         st.download_button(t("下载 HTML", "Download the HTML"), built[1], file_name=f"{name}.html", mime="text/html",

@@ -65,6 +65,13 @@ def both(zh: str, en: str, tag: str = "p") -> str:
             f'<{tag} class="en" lang="en"><span class="lang">EN</span>{esc(en)}</{tag}>')
 
 
+def option(o: dict) -> str:
+    """A question's option (or answer) in both languages, as the notes are; once where both say the same."""
+    if o["zh"] == o["en"]:
+        return esc(o["en"])
+    return f'<span lang="zh">{esc(o["zh"])}</span> · <span lang="en">{esc(o["en"])}</span>'
+
+
 def _labels(model, trace, b: int = 0) -> list[str]:
     n = trace.lengths[b]
     return [visible(p) for p in pieces(model.tokenizer, trace.token_ids[b, :n].tolist())]
@@ -172,9 +179,9 @@ def build(lesson, model=None) -> tuple[str, dict]:
         parts.append(both(step.notes["zh"], step.notes["en"]))
         if step.question:
             q = step.question
-            options = "".join(f"<li>{esc(o)}</li>" for o in q.options)
+            options = "".join(f"<li>{option(o)}</li>" for o in q.options)
             parts.append(f"<details><summary>问题 · Question</summary>{both(q.zh, q.en)}<ul>{options}</ul>"
-                         f"<details><summary>答案 · Answer</summary><p>{esc(q.answer)}</p></details></details>")
+                         f"<details><summary>答案 · Answer</summary><p>{option(q.answer)}</p></details></details>")
     title = f"{lesson.title['en']} · {lesson.title['zh']}"
     return PAGE.format(title=esc(title), body="\n".join(parts)), arrays
 
@@ -203,7 +210,7 @@ def main(argv=None) -> int:
     try:
         html_path, npz = export(args.lesson, args.out)
     except lessons.LessonError as e:
-        print(f"lesson {args.lesson}: {e}", file=sys.stderr)
+        print(f"lesson {args.lesson}: {e.text('en')}\n课程 {args.lesson}：{e.text('zh')}", file=sys.stderr)
         return 2
     print(f"{html_path} ({html_path.stat().st_size:,} bytes), {npz}")
     return 0

@@ -4,8 +4,10 @@ The teacher picks a shipped lesson or uploads a lesson file on the Tour page (`c
 first, so a bad file stops with its message and nothing runs. Starting a replay puts the lesson's prompts in the
 prompt box, turns projector mode on and opens the first step. Each step is the real page it names, opened with the
 step's pickers set (layer, head, position, top N: ui/lesson_builder.PICKER_KEYS), under the lesson bar (`bar`,
-called by app.py above every page): Previous / Next, the step number, the teacher's notes in the session's language
-and the step's poll question, which a teacher in classroom mode can open as the class poll in one click.
+called by app.py above every page): one row of ◀ / ▶, the step number, the teacher's notes in the session's language
+and the step's poll question folded into a popover, which a teacher in classroom mode can open as the class poll in
+one click, and in projector mode the prompt box (the sidebar is folded away). Every text the bar shows (a refused
+file's message, the question's options) is in the page's language.
 
 A step is a page of its own rather than a copy drawn inside the Tour: the class sees the very view the teacher
 recorded, with its explanation, checks and live pickers. The switch happens at the top of the next run (a callback
@@ -20,23 +22,28 @@ import streamlit as st
 from content import lessons, stages
 from content.tour import replay_text
 
-from . import poll, settings, state
+from . import poll, settings, sidebar, state
 from .lesson_builder import PICKER_KEYS
-from .session import frozen, lang, t
+from .pickers import TOP_N
+from .session import frozen, lang, projector, t
 
 ACTIVE = "lesson_replay"          # session: {"lesson": Lesson, "step": int} while a lesson is replayed
 GOTO = "_lesson_goto"             # session: the page the next run opens (set by a button's callback)
 ERROR = "lesson_error"            # session: what was wrong with the last lesson file the chooser was given
 UPLOADED = "lesson_uploaded"      # session: the uploaded lesson the loader accepted
-TOP_N = (5, 30)                   # the LM head page's "top N shown" slider (app_pages/lm_head.py) takes 5 to 30
+# The bar is one row (◀ ▶, the step and its notes, the question folded into a popover, ✕) so that the picture each
+# step's page exists for stays above the fold of a 1500x900 projector; the notes never drop below 18 px.
 CSS = """<style>
-.st-key-lesson-bar {border: 3px solid #4a78c2; border-radius: 0.6rem; padding: 0.5rem 0.9rem 0.7rem 0.9rem;
-                    background: #f4f7fd;}
-.st-key-lesson-bar div[data-testid="stButton"] button p {font-size: 1.25rem; font-weight: 700;}
-.lesson-step {font-size: 1.15rem; font-weight: 700; line-height: 1.35; padding-top: 0.35rem;}
-.lesson-notes {font-size: 1.25rem; line-height: 1.45; margin: 0.3rem 0;}
-.lesson-question {font-size: 1.2rem; line-height: 1.4; margin: 0.3rem 0; font-weight: 600;}
-.lesson-options span {display: inline-block; font-size: 1.15rem; padding: 0.1rem 0.6rem; margin: 0.15rem;
+.st-key-lesson-bar {border: 3px solid #4a78c2; border-radius: 0.6rem; padding: 0.3rem 0.7rem; background: #f4f7fd;
+                    gap: 0.2rem;}
+.st-key-lesson-bar div[data-testid="stButton"] button p {font-size: max(18px, 1.1rem); font-weight: 700;}
+.st-key-lesson-bar [data-testid="stMarkdownContainer"] {margin-bottom: 0 !important;}
+.st-key-lesson-bar button .stMarkdownEllipsis {flex-shrink: 0; overflow: visible;}
+.st-key-lesson-bar button kbd {font-size: 0.7rem; overflow: hidden;}
+.lesson-step {font-size: max(15px, 0.8rem); font-weight: 700; line-height: 1.3; color: #2c4f8a;}
+.lesson-notes {font-size: max(18px, 1rem); line-height: 1.35; margin: 0.1rem 0 0 0;}
+.lesson-question {font-size: max(18px, 1.1rem); line-height: 1.4; margin: 0.2rem 0; font-weight: 600;}
+.lesson-options span {display: inline-block; font-size: max(18px, 1rem); padding: 0.1rem 0.6rem; margin: 0.15rem;
                       border-radius: 0.4rem; background: #e8f0fe; border: 2px solid #9ab;}
 </style>"""
 
@@ -60,7 +67,7 @@ def chooser():
         try:
             shipped[name] = lessons.load(path)
         except lessons.LessonError as e:            # one broken file in assets/ leaves the others usable
-            st.warning(f"{path.name}: {e}")
+            st.warning(f"{path.name}: {e.text(lang())}")
     uploaded = st.session_state.get(UPLOADED)
     choices = list(shipped) + ([""] if uploaded else [])            # "": the uploaded file
     label = lambda n: shipped[n].title[lang()] if n else "📄 " + t("上传的文件：", "uploaded: ") + uploaded.name
@@ -87,14 +94,14 @@ def _read_upload():
         st.session_state["lesson_choice"] = ""
     except lessons.LessonError as e:
         st.session_state.pop(UPLOADED, None)
-        st.session_state[ERROR] = (f.name, str(e))
+        st.session_state[ERROR] = (f.name, e)           # worded when shown, in the page's language then
 
 
 def upload_error():
     """The message for a refused lesson file (on the Tour page, outside the folded chooser), if there is one."""
     bad = st.session_state.get(ERROR)
     if bad:
-        st.error(replay_text("refused", lang(), name=bad[0], why=bad[1]))
+        st.error(replay_text("refused", lang(), name=bad[0], why=bad[1].text(lang())))
 
 
 def start(lesson):
@@ -149,7 +156,7 @@ def follow(page: str):
 
 # ---- the lesson bar, above every page while a lesson is replayed ----------------------------------------------------
 def bar(page: str):
-    """Previous / Next, the step number, the notes and the poll question (app.py, before the page runs)."""
+    """◀ / ▶, the step number, the notes and the poll question in one row (app.py, before the page runs)."""
     follow(page)
     r = replaying()
     if not r:
@@ -158,23 +165,28 @@ def bar(page: str):
     n, step, language = len(lesson.steps), lesson.steps[k], lang()
     st.html(CSS)
     with st.container(key="lesson-bar"):
-        back, where, nxt, end = st.columns([2, 5, 2, 1.3])     # wide enough for the key's hint
-        back.button(t("◀ 上一步", "◀ Previous"), key="lesson_back", on_click=go, args=(k - 1,), disabled=k == 0,
-                    width="stretch", shortcut="pageup")          # a presenter's clicker sends PageUp / PageDown
-        nxt.button(t("下一步 ▶", "Next ▶"), key="lesson_next", on_click=go, args=(k + 1,), disabled=k == n - 1,
-                   type="primary", width="stretch", shortcut="pagedown")
-        end.button(t("✕ 结束", "✕ End"), key="lesson_end", on_click=stop, width="stretch")
+        back, nxt, where, ask, pen, end = st.columns([1.25, 1.25, 8, 1.9, 0.9, 0.65], vertical_alignment="center",
+                                                     gap="small")      # ◀ ▶ wide enough for their keys' hints
+        back.button("◀", key="lesson_back", on_click=go, args=(k - 1,), disabled=k == 0, width="stretch",
+                    help=t("上一步（上翻页键）", "Previous (PageUp)"),
+                    shortcut="pageup")          # a presenter's clicker sends PageUp / PageDown
+        nxt.button("▶", key="lesson_next", on_click=go, args=(k + 1,), disabled=k == n - 1, type="primary",
+                   width="stretch", help=t("下一步（下翻页键）", "Next (PageDown)"), shortcut="pagedown")
+        end.button("✕", key="lesson_end", on_click=stop, width="stretch", help=t("结束这一课", "End the lesson"))
         s = stages.get(step.page)
-        where.markdown(f'<div class="lesson-step">📚 {_esc(lesson.title[language])} · '
-                       f'{t("第", "step")} {k + 1} / {n}{t(" 步", "")} · {s.icon} {_esc(s.title(language))}'
-                       f'{_pickers_text(step.pickers)}</div>', unsafe_allow_html=True)
-        if page != step.page:            # the teacher wandered off: one click back to the step's view
-            where.page_link(f"app_pages/{step.page}.py", label=t("回到这一步的页面", "Back to this step's page"),
-                            icon="↩️")
-        notes, question = st.columns([3, 2]) if step.question else (st.container(), None)
-        notes.markdown(f'<div class="lesson-notes">{_esc(step.notes[language])}</div>', unsafe_allow_html=True)
-        if question is not None:
-            with question:
+        with where:
+            st.markdown(f'<div class="lesson-step">📚 {_esc(lesson.title[language])} · '
+                        f'{t("第", "step")} {k + 1} / {n}{t(" 步", "")} · {s.icon} {_esc(s.title(language))}'
+                        f'{_pickers_text(step.pickers)}</div>'
+                        f'<div class="lesson-notes">{_esc(step.notes[language])}</div>', unsafe_allow_html=True)
+            if page != step.page:            # the teacher wandered off: one click back to the step's view
+                st.page_link(f"app_pages/{step.page}.py", label=t("回到这一步的页面", "Back to this step's page"),
+                             icon="↩️")
+        if projector():          # the sidebar is folded away: the prompt box in this row, not in one of its own
+            with pen:
+                sidebar.page_prompt(short=True)
+        if step.question:
+            with ask.popover("❓ " + t("问题", "Question"), width="stretch"):
                 _question(step.question, lesson, language)
 
 
@@ -185,16 +197,17 @@ def _pickers_text(pickers: dict) -> str:
 
 
 def _question(q, lesson, language: str):
-    st.markdown(f'<div class="lesson-question">❓ {_esc(q.zh if language == "zh" else q.en)}</div>'
-                '<div class="lesson-options">' + "".join(f"<span>{_esc(o)}</span>" for o in q.options) + "</div>",
+    options = q.options_in(language)
+    st.markdown(f'<div class="lesson-question">❓ {_esc(q.text(language))}</div>'
+                '<div class="lesson-options">' + "".join(f"<span>{_esc(o)}</span>" for o in options) + "</div>",
                 unsafe_allow_html=True)
     with st.expander(t("答案", "Answer")):
-        st.markdown(_esc(q.answer))
+        st.markdown(_esc(q.answer_in(language)))
     if settings.current().classroom and poll.is_teacher():
         if st.button("🗳️ " + t("作为课堂投票开启", "Open it as the class poll"), key="lesson_poll"):
             try:
-                poll.store().open_poll(settings.current().teacher_key, q.zh if language == "zh" else q.en,
-                                       list(q.options), "\n".join(lesson.prompts), q.answer)
+                poll.store().open_poll(settings.current().teacher_key, q.text(language), options,
+                                       "\n".join(lesson.prompts), q.answer_in(language))
                 st.toast(t("投票已开启。", "The poll is open."))
             except poll.PollError as e:
                 st.error(str(e))

@@ -19,6 +19,20 @@ def picker(label: str, key: str, lo: int, hi: int, default: int = 0) -> int:
     return value
 
 
+# The LM head page's "top N shown" slider: lowest, highest, default. A replayed lesson's "top" picker is clamped to
+# the same range (ui/lesson_replay.py), so the two read this one constant.
+TOP_N = (5, 30, 10)
+
+
+def top_n_picker(label: str) -> int:
+    """The LM head page's "top N shown" slider (session key lm_topn, which a replayed lesson sets): its value comes
+    from session state alone, so the widget is never given a second default."""
+    lo, hi, default = TOP_N
+    ss = st.session_state
+    ss["lm_topn"] = max(lo, min(hi, ss.get("lm_topn", default)))
+    return st.slider(ranged(label, lo, hi), lo, hi, key="lm_topn")
+
+
 def ranged(label: str, lo, hi) -> str:
     """"层 i (0…23)": a slider's label with its ends, since a Streamlit slider shows them only while it is dragged."""
     return f"{label} ({lo:g}…{hi:g})"

@@ -122,10 +122,11 @@ def _use_example():
         st.session_state.prompt_text = prompts.get(key).prompt(st.session_state.lang)
 
 
-def page_prompt(where: str = "page"):
+def page_prompt(where: str = "page", short: bool = False):
     """A prompt box on the page itself, folded into a small button: the sidebar is folded away on a projector,
-    and the tour is run in front of a class."""
-    with st.popover(t("✏️ 换一句提示词", "✏️ New prompt")):      # short: the tour gives it a sixth of the row
+    and the tour is run in front of a class. short: the button is the pencil alone (in the lesson bar's row)."""
+    label = t("✏️ 换一句提示词", "✏️ New prompt")             # short: the tour gives it a sixth of the row
+    with st.popover("✏️" if short else label, help=label if short else None, width="stretch" if short else "content"):
         prompt_box(where)
 
 

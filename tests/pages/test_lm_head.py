@@ -91,3 +91,36 @@ def test_predict_first_gates_the_logit_lens(tiny_app_dense, request, lang):
     assert lens(), "the lens map is missing after the guess"
     [verdict] = [v for v in verdicts(at) if ("Look at the column" if lang == "en" else "看图中位置") in v]
     assert right_answer(verdict, guess, options) == lens_first_row(tiny_app_dense, prompt)
+
+
+def test_top_n_set_in_session_state_is_the_sliders_only_value(monkeypatch, tiny_app_dense):
+    """A replayed lesson sets lm_topn in session state (ui/lesson_replay.py, in the Next button's callback); the
+    slider must take its value from there alone: given a default value as well, Streamlit logs "created with a
+    default value but also had its value set via the Session State API". Every lm_topn slider call is recorded."""
+    import streamlit as st
+    from apptest_utils import no_exception, open_page
+
+    from content import lessons
+    from ui.pickers import TOP_N
+
+    calls, slider = [], st.slider
+
+    def spy(label, *args, **kw):
+        if kw.get("key") == "lm_topn":
+            calls.append((args, kw))
+        return slider(label, *args, **kw)
+
+    monkeypatch.setattr(st, "slider", spy)
+    lesson = lessons.load(lessons.shipped()["attention-deep-dive"])
+    k = [s.page for s in lesson.steps].index(PAGE)
+    at = open_page("tour", source=tiny_app_dense, lang="en", folds=False)
+    at.selectbox(key="lesson_choice").set_value("attention-deep-dive").run()
+    [b for b in at.button if b.key == "lesson_start"][0].click().run()
+    for _ in range(k):
+        [b for b in at.button if b.key == "lesson_next"][0].click().run()
+        no_exception(at)
+    assert at.session_state["_page"] == PAGE and calls
+    assert all(len(args) <= 2 and "value" not in kw for args, kw in calls), calls      # (lo, hi) and the key only
+    [drawn] = [s for s in at.slider if s.key == "lm_topn"]
+    want = max(TOP_N[0], min(TOP_N[1], lesson.steps[k].pickers["top"]))
+    assert (drawn.min, drawn.max, drawn.value) == (TOP_N[0], TOP_N[1], want)

@@ -1,6 +1,8 @@
 """Classroom tour: one sentence through the whole model, step by step; a shared link opens a step."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from apptest_utils import error_boxes, new_app, no_exception, open_page, page_ok, svg_pictures
 
@@ -219,6 +221,9 @@ def _replay(at, name: str, lang: str, limits: dict):
         if step.question:
             q = step.question
             assert questions == ["❓ " + (q.zh if lang == "zh" else q.en)], questions
+            [shown] = _bar_text(at, "lesson-options")        # the options in the page's language only
+            assert all(f"<span>{o}</span>" in shown for o in q.options_in(lang)), shown
+            assert not [o for o in q.options_in(other) if o not in q.options_in(lang) and o in shown], shown
         else:
             assert not questions
         for picker, value in step.pickers.items():
@@ -272,32 +277,52 @@ def _good_lesson() -> dict:
                       {"page": "lm_head", "pickers": {"top": 50}, "notes": {"zh": "下一个", "en": "next"}}]}
 
 
-BAD_FILES = {                                    # file bytes -> what the message must name
-    "truncated": (lambda good: good[: len(good) // 2], "truncated"),
-    "malformed": (lambda good: b"{'version': 1}", "not valid JSON"),
-    "oversized": (lambda good: b" " * (300 * 1024) + good, "the limit is 262,144"),
-    "not-utf8": (lambda good: b"\xff\xfe" + good, "not UTF-8"),
-    "crafted": (lambda good: good.replace(b'"attention"', b'"../../etc/passwd"'), "is not a page of the app"),
-    "code": (lambda good: good.replace(b'"Hello there"', b'{"__import__": "os"}'), "prompts[0] must be text"),
+BAD_FILES = {                                    # file bytes -> what the message must name, in Chinese and English
+    "truncated": (lambda good: good[: len(good) // 2], "被截断", "truncated"),
+    "malformed": (lambda good: b"{'version': 1}", "不是有效的 JSON", "not valid JSON"),
+    "oversized": (lambda good: b" " * (300 * 1024) + good, "上限是 262,144", "the limit is 262,144"),
+    "not-utf8": (lambda good: b"\xff\xfe" + good, "不是 UTF-8 文本", "not UTF-8"),
+    "crafted": (lambda good: good.replace(b'"attention"', b'"../../etc/passwd"'), "不是本应用的页面",
+                "is not a page of the app"),
+    "code": (lambda good: good.replace(b'"Hello there"', b'{"__import__": "os"}'), "prompts[0] 应当是文本",
+             "prompts[0] must be text"),
 }
 
 
+def _chinese_only(message: str) -> bool:
+    """Han characters and no English sentence (three English words in a row), leaving aside the file's own words:
+    quoted values, steps[0].page paths, the file name."""
+    import re
+
+    words = re.sub(r"'[^']*'|[\w.]*\[\d+\][\w.]*|[\w-]+\.json", "", message)
+    return bool(re.search(r"[\u4e00-\u9fff]", message)) and not re.search(r"[A-Za-z]+(?: +[A-Za-z]+){2,}", words)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
 @pytest.mark.parametrize("kind", list(BAD_FILES))
-def test_a_bad_lesson_file_says_what_is_wrong_and_the_tour_goes_on(tiny_app_dense, kind):
-    """An uploaded lesson file the loader refuses: an error naming the file and what is wrong, no replay, the prompt
-    untouched; the tour still steps, and a good file after it replays."""
+def test_a_bad_lesson_file_says_what_is_wrong_and_the_tour_goes_on(tiny_app_dense, kind, lang):
+    """An uploaded lesson file the loader refuses: an error naming the file and what is wrong, in the page's language
+    (a Chinese page: no English sentence), no replay, the prompt untouched; the tour still steps, and a good file
+    after it replays."""
     import json
 
+    from content import lessons
+
     good = json.dumps(_good_lesson(), ensure_ascii=False).encode("utf-8")
-    make, named = BAD_FILES[kind]
-    at = open_page(PAGE, source=tiny_app_dense, lang="en", folds=False)
+    make, named_zh, named_en = BAD_FILES[kind]
+    at = open_page(PAGE, source=tiny_app_dense, lang=lang, folds=False)
     prompt = at.session_state["prompt_text"]
     at.file_uploader(key="lesson_file").set_value((f"{kind}.json", make(good), "application/json")).run()
     no_exception(at)
     errors = [e.value for e in at.error]
+    named = named_zh if lang == "zh" else named_en
     assert len(errors) == 1 and f"{kind}.json" in errors[0] and named in errors[0], errors
+    if lang == "zh":
+        assert _chinese_only(errors[0]), errors[0]
+    else:
+        assert not re.search(r"[\u4e00-\u9fff]", errors[0]), errors[0]
     assert "lesson_replay" not in at.session_state and at.session_state["prompt_text"] == prompt
-    assert not [o for o in at.selectbox(key="lesson_choice").options if "uploaded" in o]   # nothing to start
+    assert len(at.selectbox(key="lesson_choice").options) == len(lessons.shipped())      # nothing uploaded to start
     button(at, "tour_next").click().run()
     no_exception(at)
     assert at.session_state["tour_step"] == 1 and at.session_state["_page"] == "tour"
@@ -309,7 +334,9 @@ def test_a_bad_lesson_file_says_what_is_wrong_and_the_tour_goes_on(tiny_app_dens
     assert at.session_state["_page"] == "attention" and at.session_state["prompt_text"] == "Hello there"
     assert at.session_state["layer"] == 1 and at.session_state["head"] == 2
     shown = "\n".join(str(m.value) for m in at.markdown)
-    assert "<img src=x" not in shown and "&lt;img src=x onerror=alert(1)&gt; a head" in shown   # text, not markup
+    assert "<img src=x" not in shown and "<script>alert" not in shown                           # text, not markup
+    assert ("&lt;script&gt;alert(1)&lt;/script&gt;这一头" if lang == "zh" else
+            "&lt;img src=x onerror=alert(1)&gt; a head") in shown
     button(at, "lesson_next").click().run()
     no_exception(at)
     assert at.session_state["_page"] == "lm_head" and at.session_state["lm_topn"] == 30
@@ -337,7 +364,8 @@ def test_a_teacher_opens_the_steps_question_as_the_class_poll(monkeypatch, tmp_p
     button(teacher, "lesson_poll").click().run()
     no_exception(teacher)
     poll = PollStore(str(db), teacher_key=key).current()
-    assert poll.is_open and (poll.question, tuple(poll.options), poll.model_answer) == (q.en, q.options, q.answer)
+    assert poll.is_open and (poll.question, poll.options, poll.model_answer) == (q.en, tuple(q.options_in("en")),
+                                                                                  q.answer_in("en"))
     student = open_page("tokenize", source=tiny_app_dense, lang="en", folds=False)
     no_exception(student)
     assert any(q.en in str(m.value) for m in student.markdown)

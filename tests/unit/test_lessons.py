@@ -1,9 +1,11 @@
 """content/lessons.py: the shipped lessons load; a malformed, truncated, oversized or crafted lesson file is refused
-with a message naming what is wrong, before anything runs."""
+with a message naming what is wrong, in Chinese and in English, before anything runs; a question's options may be
+plain text or {"zh", "en"}."""
 from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 
@@ -25,9 +27,26 @@ def test_the_three_shipped_lessons_load_and_round_trip():
         assert lessons.loads(lessons.to_json(lesson), name) == lesson
 
 
+ENGLISH_SENTENCE = re.compile(r"[A-Za-z]+(?: +[A-Za-z]+){2,}")     # three English words in a row
+HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def chinese_only(message: str) -> bool:
+    """A Chinese message: Han characters and no English sentence (file paths, key names and JSON tokens are the
+    file's own words; ../../etc/passwd and steps[0].page are not sentences)."""
+    words = re.sub(r"'[^']*'|[\w.]*\[\d+\][\w.]*", "", message)          # quoted values and steps[0].x paths
+    return bool(HAN.search(message)) and not ENGLISH_SENTENCE.search(words)
+
+
+def test_the_chinese_check_itself():
+    assert chinese_only("课程文件有 1 字节；上限是 2（256 KiB）")
+    assert not chinese_only("课程文件无法打开。问题：the lesson file is not UTF-8 text (byte 0)")
+    assert not chinese_only("the lesson file is not UTF-8 text")
+
+
 def test_a_good_lesson():
     lesson = lessons.loads(json.dumps(GOOD))
-    assert lesson.steps[0].pickers == {"layer": 1, "head": 2} and lesson.steps[0].question.answer == "a"
+    assert lesson.steps[0].pickers == {"layer": 1, "head": 2} and lesson.steps[0].question.answer_in("en") == "a"
 
 
 def bad(mutate):
@@ -38,7 +57,7 @@ def bad(mutate):
     return str(e.value)
 
 
-@pytest.mark.parametrize("mutate,words", [
+SCHEMA_CASES = [
     (lambda d: d.update(version=2), "version"),
     (lambda d: d.update(version=True), "version"),
     (lambda d: d.update(script="alert(1)"), "unknown key(s) 'script'"),
@@ -57,9 +76,113 @@ def bad(mutate):
     (lambda d: d.update(prompts=["x" * 5000]), "prompts[0] is 5000 characters"),
     (lambda d: d.update(steps={}), "steps must be a list"),
     (lambda d: d.update(title="Lesson"), "title must be an object, not text"),
-])
+]
+
+
+@pytest.mark.parametrize("mutate,words", SCHEMA_CASES)
 def test_bad_lessons_name_what_is_wrong(mutate, words):
     assert words in bad(mutate)
+
+
+def error(call) -> LessonError:
+    with pytest.raises(LessonError) as e:
+        call()
+    return e.value
+
+
+BAD_BYTES = {                # every way a file fails before or at the schema: its bytes -> the place the message names
+    "truncated": (lambda t: t[: len(t) // 2], "1"),
+    "malformed": (lambda t: t.replace(b":", b"=", 1), "1"),
+    "nan": (lambda t: t.replace(b'"version": 1', b'"version": NaN'), "NaN"),
+    "oversized": (lambda t: b" " * (lessons.MAX_BYTES + 1) + t, "262,144"),
+    "not-utf8": (lambda t: b"\xff\xfe" + t, "0"),
+    "crafted-page": (lambda t: t.replace(b'"attention"', b'"../../etc/passwd"'), "steps[0].page"),
+    "code-for-prompt": (lambda t: t.replace(b'"I like shanghai"', b'{"__import__": "os"}'), "prompts[0]"),
+    "unknown-key": (lambda t: t.replace(b'"version"', b'"script": 1, "version"'), "script"),
+    "not-an-object": (lambda t: b"[1, 2]", "[]"),
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD_BYTES))
+def test_every_message_is_in_both_languages(kind):
+    """Issue: the loader's detail was English inside a Chinese page. Each refusal words itself in both languages:
+    Chinese with no English sentence, English with no Chinese, the same place named in both."""
+    make, place = BAD_BYTES[kind]
+    e = error(lambda: lessons.loads(make(json.dumps(GOOD).encode())))
+    zh, en = e.text("zh"), e.text("en")
+    assert chinese_only(zh), zh
+    assert not HAN.search(en) and en == str(e), en
+    if place != "[]":
+        assert place in zh and place in en, (zh, en)
+
+
+def test_a_missing_file_in_both_languages(tmp_path):
+    e = error(lambda: lessons.load(tmp_path / "missing.json"))
+    assert "missing.json" in e.text("zh") and chinese_only(e.text("zh")) and "ENOENT" in e.text("zh")
+    assert "cannot read the lesson file missing.json" in e.text("en")
+
+
+@pytest.mark.parametrize("mutate", [m for m, _ in SCHEMA_CASES])
+def test_schema_messages_in_chinese(mutate):
+    data = copy.deepcopy(GOOD)
+    mutate(data)
+    e = error(lambda: lessons.loads(json.dumps(data)))
+    assert chinese_only(e.text("zh")), e.text("zh")
+
+
+# ---- bilingual options ---------------------------------------------------------------------------------------------
+YES, NO = {"zh": "能", "en": "yes"}, {"zh": "不能", "en": "no"}
+
+
+def with_question(**q):
+    data = copy.deepcopy(GOOD)
+    data["steps"][0]["question"].update(q)
+    return data
+
+
+def test_an_option_may_be_bilingual_or_plain():
+    lesson = lessons.loads(json.dumps(with_question(options=[YES, NO, "896"], answer=NO)))
+    q = lesson.steps[0].question
+    assert q.options_in("zh") == ["能", "不能", "896"] and q.options_in("en") == ["yes", "no", "896"]
+    assert (q.answer_in("zh"), q.answer_in("en")) == ("不能", "no")
+    assert lessons.loads(lessons.to_json(lesson)) == lesson                     # round trip, both forms
+    written = json.loads(lessons.to_json(lesson))["steps"][0]["question"]
+    assert written["options"] == [YES, NO, "896"] and written["answer"] == NO
+    for plain in ("no", "不能"):             # a plain answer names a bilingual option by either language's text
+        q = lessons.loads(json.dumps(with_question(options=[YES, NO], answer=plain))).steps[0].question
+        assert q.answer == NO
+
+
+def test_plain_options_still_load():
+    q = lessons.loads(json.dumps(GOOD)).steps[0].question
+    assert q.options_in("zh") == q.options_in("en") == ["a", "b"] and q.answer_in("zh") == "a"
+
+
+@pytest.mark.parametrize("q,words", [
+    (dict(options=[{"zh": "能"}, NO], answer=NO), "steps[0].question.options[0] is missing 'en'"),
+    (dict(options=[{"zh": "能", "en": "yes", "fr": "oui"}, NO], answer=NO), "options[0] has unknown key(s) 'fr'"),
+    (dict(options=[{"zh": "能", "en": 1}, NO], answer=NO), "options[0].en must be text, not a number"),
+    (dict(options=[{"zh": "能", "en": " "}, NO], answer=NO), "options[0].en is empty"),
+    (dict(options=[{"zh": "能", "en": "y" * 201}, NO], answer=NO), "options[0].en is 201 characters"),
+    (dict(options=[YES, {"zh": "能", "en": "no"}], answer=YES), "the same option twice"),
+    (dict(options=[YES, NO], answer={"zh": "能", "en": "no"}), "is not one of its options"),
+    (dict(options=[YES, NO], answer="maybe"), "answer 'maybe' is not one of its options"),
+    (dict(options=[YES, NO], answer=["no"]), "answer must be text, not a list"),
+])
+def test_bad_bilingual_options(q, words):
+    e = error(lambda: lessons.loads(json.dumps(with_question(**q))))
+    assert words in str(e), str(e)
+    assert chinese_only(e.text("zh")), e.text("zh")
+
+
+def test_the_shipped_lessons_ask_in_both_languages():
+    """Issue: first-lesson showed "integer ids" on a Chinese page. A word option has its Chinese; only numbers and
+    symbols (the same in both) stay plain."""
+    for path in lessons.shipped().values():
+        for step in lessons.load(path).steps:
+            if step.question:
+                for o in step.question.options:
+                    assert o["zh"] != o["en"] or not re.search(r"[A-Za-z]{2,}", o["en"]), (path.name, o)
 
 
 def test_not_an_object():
