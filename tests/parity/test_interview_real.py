@@ -23,13 +23,13 @@ def model(request):
 
 
 def test_chunked_prefill(model):
-    """Tolerance 1e-4 on logits of size ~10-30: float32 sums in another order. Measured on the bundled model
-    1.1e-5 (C = 32 and 8, two prompts), on SmolLM2 2.9e-5 (C = 8)."""
+    """Tolerance 2e-4 on logits of size ~10-30 (~1e-5 relative): float32 sums in another order. Measured on the
+    bundled model 1.1e-5 (C = 32 and 8, two prompts), on SmolLM2 2.9e-5 and, in another run, 8.4e-5 (C = 8)."""
     rows = iv.prefill_trade(model, words.CODE, chunks=(None, 8), new_tokens=8)
     print("\nchunked prefill", model.config.name, [(r["chunk"], r["passes"], f"{r['logits_max_diff']:.3g}",
                                                     f"{1000 * r['max_pass_s']:.0f} ms") for r in rows])
     assert rows[1]["passes"] == -(-rows[0]["prompt_tokens"] // 8) and rows[1]["max_tokens_per_pass"] == 8
-    assert rows[1]["logits_max_diff"] < 1e-4 and rows[1]["same_tokens"]
+    assert rows[1]["logits_max_diff"] < 2e-4 and rows[1]["same_tokens"]
 
 
 def test_split_kv_on_real_layers(model):
