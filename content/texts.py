@@ -18,12 +18,14 @@ thousands separators ("32,763,876,352") or units ("1.00 GiB").
 from __future__ import annotations
 
 import json
+import math
 import re
 from functools import lru_cache
 
 from content import facts, stages
 from content.template import fill, placeholders  # noqa: F401  (re-exported: texts.fill, texts.placeholders)
 from ops.arith import costs
+from ops.engine import speculate
 from ops.engine.config import ModelConfig
 
 EXPLAIN_DIR = costs.ASSETS / "explain"
@@ -33,6 +35,7 @@ LANGS = ("zh", "en")
 LEVELS = ("academic", "plain")
 MOE_LABEL = "Qwen3-30B-A3B"
 QWEN_TOKENIZER_SIZE = 151_665  # 151,643 BPE tokens + 22 special/added (FACTS.md)
+MIN_P_EXAMPLE = 0.1             # the min-p worked in the decode texts
 
 _SECTION = re.compile(r"^## (academic|plain)\s*$", re.M)
 
@@ -154,6 +157,10 @@ def numbers(config: ModelConfig, tokenizer_vocab: int | None = None, B: int = 1,
         lm_head_flops_32b=_fmt(costs.matmul_flops(B * S, ref.vocab_size, ref.hidden_size)),
         decode_tok_s_h200_32b=f"{1000 / float(out['decode_ms_h200_32b']):.0f}",
         params_72b=costs.human(costs.total_params(refs['Qwen2.5-72B-Instruct'])),
+        # the Generate page's options: prompt-lookup drafts as ops/engine/speculate.py makes them, a min-p example
+        lookup_ngram=str(speculate.MAX_NGRAM), lookup_draft=str(speculate.MAX_DRAFT),
+        lookup_pass=str(speculate.MAX_DRAFT + 1), minp_m=f"{MIN_P_EXAMPLE:g}", minp_pct=f"{100 * MIN_P_EXAMPLE:g}",
+        minp_gap=f"{-math.log(MIN_P_EXAMPLE):.2f}",
     )
     from content import serving_numbers
     out.update(serving_numbers.numbers(ref))

@@ -18,9 +18,10 @@ from .decode import Decoder, Generation, GenerationStep
 from .sampling import sample_stages
 
 DRAFTS = ("prompt-lookup",)
+MAX_NGRAM, MAX_DRAFT = 3, 8        # the longest suffix looked up, the most tokens copied per pass
 
 
-def lookup_draft(ids: list[int], max_ngram: int = 3, max_draft: int = 8) -> list[int]:
+def lookup_draft(ids: list[int], max_ngram: int = MAX_NGRAM, max_draft: int = MAX_DRAFT) -> list[int]:
     """The tokens that followed the latest earlier occurrence of the longest suffix of ids (max_ngram tokens
     down to 1) that occurred before; [] when none did. At most max_draft tokens."""
     n_ids = len(ids)
@@ -76,7 +77,7 @@ def check_draft(draft: str, params) -> None:
                          "needs speculative sampling's acceptance rule")
 
 
-def draft_step(dec: Decoder, max_ngram: int = 3, max_draft: int = 8) -> list[GenerationStep]:
+def draft_step(dec: Decoder, max_ngram: int = MAX_NGRAM, max_draft: int = MAX_DRAFT) -> list[GenerationStep]:
     """One forward pass of a drafted decoding: the prefill, a plain step when nothing can be copied, or a verifying
     pass over the copied tokens. The Decoder counts what was proposed and accepted; returns the new steps."""
     guess = lookup_draft(dec.prompt_ids + dec.token_ids, max_ngram, min(max_draft, dec.remaining - 1)) \
@@ -95,8 +96,8 @@ def draft_step(dec: Decoder, max_ngram: int = 3, max_draft: int = 8) -> list[Gen
     return new
 
 
-def generate_with_draft(dec: Decoder, draft: str = "prompt-lookup", on_token=None, max_ngram: int = 3,
-                        max_draft: int = 8) -> Generation:
+def generate_with_draft(dec: Decoder, draft: str = "prompt-lookup", on_token=None, max_ngram: int = MAX_NGRAM,
+                        max_draft: int = MAX_DRAFT) -> Generation:
     """Run a Decoder to the end with prompt-lookup drafts; the Generation counts proposed and accepted drafts."""
     check_draft(draft, dec.params)
     dec.draft, dec.drafter = draft, draft_step

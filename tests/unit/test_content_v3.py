@@ -264,7 +264,7 @@ ARXIV = re.compile(r"arXiv:(\d{4}\.\d{4,5})")
 HEAD = {"en": "**References.**", "zh": "**参考文献。**"}
 
 
-@pytest.mark.parametrize("stage", texts.STAGES)
+@pytest.mark.parametrize("stage", texts.STAGES + texts.PAIRED)
 def test_every_academic_text_ends_with_its_references(stage):
     ids = {}
     for lang in texts.LANGS:
@@ -288,6 +288,7 @@ def test_the_ids_the_issue_names_are_cited_where_they_belong():
             "2306.00978"} <= cited("serving")
     assert {"2210.17323", "2306.00978", "2211.10438"} <= cited("precision")
     assert "2412.15115" in cited("overview") and "2303.08112" in cited("final_norm") and "2209.11895" in cited("atlas")
+    assert {"2403.02310", "2211.17192", "2407.01082"} <= cited("decode")     # chunked prefill, drafts, min-p
 
 
 # ---- §4: the thin stages ---------------------------------------------------------------------------------------------
@@ -312,3 +313,59 @@ def test_new_stage_questions_by_hand(nums):
             "emb-decode-bytes", lang, nums)["short"]
         assert "1e-06" in question("rms-eps", lang, nums)["short"]
     assert 256 ** 2 > torch.finfo(torch.float16).max > 255 ** 2      # the 'about 256' of rms-float32
+
+
+# ---- the Generate page's options in its explanations: chunked prefill, prompt-lookup drafts, min-p ------------------
+def _step_s(tokens, pairs, kv_read, rows, peak=989e12, bw=4.8e12):
+    """One step of Qwen2.5-32B on an H200 by hand: 2 FLOPs per layer weight per token, the untied LM head on the
+    rows that need logits, 4 L nh hd per (query, key) pair; bf16 weights once plus the KV read; the slower of both."""
+    H, V, L, nh = C32["hidden_size"], C32["vocab_size"], C32["num_hidden_layers"], C32["num_attention_heads"]
+    layer_w = P32 - 2 * V * H
+    flops = 2 * layer_w * tokens + 2 * H * V * rows + 4 * L * nh * 128 * pairs
+    return max(flops / peak, (W32 + KV32 * kv_read) / bw)
+
+
+def test_decode_texts_teach_chunked_prefill_lookup_and_min_p(nums):
+    from ops.engine import sampling as smp
+    from ops.engine.speculate import lookup_draft
+    P, D, X, C = 8192, 32, 4096, 512                  # a prompt arrives while D requests decode at X cached tokens
+    dec = _step_s(D, D * (X + 1), D * X, D)
+    alone = _step_s(P, P * (P + 1) // 2, 0, 1)
+    steps = [_step_s(D + C, D * (X + 1) + C * a + C * (C + 1) // 2, D * X + a, D + (a + C == P))
+             for a in range(0, P, C)]
+    ttft_one, itl_one, ttft_c, itl_c = (f"{1000 * x:,.1f}" for x in (alone, alone + dec, sum(steps), max(steps)))
+    assert max(steps) == steps[-1] and sum(steps) > alone and max(steps) < (alone + dec) / 10
+    # the roofline's ridge: 989 TFLOP/s over 4.8 TB/s = 206 FLOP/byte; a B = 1 prefill does ~1 FLOP per weight byte
+    # per token, so the smallest power of two past the ridge is compute-bound, the one before it memory-bound
+    cross = 2 ** math.ceil(math.log2(989 / 4.8))
+    # prompt lookup: a 3-token suffix beats a later 2-token one, a 4-token match is not looked for; 8 tokens copied
+    ids = [6, 7, 1, 2, 9, 5, 7, 1, 2, 8, 3, 1, 2, 4, 6, 7, 1, 2]
+    assert lookup_draft(ids)[0] == 8 and len(lookup_draft(list(range(40)) + [0])) == 8
+    ngram, draft = 3, 8
+    for lang, pats in (
+            ("en", dict(itl_one=r"between two tokens is ([\d,.]+) ms", ttft_one=r"first token takes ([\d,.]+) ms",
+                        itl_c=r"steps\) the gap is ([\d,.]+) ms", ttft_c=r"a little later, at ([\d,.]+) ms",
+                        mem=r"a step of ([\d,]+) tokens is still memory-bound", cross=r"and one of ([\d,]+) compute",
+                        ngram=r"up to (\d+) of them", draft=r"copies up to (\d+) tokens", passes=r"yields 1 to (\d+)",
+                        m=r"with \$m = ([\d.]+)\$", gap=r"only within ([\d.]+) of the top")),
+            ("zh", dict(itl_one=r"之间要隔 ([\d,.]+) ms", ttft_one=r"首 token 要 ([\d,.]+) ms",
+                        itl_c=r"间隔降到 ([\d,.]+) ms", ttft_c=r"稍晚一点，([\d,.]+) ms",
+                        mem=r"一步 ([\d,]+) 个 token 仍受带宽限制", cross=r"，([\d,]+) 个才受算力限制",
+                        ngram=r"最多 (\d+) 个）更早", draft=r"最多 (\d+) 个 token 抄来", passes=r"得到 1 到 (\d+) 个",
+                        m=r"\$m = ([\d.]+)\$ 时", gap=r"不超过 ([\d.]+) 的 token"))):
+        t = text("decode", lang, "academic", nums)
+        got = {k: re.search(v, t) for k, v in pats.items()}
+        assert all(got.values()), [k for k, v in got.items() if not v]
+        g = {k: v.group(1) for k, v in got.items()}
+        assert (g["itl_one"], g["ttft_one"], g["itl_c"], g["ttft_c"]) == (itl_one, ttft_one, itl_c, ttft_c), g
+        assert (int(g["mem"].replace(",", "")), int(g["cross"].replace(",", ""))) == (cross // 2, cross) == (128, 256)
+        assert (int(g["ngram"]), int(g["draft"]), int(g["passes"])) == (ngram, draft, draft + 1)
+        m, gap = float(g["m"]), float(g["gap"])
+        assert gap == round(-math.log(m), 2) == 2.30
+        kept = smp.apply_min_p(torch.tensor([0.0, -gap + 0.01, -gap - 0.01]), m)
+        assert torch.isfinite(kept).tolist() == [True, True, False]
+        plain = text("decode", lang, "plain", nums)
+        assert itl_one in plain and itl_c in plain and f"{100 * m:g}%" in plain
+        words = {"en": (f"(up to {ngram})", f"checks up to {draft} guessed"),
+                 "zh": (f"（最多 {ngram} 个）", f"最多 {draft} 个猜的词")}[lang]
+        assert all(w in plain for w in words), words
