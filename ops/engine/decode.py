@@ -168,23 +168,31 @@ class Decoder:
             if not self.steps:
                 self.prefill_passes += 1
                 self.prefill_largest = max(self.prefill_largest, chunk.shape[1])
-        st = sample_stages(logits, self.prompt_ids + self.token_ids, self.params, self.generator)
-        token = st["chosen"]
-        cand = torch.topk(st["logits"], 20).indices
+        step = self.pick(logits, self.prompt_ids + self.token_ids, S, "decode" if self.steps else "prefill")
+        step.seconds = time.perf_counter() - t0                # the whole step, its sampling included
+        self.record(step)
+        return step
+
+    def pick(self, logits: torch.Tensor, seen: list[int], processed: int, phase: str,
+             seconds: float = 0.0) -> GenerationStep:
+        """The sampling stages of one position's logits (V,) after the tokens `seen`, as a GenerationStep."""
+        st = sample_stages(logits, seen, self.params, self.generator)
+        token, cand = st["chosen"], torch.topk(st["logits"], 20).indices
         tok = self.model.tokenizer
-        step = GenerationStep(token_id=token, piece=tok.decode([token]) if tok else str(token),
-                              phase="decode" if self.steps else "prefill", processed=S,
-                              seconds=time.perf_counter() - t0, kv_tokens=self.cache.length,
+        return GenerationStep(token_id=token, piece=tok.decode([token]) if tok else str(token), phase=phase,
+                              processed=processed, seconds=seconds, kv_tokens=self.cache.length,
                               kv_bytes=self.cache.nbytes, candidates=cand.tolist(),
                               stages={k: v[cand].tolist() for k, v in st.items() if k != "chosen"},
                               chosen_prob=float(st["probs"][token]))
+
+    def record(self, step: GenerationStep):
+        """Keep a picked step's token, and stop at the end-of-sequence token or the budget."""
         self.steps.append(step)
-        self.token_ids.append(token)
-        if self.stop_at_eos and token in self.eos:
+        self.token_ids.append(step.token_id)
+        if self.stop_at_eos and step.token_id in self.eos:
             self.stopped = "eos"
         elif len(self.token_ids) >= self.budget:
             self.stopped = "max_new_tokens"
-        return step
 
     def advance(self) -> list[GenerationStep]:
         """One forward pass's tokens: step(), or with a draft one verifying pass that may yield several."""

@@ -15,7 +15,6 @@ import torch
 
 from ..errors import InputError
 from .decode import Decoder, Generation, GenerationStep
-from .sampling import sample_stages
 
 DRAFTS = ("prompt-lookup",)
 MAX_NGRAM, MAX_DRAFT = 3, 8        # the longest suffix looked up, the most tokens copied per pass
@@ -33,18 +32,6 @@ def lookup_draft(ids: list[int], max_ngram: int = MAX_NGRAM, max_draft: int = MA
     return []
 
 
-def _step(dec: Decoder, logits: torch.Tensor, seen: list[int], processed: int, seconds: float) -> GenerationStep:
-    """The sampling stages of one position's logits (greedy) as a GenerationStep, as Decoder.step records it."""
-    st = sample_stages(logits, seen, dec.params, dec.generator)
-    token, cand = st["chosen"], torch.topk(st["logits"], 20).indices
-    tok = dec.model.tokenizer
-    return GenerationStep(token_id=token, piece=tok.decode([token]) if tok else str(token), phase="decode",
-                          processed=processed, seconds=seconds, kv_tokens=dec.cache.length, kv_bytes=dec.cache.nbytes,
-                          candidates=cand.tolist(),
-                          stages={k: v[cand].tolist() for k, v in st.items() if k != "chosen"},
-                          chosen_prob=float(st["probs"][token]))
-
-
 @torch.inference_mode()
 def verify(dec: Decoder, draft: list[int]) -> tuple[list[GenerationStep], int]:
     """One pass over [last token] + draft after the cache: the greedy token after each prefix, kept while the
@@ -55,7 +42,7 @@ def verify(dec: Decoder, draft: list[int]) -> tuple[list[GenerationStep], int]:
     seconds = (time.perf_counter() - t0) / (len(draft) + 1)
     seen, steps, accepted = dec.prompt_ids + dec.token_ids, [], 0
     for j in range(len(draft) + 1):
-        step = _step(dec, logits[j], seen, len(draft) + 1 if j == 0 else 0, seconds)
+        step = dec.pick(logits[j], seen, len(draft) + 1 if j == 0 else 0, "decode", seconds)
         steps.append(step)
         seen = seen + [step.token_id]
         if j == len(draft) or step.token_id != draft[j] or step.token_id in dec.eos:
@@ -87,12 +74,7 @@ def draft_step(dec: Decoder, max_ngram: int = MAX_NGRAM, max_draft: int = MAX_DR
     new, ok = verify(dec, guess)
     dec.proposed, dec.accepted = dec.proposed + len(guess), dec.accepted + ok
     for s in new:
-        dec.steps.append(s)
-        dec.token_ids.append(s.token_id)
-        if dec.stop_at_eos and s.token_id in dec.eos:
-            dec.stopped = "eos"
-        elif len(dec.token_ids) >= dec.budget:
-            dec.stopped = "max_new_tokens"
+        dec.record(s)
     return new
 
 
