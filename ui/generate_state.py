@@ -66,11 +66,10 @@ def first_token(model) -> tuple[list[str], str]:
 
 def ask_first(model, greedy: bool, T: float, seed: int):
     """predict.first for the first generated token (may stop the page until the learner commits). The question is
-    made only with the switch on (its state as ui/predict.py keeps it: the session, else ?predict=1): it may cost
-    a prefill, which a page with the switch off should not pay."""
+    made only with the switch on (predict.is_on: read before first() draws it): it may cost a prefill, which a page
+    with the switch off should not pay."""
     ss = st.session_state
-    on = ss.get("predict-on-generate", st.query_params.get("predict") == "1")
-    options, answer = first_token(model) if on else ([""], "")
+    options, answer = first_token(model) if predict.is_on("generate") else ([""], "")
     _, prompt, chat, _, params, path, chunk, _ = ss["_gen"]["key"]               # what decides the first token
     if options:
         predict.first("generate", (prompt, chat, params, path, chunk), gt.question(lang()), options, answer,

@@ -37,10 +37,19 @@ def on(page: str) -> bool:
     return _on(page)
 
 
+def is_on(page: str) -> bool:
+    """The switch's state without drawing it: the session's, else ?predict=1 (a teacher's link)."""
+    return st.session_state.get(_key(page), st.query_params.get("predict") == "1")
+
+
+def _key(page: str) -> str:
+    return f"predict-on-{page}"
+
+
 def _on(page: str) -> bool:
-    key = f"predict-on-{page}"
+    key = _key(page)
     if key not in st.session_state:
-        st.session_state[key] = st.query_params.get("predict") == "1"
+        st.session_state[key] = is_on(page)
     return st.toggle(t("先猜再看", "Predict first"), key=key,
                      help=t("先写下你的猜测，再看模型的答案。", "Commit a guess before the model's answer is shown."))
 
@@ -73,7 +82,7 @@ def gate(page: str, key, ask, name: str) -> bool:
     """True when the section may draw its answer: the switch is off, there is no question (ask() gave None), or a
     guess is committed (then the verdict is drawn first). Otherwise draws the question and returns False.
     ask() -> content.predict.Question; the page draws its switch with on() before (first() on lm_head)."""
-    if not st.session_state.get(f"predict-on-{page}"):
+    if not st.session_state.get(_key(page)):
         return True
     q = ask()
     if q is None:
