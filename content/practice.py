@@ -91,7 +91,7 @@ def _format_answer(value, unit: str) -> tuple[str, str]:
     if isinstance(value, float) and not value.is_integer():
         return f"{value:.2f}", f"{value:.2f} {unit}".strip()
     v = int(value)
-    human = costs.human(v, "B") if unit == "bytes" else costs.human(v)
+    human = costs.human(v, "B") if unit == "bytes" else costs.gb(v) if unit == "GB" else costs.human(v)
     return f"{v:,}", human
 
 

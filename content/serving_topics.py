@@ -36,7 +36,7 @@ def _b(n) -> str:
 
 
 def _gb(n) -> str:
-    return f"{n / 1e9:.1f} GB"
+    return costs.gb(n)
 
 
 def _ms(s: float) -> str:

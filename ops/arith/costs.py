@@ -18,7 +18,8 @@ Counting conventions (what the "At scale" sections show):
   the weights of every expert a step may touch: min(E, T*k) experts, an upper bound.
 - Bytes are a simple roofline model: every weight read once per forward pass, each matmul's input
   and output activations read/written once, the KV cache written (prefill) or read (decode).
-- GPU memory sizes are taken as decimal GB (1 GB = 1e9 bytes); KV cache sizes are often shown in GiB.
+- GPU memory and the weights that must fit in it are decimal GB (1 GB = 1e9 bytes, gb()); KV caches and tensors
+  are shown in binary units (1 GiB = 2**30 bytes, human(n, "B")). One quantity, one convention, one function.
 """
 from __future__ import annotations
 
@@ -370,6 +371,12 @@ def operator_costs(c: ModelConfig, stage: str, B: int, S: int, bits=16) -> dict:
 
 
 # ---- formatting ----------------------------------------------------------------------------
+def gb(n: float) -> str:
+    """Decimal gigabytes, as GPU memory is quoted (141 GB = 141e9 bytes): weights and what must fit beside them.
+    Sizes of caches and tensors go through human(n, "B") in binary units (GiB = 2**30 bytes)."""
+    return f"{n / 1e9:.1f} GB"
+
+
 def human(n: float, unit: str = "") -> str:
     """12_345_678_901 -> '12.35 B'; bytes (unit='B') in binary units: 1073741824 -> '1.00 GiB'."""
     if unit == "B":
