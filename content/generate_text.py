@@ -47,7 +47,7 @@ def draft_label(draft: str, lang: str) -> str:
 
 
 def greedy_only(T: float, lang: str) -> str:
-    return _l(lang, "提示词查找只用于贪心解码（T = 0）：抽样时要验证一个草稿 token，得用推测抽样的接受规则。"
+    return _l(lang, "提示词查找只用于贪心解码（T = 0）：抽样时要验证一个草稿 token，得用投机采样的接受规则。"
                     f"现在 T = {T:g}，草稿不启用。",
               f"Prompt lookup is for greedy decoding only (T = 0): checking a drafted token against a sampled one "
               f"needs speculative sampling's acceptance rule. T = {T:g} now, so no draft is used.")
