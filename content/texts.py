@@ -34,7 +34,7 @@ STAGES = tuple(k for k in stages.explained() if k not in PAIRED)   # the stages 
 LANGS = ("zh", "en")
 LEVELS = ("academic", "plain")
 MOE_LABEL = "Qwen3-30B-A3B"
-QWEN_TOKENIZER_SIZE = 151_665  # 151,643 BPE tokens + 22 special/added (FACTS.md)
+QWEN_TOKENIZER_SIZE = 151_665  # 151,643 BPE tokens + 22 special/added (docs/facts.md)
 MIN_P_EXAMPLE = 0.1             # the min-p worked in the decode texts
 
 _SECTION = re.compile(r"^## (academic|plain)\s*$", re.M)
