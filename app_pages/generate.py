@@ -55,7 +55,7 @@ except (smp.SamplingError, ValueError) as e:
 o1, o2 = st.columns(2)
 chunk = o1.radio(t("预填充分块", "Prefill in chunks"), gt.CHUNKS, key="gen_chunk", horizontal=True,
                  format_func=frozen(lambda C: gt.chunk_label(C, L), gt.CHUNKS), help=t(*gt.CHUNK_HELP))
-draft = o2.radio(t("草稿（推测解码）", "Draft (speculative decoding)"), gt.DRAFTS, key="gen_draft", horizontal=True,
+draft = o2.radio(t("草稿（投机解码）", "Draft (speculative decoding)"), gt.DRAFTS, key="gen_draft", horizontal=True,
                  format_func=frozen(lambda x: gt.draft_label(x, L), gt.DRAFTS), help=t(*gt.DRAFT_HELP),
                  disabled=not params.greedy)
 if draft and not params.greedy:

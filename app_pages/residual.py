@@ -42,9 +42,9 @@ page.view(t("残差流的 L2 范数", "residual stream L2 norm"), norms, stream,
           caption=t("第 0 个 token 的 ‖x‖ 常常远大于其他 token"
                     + (f"（这里最多是其余 token 中位数的 {lead[1]:,.0f} 倍，"
                        f"在{'嵌入' if lead[0] == 0 else f'第 {lead[0] - 1} 层之后'}）" if lead else "")
-                    + "：这叫**巨量激活**（massive activations），少数几个维度上的数值极大。它和**注意力汇聚**（"
+                    + "：这叫**巨量激活**（massive activations），少数几个维度上的数值极大。它和**注意力汇**（"
                       "attention sink）"
-                    "有关但不是一回事：注意力汇聚说的是许多注意力头把大部分概率放在第 0 个 token 上（见注意力页的各头小"
+                    "有关但不是一回事：注意力汇说的是许多注意力头把大部分概率放在第 0 个 token 上（见注意力页的各头小"
                     "图）。",
                     "Token 0's ‖x‖ often dwarfs the others'"
                     + (f" (here up to {lead[1]:,.0f}× the other tokens' "

@@ -40,21 +40,27 @@ FORMULAS_ZH = {
 
 # the note under each stage's "At scale" numbers: (中文, English) str.format templates
 AT_SCALE = {
-    "embedding": ("按编号取行（gather）：复制 T = B·S 行，每行 H 个数，没有乘法。",
-                  "A gather: T = B·S rows of H numbers copied, no multiplications."),
+    "embedding": ("按编号取行（gather）：只读出 T = B·S 行、每行 H 个数（不是整张 [V, H] 表），没有乘法。",
+                  "A gather: T = B·S rows of H numbers read and copied (not the whole [V, H] table), "
+                  "no multiplications."),
     "rmsnorm": ("每层 2 个 + 最终 1 个；FLOPs 按全部 {layers} 个计。",
                 "2 per layer + 1 final; FLOPs for all {layers} of them."),
-    "attention": ("分数 [B, nh, S, S] = {scores}；完整的 S×S 都计入。",
-                  "Scores [B, nh, S, S] = {scores}; the full S×S is counted."),
-    "residual": ("每层两次逐元素相加。", "Two element-wise adds per layer."),
+    "attention": ("分数 [B, nh, S, S] = {scores}；FLOPs 计入完整的 S×S（eager 注意力）；字节不含分数矩阵"
+                  "（FlashAttention 不把它写进显存），含写入缓存的新 K、V。",
+                  "Scores [B, nh, S, S] = {scores}; FLOPs count the full S×S (eager attention); bytes leave the "
+                  "scores out (FlashAttention never stores them) and include the new K and V written to the cache."),
+    "residual": ("每层两次逐元素相加，每次读两个张量、写一个。",
+                 "Two element-wise adds per layer, each reading two tensors and writing one."),
     "mlp": ("gate 和 up 为 [B, S, I]，down_proj 再压回 H。",
             "gate and up are [B, S, I]; down_proj brings it back to H."),
     "moe": ("FLOPs 只算激活的 k 个专家；参数量算全部 E 个。",
             "FLOPs: only the k active experts; parameters: all E experts."),
     "lm_head": ("它自己的一张 [V, H] 矩阵。", "Its own [V, H] matrix."),
     "lm_head_tied": ("与嵌入共用同一张矩阵。", "Tied to the embedding: the same matrix."),
-    "sampling": ("在 V 个分数上做 softmax、top-k、top-p：每条序列约 V·log V 次运算，很少。",
-                 "softmax, top-k and top-p over V scores: about V·log V operations per sequence, tiny."),
+    "sampling": ("在 V 个分数上做 softmax：每个分数约 5 次运算；top-k、top-p 再对 V 个分数排序"
+                 "（比较，不算 FLOPs），都很少。",
+                 "softmax over V scores: about 5 operations per score; top-k and top-p add a sort of V scores "
+                 "(comparisons, not FLOPs). Tiny."),
 }
 
 # where each GPU's figures come from (ops.arith.costs.GPUS[...]["note"] is the English): source, a remark on the

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ops.arith import costs
 from ops.engine.config import ModelConfig
 
-# The Qwen2.5 tokenizer (every Qwen2.5 size, FACTS.md): assumed for a qwen2 config loaded without a tokenizer.
+# The Qwen2.5 tokenizer (every Qwen2.5 size, docs/facts.md): assumed for a qwen2 config loaded without a tokenizer.
 QWEN25_TOKENIZER = dict(size=151_665, added=22,
                         specials=(("<|endoftext|>", 151643), ("<|im_start|>", 151644), ("<|im_end|>", 151645)),
                         eos=(("<|im_end|>", 151645), ("<|endoftext|>", 151643)))
@@ -71,7 +71,7 @@ def sentences(c: ModelConfig, tok: dict | None, lm_head_stored: bool | None, fmt
     name, V, H = c.name or c.model_type, c.vocab_size, c.hidden_size
     if c.model_type == "qwen2" and (tok is None and V >= QWEN25_TOKENIZER["size"]
                                     or tok is not None and tok == dict(size=QWEN25_TOKENIZER["size"])):
-        tok = QWEN25_TOKENIZER              # a Qwen2.5 config or tokenizer size: its tokenizer is known (FACTS.md)
+        tok = QWEN25_TOKENIZER              # a Qwen2.5 config or tokenizer size: its tokenizer is known (docs/facts.md)
     out = dict(arch=ARCH[c.model_type],
                attn_kind="MHA" if c.n_rep == 1 else ("MQA" if c.num_key_value_heads == 1 else "GQA"))
     out.update(_both("attn_gloss", *(  # attn_kind in a few words, where a first screen names it

@@ -47,7 +47,7 @@ def draft_label(draft: str, lang: str) -> str:
 
 
 def greedy_only(T: float, lang: str) -> str:
-    return _l(lang, "提示词查找只用于贪心解码（T = 0）：抽样时要验证一个草稿 token，得用推测抽样的接受规则。"
+    return _l(lang, "提示词查找只用于贪心解码（T = 0）：抽样时要验证一个草稿 token，得用投机采样的接受规则。"
                     f"现在 T = {T:g}，草稿不启用。",
               f"Prompt lookup is for greedy decoding only (T = 0): checking a drafted token against a sampled one "
               f"needs speculative sampling's acceptance rule. T = {T:g} now, so no draft is used.")
@@ -149,6 +149,7 @@ def option_text(r: dict, lang: str) -> str:
 def prefill_vs_decode(S0: int, passes: int, pre: float, dec: float | None, per_tok: int, L: int, nkv: int, hd: int,
                       kv_n: int, kv_bytes: int, lang: str) -> str:
     per, now = human(per_tok, "B"), human(kv_bytes, "B")
+    nbytes = per_tok // (2 * L * nkv * hd)           # bytes per element of the cache's dtype (kv_bytes_per_token's)
     if lang == "zh":
         how = "一次算完" if passes == 1 else f"分 {passes} 次算完"
         serve = f"全部 {S0} 个" if passes == 1 else "一整块"
@@ -156,11 +157,13 @@ def prefill_vs_decode(S0: int, passes: int, pre: float, dec: float | None, per_t
                 f"每读一次权重服务{serve} token，提示够长时就受算力限制；之后每步只算 1 个新 token"
                 + (f"（平均 {dec:.0f} ms）" if dec else "")
                 + "，但仍要把全部权重从内存读一遍，所以主要受内存带宽限制。KV 缓存让每步不必重算旧 token 的 K 和 V："
-                f"每个 token 存 2 × {L} 层 × {nkv} 个 KV 头 × {hd} 维 = {per}，现在共 {kv_n} 条，{now}。")
+                f"每个 token 存 2 × {L} 层 × {nkv} 个 KV 头 × {hd} 维 × {nbytes} 字节 = {per}，"
+                f"现在共 {kv_n} 条，{now}。")
     how = "one pass" if passes == 1 else f"{passes} passes"
     serve = f"all {S0} tokens" if passes == 1 else "a whole chunk of tokens"
     return (f"**Prefill vs decode.** The prefill runs all {S0} prompt tokens in {how} ({pre:.0f} ms): each weight "
             f"read serves {serve}, so a long enough prompt is bound by arithmetic. Each later step handles one new "
             "token" + (f" ({dec:.0f} ms on average)" if dec else "") + " but still reads every weight from memory, "
             "so it is bound by memory bandwidth. The KV cache spares each step from recomputing old tokens' K and V: "
-            f"per token it stores 2 × {L} layers × {nkv} KV heads × {hd} dims = {per}; now {kv_n} entries, {now}.")
+            f"per token it stores 2 × {L} layers × {nkv} KV heads × {hd} dims × {nbytes} bytes = {per}; "
+            f"now {kv_n} entries, {now}.")

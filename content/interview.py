@@ -163,8 +163,8 @@ def own_kv_caption(lang: str, name: str, own: dict) -> str:
 def outlier_caption(lang: str, loud: int) -> str:
     return _l(lang, f"第 {loud} 层的残差流里 |x| 最大。少数通道大出中位数几个数量级："
                     "整张量一个 int8 步长，普通值大多被舍成 0。W8A8 因此需要 SmoothQuant（把激活的通道尺度挪进权重），"
-                    "AWQ 按激活大小找出少数显著通道并保护它们的权重。",
+                    "只量化权重（4 位）的 AWQ 按激活大小找出少数显著通道并保护它们的权重。",
               f"Layer {loud}'s residual stream holds the largest |x|. A few channels stand orders of magnitude "
               "above the median: with one int8 step for the whole tensor most ordinary values round to 0. Hence "
-              "W8A8 needs SmoothQuant (moving the activations' channel scales into the weights), and AWQ finds the "
-              "few salient channels by activation size and protects their weights.")
+              "W8A8 needs SmoothQuant (moving the activations' channel scales into the weights), and AWQ (4-bit, "
+              "weight-only) finds the few salient channels by activation size and protects their weights.")

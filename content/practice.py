@@ -28,12 +28,14 @@ from ops.lab import stage_data
 PRACTICE_DIR = costs.ASSETS / "practice"  # every *.json here is a list of questions (same schema)
 
 
-def _attn_layer_params(c):
-    return sum(r["per_layer"] for r in costs.param_table(c) if r["operator"].startswith("attention"))
+def _stage(c, stage, B=1, S=1, bits=16):
+    """The "At scale" card's own numbers (costs.operator_costs): a practice answer and a card never count apart."""
+    return costs.operator_costs(c, stage, B, S, bits)
 
 
-def _mlp_layer_params(c):
-    return 3 * c.hidden_size * c.intermediate_size
+def _flop_row(c, operator, tokens):
+    """One row of costs.flops at `tokens` tokens, one layer (the rows the cards add up)."""
+    return next(r for r in costs.flops(c, 1, tokens) if r["operator"] == operator)["per_layer"]
 
 
 FORMULAS = {
@@ -41,19 +43,20 @@ FORMULAS = {
     "kv_cache_bytes_mha": lambda c, tokens, dtype_bytes=2: costs.kv_cache_bytes(c, tokens, dtype_bytes) * c.n_rep,
     "total_params": lambda c: costs.total_params(c),
     "active_params": lambda c: costs.active_params(c),
-    "attn_layer_params": _attn_layer_params,
-    "mlp_layer_params": _mlp_layer_params,
-    "lm_head_flops": lambda c, tokens: costs.matmul_flops(tokens, c.vocab_size, c.hidden_size),
-    "q_proj_flops": lambda c, tokens: costs.matmul_flops(tokens, c.num_attention_heads * c.head_dim, c.hidden_size),
-    "embedding_bytes": lambda c, bits=16: c.vocab_size * c.hidden_size * bits // 8,
+    "attn_layer_params": lambda c: _stage(c, "attention")["params_per_layer"],
+    "mlp_layer_params": lambda c: _stage(c, "mlp")["params_per_layer"],
+    "lm_head_flops": lambda c, tokens: _stage(c, "lm_head", 1, tokens)["flops"],
+    "q_proj_flops": lambda c, tokens: _flop_row(c, "attention q_proj", tokens),
+    "embedding_bytes": lambda c, bits=16: _stage(c, "embedding")["params"] * bits // 8,     # the whole [V, H] table
+    "embedding_read_bytes": lambda c, tokens=1, bits=16: _stage(c, "embedding", 1, tokens, bits)["weight_bytes"],
     "weight_bytes": lambda c, bits=16: costs.weight_bytes(c, bits),
     "decode_ms": lambda c, gpu="H200 141GB": costs.weight_bytes(c, 16) / (costs.GPUS[gpu]["tb_per_s"] * 1e12) * 1e3,
     "max_tokens_in_cache": lambda c, gpu_gb: costs.max_tokens_in_cache(c, gpu_gb),
     "n_rep": lambda c: c.n_rep,
     "scores_elements": lambda c, B, S: B * c.num_attention_heads * S * S,
     "heads_total": lambda c: c.num_hidden_layers * c.num_attention_heads,
-    "norm_params": lambda c: (2 * c.num_hidden_layers + 1) * c.hidden_size,    # two per layer + the final norm
-    "mlp_flops_per_token": lambda c: costs.matmul_flops(1, 3 * c.intermediate_size, c.hidden_size),  # gate, up, down
+    "norm_params": lambda c: _stage(c, "rmsnorm")["params"],                    # two per layer + the final norm
+    "mlp_flops_per_token": lambda c: _flop_row(c, "mlp gate+up+down", 1),          # gate, up, down
     "moe_layer_expert_params": lambda c: c.num_experts * 3 * c.hidden_size * c.moe_intermediate_size,
     "logits_bytes": lambda c, tokens, dtype_bytes=4: tokens * c.vocab_size * dtype_bytes,
     # the [V, H] table's share of all parameters, counted twice when the LM head is a separate matrix
@@ -88,7 +91,7 @@ def _format_answer(value, unit: str) -> tuple[str, str]:
     if isinstance(value, float) and not value.is_integer():
         return f"{value:.2f}", f"{value:.2f} {unit}".strip()
     v = int(value)
-    human = costs.human(v, "B") if unit == "bytes" else costs.human(v)
+    human = costs.human(v, "B") if unit == "bytes" else costs.gb(v) if unit == "GB" else costs.human(v)
     return f"{v:,}", human
 
 

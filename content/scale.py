@@ -27,11 +27,12 @@ NOTES = {
     "bars": ("注意力与 MLP 按所有层求和；RMSNorm 的参数极少，几乎看不见。",
              "Attention and MLP rows are summed over all layers; the RMSNorm weights are too few to see."),
     "dense": ("Qwen2.5-32B 是**稠密**模型：每个 token 都走同一个 SwiGLU MLP，{total} 参数全部参与（激活 = 总数）。"
-              "所有开源 Qwen2.5 都是稠密的；MoE 的是 Qwen1.5-MoE-A2.7B、Qwen2-57B-A14B、Qwen3-30B-A3B——它们的名字里就写"
-              "着激活参数量。",
+              "所有开源 Qwen2.5 都是稠密的；MoE 的 Qwen 型号例如 Qwen1.5-MoE-A2.7B、Qwen2-57B-A14B、Qwen3-30B-A3B、"
+              "Qwen3-235B-A22B、Qwen3-Coder-480B-A35B、Qwen3-Next-80B-A3B——它们的名字里就写着激活参数量。",
               "Qwen2.5-32B is **dense**: every token runs the same SwiGLU MLP, so all {total} parameters are active. "
-              "Every open Qwen2.5 model is dense; the MoE Qwen models are Qwen1.5-MoE-A2.7B, Qwen2-57B-A14B and "
-              "Qwen3-30B-A3B, whose names carry their active parameter count."),
+              "Every open Qwen2.5 model is dense; MoE Qwen models include, for example, Qwen1.5-MoE-A2.7B, "
+              "Qwen2-57B-A14B, Qwen3-30B-A3B, Qwen3-235B-A22B, Qwen3-Coder-480B-A35B and Qwen3-Next-80B-A3B, whose "
+              "names carry their active parameter count."),
     "flops": ("预填充的注意力按完整 S×S 分数矩阵计数（与本实验室的 eager 实现一致，上三角被掩码）；FlashAttention 一类"
               "因果内核约省一半。"
               "预填充对全部 S 个位置算 logits（与 trace 一致），服务端通常只算最后一个位置。经验公式 2·N·T 忽略了注意力"

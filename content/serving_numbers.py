@@ -38,7 +38,7 @@ def _b(n) -> str:
 
 
 def _gb(n) -> str:
-    return f"{n / 1e9:.1f} GB"
+    return costs.gb(n)
 
 
 def _flops(n) -> str:
@@ -62,6 +62,8 @@ def kv_bound_decode(ref: ModelConfig, requests: int, context: int, gpu: str = "H
 def numbers(ref: ModelConfig) -> dict:
     """Every sv_ placeholder, computed from the reference config (Qwen2.5-32B-Instruct in the app)."""
     t4, t32 = (online_softmax.score_traffic(ref, S) for S in TRAFFIC_LENGTHS)
+    sp4 = {half: sum(r["flops"] for r in costs.flops(ref, 1, TRAFFIC_LENGTHS[0], causal_half=half)
+                     if r["operator"] in ("attention scores QK^T", "attention context PV")) for half in (False, True)}
     fit = {g: ops_sv.concurrent_requests(ref, g, REQUEST_TOKENS) for g in ops_sv.SERVING_GPUS}
     f80, f141 = (fit[g] for g in ops_sv.SERVING_GPUS)
     paged = ops_sv.paged_blocks(ref, [4096])
@@ -97,6 +99,7 @@ def numbers(ref: ModelConfig) -> dict:
         bw_h200=f"{costs.GPUS['H200 141GB']['tb_per_s']:g}",
         fa_matrix_4k=_b(t4["matrix"]), fa_eager_4k=_b(t4["eager_matrix"]), fa_qkvo_4k=_b(t4["qkvo"]),
         fa_eager_ms_4k=f"{t4['eager_ms']:.0f}", fa_flash_ms_4k=f"{t4['flash_ms']:.1f}",
+        fa_sv_full_4k=_flops(sp4[False]), fa_sv_causal_4k=_flops(sp4[True]),   # scores + PV, all layers
         fa_matrix_32k=_b(t32["matrix"]), fa_eager_32k=_b(t32["eager_matrix"]), fa_qkvo_32k=_b(t32["qkvo"]),
         fa_eager_ms_32k=f"{t32['eager_ms']:,.0f}", fa_flash_ms_32k=f"{t32['flash_ms']:.1f}",
         # (b) KV cache in a server
@@ -129,7 +132,7 @@ def numbers(ref: ModelConfig) -> dict:
         q4_k_over=_fmt(q4k_over), q4_k_over_bpw=f"{8 * q4k_over / quant['Q4_K'][0]:g}",
         q4_k_per_fp16=_fmt(16 * quant["Q4_K"][0] // (8 * q4k_over)),
         scale_bits=_fmt(torch.finfo(torch.float16).bits), q5_0_offset=_fmt(2 ** 4), int4_group=_fmt(INT4_GROUP),
-        int4_g64_bpw=f"{4 + 16 / INT4_GROUP:g}", int4_g64_gb=_gb(costs.total_params(ref) * (4 + 16 / INT4_GROUP) / 8),
+        int4_g64_bpw=f"{4 + 16 / INT4_GROUP:g}", int4_g64_gb=_gb(formats.group_weight_bytes(ref, 4, INT4_GROUP)),
         kv_fp8_tok=_b(kvq["int8 / fp8"]["bytes_per_token"]), kv_fp8_req_141=_fmt(kvq["int8 / fp8"]["requests"]),
         e4m3_max=f"{fp['float8_e4m3fn']['max']:g}", e5m2_max=f"{fp['float8_e5m2']['max']:g}",
         e4m3_mant=_fmt(fp["float8_e4m3fn"]["mantissa_bits"]), e5m2_mant=_fmt(fp["float8_e5m2"]["mantissa_bits"]),
@@ -179,8 +182,8 @@ FORMULAS = {
     "paged_block_bytes": lambda c, block=16: ops_sv.paged_blocks(c, [block], block)["block_bytes"],
     "prefix_kv_saved": lambda c, prefix, requests: ops_sv.prefix_caching(c, prefix, requests)["kv_saved"],
     "gguf_bits_per_weight": lambda c, qtype: 8 * formats.ggml_sizes(qtype)[1] / formats.ggml_sizes(qtype)[0],
-    "group_weight_bytes": lambda c, bits, group,
-    scale_bits=16: int(costs.total_params(c) * (bits + scale_bits / group) / 8),
+    "group_weight_bytes": lambda c, bits, group, scale_bits=16: formats.group_weight_bytes(c, bits, group, scale_bits),
+    "low_bit_bytes": lambda c, fmt: next(r["bytes"] for r in formats.low_bit_rows(c) if r["format"] == fmt),
     "kv_bytes_per_token": lambda c, dtype_bytes=2: costs.kv_bytes_per_token(c, dtype_bytes),
     "spec_expected_tokens": lambda c, a, k: ops_sv.spec_expected_tokens(a, k),
     "spec_speedup": lambda c, a, k, draft=DRAFT_LABEL:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from content.template import fill
+from content.words import say
 from ops.arith import costs, formats, parallelism as par, scheduling as sch, serving_math as ops_sv
 from ops.engine.config import ModelConfig
 
@@ -35,7 +36,7 @@ def _b(n) -> str:
 
 
 def _gb(n) -> str:
-    return f"{n / 1e9:.1f} GB"
+    return costs.gb(n)
 
 
 def _ms(s: float) -> str:
@@ -71,7 +72,11 @@ def numbers(ref: ModelConfig) -> dict:
     """The topics' sv_ placeholders, from the reference config (Qwen2.5-32B-Instruct on an H200 in the app)."""
     one, _, small = _chunked(ref)
     gp = _goodput(ref)
-    over = next(r for r in gp["rows"] if not r["meets"])
+    over = next(r for r in gp["rows"] if not r["meets_itl"])
+    nofit = next(r for r in gp["rows"] if r["meets_itl"] and not r["fits"])   # meets the target, does not fit
+    late = sch.chunk_delay(ref, CHUNK["prompt"], small["chunk"], CHUNK["decodes"], CHUNK["context"])
+    cross = sch.chunk_crossover(ref, CHUNK["prompt"], CHUNK["decodes"], CHUNK["context"])
+    late_mem = sch.chunk_delay(ref, CHUNK["prompt"], cross // 2, CHUNK["decodes"], CHUNK["context"])
     dg = {r["prompt"]: r for r in sch.disaggregation(ref, DISAGG_PROMPTS)}[CHUNK["prompt"]]
     head = ops_sv.draft_head_cost(ref)
     a, k = DRAFT["a"], DRAFT["k"]
@@ -89,9 +94,15 @@ def numbers(ref: ModelConfig) -> dict:
         cp_prompt=_n(CHUNK["prompt"]), cp_decodes=_n(CHUNK["decodes"]), cp_ctx=_n(CHUNK["context"]),
         cp_chunk=_n(small["chunk"]), cp_steps=_n(small["steps"]), cp_ttft_one=_ms(one["ttft_s"]),
         cp_itl_one=_ms(one["itl_s"]), cp_ttft_chunk=_ms(small["ttft_s"]), cp_itl_chunk=_ms(small["itl_s"]),
+        cp_delay=_ms(late["delay_s"]), cp_decodes_ms=_ms(late["decodes_s"]), cp_reread=_ms(late["reread_s"]),
+        cp_kv_step=_gb(costs.kv_cache_bytes(ref, CHUNK["decodes"] * CHUNK["context"])),
+        cp_cross_chunk=_n(cross), cp_mem_chunk=_n(cross // 2), cp_reread_mem=_ms(late_mem["reread_s"]),
         gp_slo=_n(GOODPUT["slo_ms"]), gp_best=_n(gp["best_batch"]), gp_good=_n(gp["goodput"]),
         gp_itl_best=_ms(next(r["itl_s"] for r in gp["rows"] if r["batch"] == gp["best_batch"])),
-        gp_over=_n(over["batch"]), gp_itl_over=_ms(over["itl_s"]),
+        gp_over=_n(over["batch"]), gp_itl_over=_ms(over["itl_s"]), gp_fit=_n(gp["largest_fit"]),
+        gp_mem=f"{gp['gpu_bytes'] / 1e9:g} GB", gp_nofit=_n(nofit["batch"]), gp_itl_nofit=_ms(nofit["itl_s"]),
+        gp_nofit_kv=_gb(nofit["kv_bytes"]), gp_nofit_need=_gb(nofit["need_bytes"]),
+        gp_weights=_gb(costs.weight_bytes(ref, 16)),
         dg_kv=_b(dg["kv_bytes"]), dg_prefill=_ms(dg["prefill_s"]), dg_ib=_ms(dg["transfer_s"]["InfiniBand 400G"]),
         dg_nvl=_ms(dg["transfer_s"]["NVLink"]),
         eagle_c=f"{head:.4f}", eagle_a=f"{a:g}", eagle_k=_n(k), eagle_acc=f"{ops_sv.accepted_length([a] * k):.2f}",
@@ -106,7 +117,8 @@ def numbers(ref: ModelConfig) -> dict:
         pp_stages=_n(pipe["stages"]), pp_layers=_n(pipe["layers_per_stage"]), pp_weights=_gb(pipe["weights_per_gpu"]),
         pp_boundary=_n(pipe["boundary_bytes_per_token"]), pp_m8=_n(PIPE["microbatches"][1]),
         pp_m32=_n(PIPE["microbatches"][2]), pp_bubble1=f"{100 * m1:.0f}", pp_bubble8=f"{100 * m8:.0f}",
-        pp_bubble32=f"{100 * m32:.1f}",
+        pp_bubble32=f"{100 * m32:.1f}", pp_idle1=f"{100 * pipe['idle'][1]:.0f}",
+        pp_token_ms=_ms(pipe["token_s"]), pp_tp_token_ms=_ms(pipe["tp_token_s"]),
         ep_model=MOE_LABEL, ep_degree=_n(EP_DEGREE), ep_experts=_n(ep["experts_per_gpu"]),
         ep_layer=_n(ep["per_token_layer"]), ep_all=_b(ep["per_token_all_layers"]), ep_leaves=_b(ep["leaves_gpu"]),
         cx_long=_n(LONG), cx_degree=_n(CP_DEGREE), cx_slice=_n(cp["tokens_per_gpu"]), cx_kv=_b(cp["kv_per_gpu"]),
@@ -134,8 +146,13 @@ def _chunked_rows(ref, lang):
              _l(lang, "期间解码 token/s", "decode tokens/s meanwhile"): _n(r["decode_tokens_per_s"])}
             for r in _chunked(ref)]
     gp = _goodput(ref)
-    good = [{"B": r["batch"], "ITL (ms)": _ms(r["itl_s"]), "token/s": _n(r["tokens_per_s"]),
-             _l(lang, f"≤ {GOODPUT['slo_ms']} ms", f"≤ {GOODPUT['slo_ms']} ms"): "✓" if r["meets"] else "✗"}
+    cap = f"{gp['gpu_bytes'] / 1e9:g} GB"
+    good = [{"B": r["batch"], "KV": _gb(r["kv_bytes"]),
+             _l(lang, f"KV + 权重 ≤ {cap}", f"KV + weights ≤ {cap}"):
+                 ("✓ " if r["fits"] else "✗ ") + _gb(r["need_bytes"]),
+             "ITL (ms)": _ms(r["itl_s"]), "token/s": _n(r["tokens_per_s"]),
+             f"≤ {GOODPUT['slo_ms']} ms": "✓" if r["meets_itl"] else "✗",
+             _l(lang, "可以提供", "may be offered"): "✓" if r["meets"] else "✗"}
             for r in gp["rows"]]
     return [(rows, "chunked"), (good, "goodput")]
 
@@ -170,7 +187,9 @@ def _parallel_rows(ref, lang):
     pp = [{_l(lang, "级数 p", "stages p"): r["stages"], _l(lang, "每级层数", "layers per stage"): r["layers_per_stage"],
            _l(lang, "每卡权重（首尾级）", "weights per GPU (end stage)"): _gb(r["weights_per_gpu"]),
            _l(lang, "每 token 跨级字节", "bytes per token per boundary"): _n(r["boundary_bytes_per_token"]),
-           **{_l(lang, f"气泡 m={m}", f"bubble m={m}"): f"{100 * b:.0f}%" for m, b in r["bubble"].items()}}
+           **{_l(lang, f"服务：{m} 个在途时空闲", f"serving: idle, {m} in flight"): f"{100 * b:.0f}%"
+              for m, b in r["idle"].items()},
+           _l(lang, "每 token 下限（ms）", "per token, at least (ms)"): _ms(r["token_s"])}
           for r in par.pipeline_parallel(ref, (2, 4, 8), PIPE["microbatches"])]
     ep = [{"EP": r["ep"], _l(lang, "每卡专家", "experts per GPU"): f"{r['experts_per_gpu']:g}",
            _l(lang, "每卡专家权重", "expert weights per GPU"): _gb(r["expert_bytes_per_gpu"]),
@@ -227,12 +246,6 @@ CAPTIONS = {
                 "every step carries all the decodes and the next chunk. Times are roofline bounds: 2 FLOPs per "
                 "layer weight per token, the LM head only on rows that need logits, bytes = weights + the KV "
                 "read."),
-    "goodput": ("同一模型、{sv_cp_ctx} token 上下文的纯解码：批越大吞吐越高，但每一步（每个请求的 ITL）也越长。目"
-                "标 ITL ≤ {sv_gp_slo} ms 时，满足目标的最大吞吐（goodput）在 B = {sv_gp_best}：{sv_gp_good} "
-                "token/s。",
-                "Decode alone at a {sv_cp_ctx}-token context: a bigger batch raises throughput but lengthens "
-                "every step (each request's ITL). With an ITL target of {sv_gp_slo} ms the best throughput that "
-                "meets it (goodput) is at B = {sv_gp_best}: {sv_gp_good} tokens/s."),
     "disagg": ("预填充卡做完后，把提示词的整个 KV cache 一次传给解码卡。链路按单向带宽：NVLink 为 H200 公开的 "
                "900 GB/s （双向合计）的一半，InfiniBand 按 400 Gb/s 一个端口。",
                "When the prefill GPU is done, the prompt's whole KV cache crosses to the decode GPU once. Links "
@@ -251,10 +264,6 @@ CAPTIONS = {
               "templates of {sv_rx_tpl} tokens each shared by {sv_rx_per} of them, a {sv_rx_q}-token question "
               "each. Hashed blocks cannot share a block that straddles the end of a shared part, nor a request's "
               "last partial block; a radix tree shares token by token."),
-    "pp": ("Qwen2.5-32B 的 {L_32b} 层按顺序分成 p 级。气泡 = (p − 1) / (m + p − 1)：m 个微批次流过时流水线空着的"
-           "比例。",
-           "Qwen2.5-32B's {L_32b} layers in p consecutive stages. Bubble = (p − 1) / (m + p − 1): the share of "
-           "time the pipeline idles while m microbatches flow through."),
     "ep": ("{sv_ep_model}：每个 token 把隐藏向量发给它的 k 个专家，再收回结果（dispatch + combine）；按专家均匀分"
            "布估计离开本卡的比例 (e − 1)/e，是上限（同一卡上的专家可以只发一份）。",
            "{sv_ep_model}: each token sends its hidden state to its k experts and gets the results back "
@@ -290,4 +299,5 @@ def tables(key: str, ref: ModelConfig, lang: str, nums: dict, masks=None) -> lis
     make = dict(chunked=_chunked_rows, disagg=_disagg_rows, drafts=_draft_rows, radix=_radix_rows,
                 parallel=_parallel_rows, sparse=_sparse_rows, fp4=_fp4_rows)
     parts = _grammar_rows(ref, lang, masks()) if key == "grammar" else make[key](ref, lang)
-    return [(rows, fill(CAPTIONS[cap][0 if lang == "zh" else 1], nums)) for rows, cap in parts]
+    return [(rows, fill(CAPTIONS[cap][0 if lang == "zh" else 1], nums) if cap in CAPTIONS
+             else say(f"serving_notes.caption_{cap}", lang, **nums)) for rows, cap in parts]

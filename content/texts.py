@@ -34,7 +34,7 @@ STAGES = tuple(k for k in stages.explained() if k not in PAIRED)   # the stages 
 LANGS = ("zh", "en")
 LEVELS = ("academic", "plain")
 MOE_LABEL = "Qwen3-30B-A3B"
-QWEN_TOKENIZER_SIZE = 151_665  # 151,643 BPE tokens + 22 special/added (FACTS.md)
+QWEN_TOKENIZER_SIZE = 151_665  # 151,643 BPE tokens + 22 special/added (docs/facts.md)
 MIN_P_EXAMPLE = 0.1             # the min-p worked in the decode texts
 
 _SECTION = re.compile(r"^## (academic|plain)\s*$", re.M)
@@ -93,8 +93,8 @@ def config_numbers(c: ModelConfig) -> dict:
         max_pos=_fmt(c.max_position_embeddings), tie="true" if c.tie_word_embeddings else "false",
         params=costs.human(p_total), params_exact=_fmt(p_total),
         params_active=costs.human(costs.active_params(c)),
-        embed_params=_fmt(c.vocab_size * c.hidden_size),
-        embed_bytes_bf16=costs.human(2 * c.vocab_size * c.hidden_size, "B"),
+        embed_params=_fmt(costs.operator_costs(c, "embedding", 1, 1)["params"]),        # the At-scale card's count
+        embed_bytes_bf16=costs.human(2 * costs.operator_costs(c, "embedding", 1, 1)["params"], "B"),
         attn_params_layer=_fmt(attn_layer), mlp_params_layer=_fmt(mlp_layer),
         mlp_share=f"{100 * mlp_layer * c.num_hidden_layers / p_total:.0f}",
         kv_bytes_per_token=_fmt(kv_tok), kv_per_token=costs.human(kv_tok, "B"),
@@ -154,7 +154,7 @@ def numbers(config: ModelConfig, tokenizer_vocab: int | None = None, B: int = 1,
         logits_bytes_32b=costs.human(4 * B * S * ref.vocab_size, "B"),
         kv_run=costs.human(costs.kv_cache_bytes(config, B * S, 2), "B"),
         kv_run_fp32=costs.human(costs.kv_cache_bytes(config, B * S, 4), "B"),
-        lm_head_flops_32b=_fmt(costs.matmul_flops(B * S, ref.vocab_size, ref.hidden_size)),
+        lm_head_flops_32b=_fmt(costs.operator_costs(ref, "lm_head", B, S)["flops"]),
         decode_tok_s_h200_32b=f"{1000 / float(out['decode_ms_h200_32b']):.0f}",
         params_72b=costs.human(costs.total_params(refs['Qwen2.5-72B-Instruct'])),
         # the Generate page's options: prompt-lookup drafts as ops/engine/speculate.py makes them, a min-p example

@@ -18,7 +18,8 @@ Counting conventions (what the "At scale" sections show):
   the weights of every expert a step may touch: min(E, T*k) experts, an upper bound.
 - Bytes are a simple roofline model: every weight read once per forward pass, each matmul's input
   and output activations read/written once, the KV cache written (prefill) or read (decode).
-- GPU memory sizes are taken as decimal GB (1 GB = 1e9 bytes); KV cache sizes are often shown in GiB.
+- GPU memory and the weights that must fit in it are decimal GB (1 GB = 1e9 bytes, gb()); KV caches and tensors
+  are shown in binary units (1 GiB = 2**30 bytes, human(n, "B")). One quantity, one convention, one function.
 """
 from __future__ import annotations
 
@@ -318,10 +319,13 @@ def _shape(*dims):
 
 
 def operator_costs(c: ModelConfig, stage: str, B: int, S: int, bits=16) -> dict:
-    """Shapes, parameters, FLOPs and bytes of one stage at (B, S), prefill.
+    """Shapes, parameters, FLOPs and bytes of one stage at (B, S), prefill (T = B·S tokens).
 
     Per-layer stages report one layer (`layers` says how many) and `total_*` across all of them.
-    A stage the model does not have (moe on a dense model) comes back with applies=False.
+    Bytes: the weights the stage reads (a gather reads only its T rows of H, never the whole [V, H] table) + its
+    input read and output written once, bf16 (token ids as int64); a residual add reads two tensors and writes one;
+    attention also writes the new tokens' K and V to the cache. A stage the model does not have comes back with
+    applies=False. tests/unit/test_costs_by_hand.py counts every stage by hand.
     """
     H, V, L = c.hidden_size, c.vocab_size, c.num_hidden_layers
     T, by = B * S, _bits(bits) // 8
@@ -332,44 +336,47 @@ def operator_costs(c: ModelConfig, stage: str, B: int, S: int, bits=16) -> dict:
     def pick(prefix, src):
         return [r for k, r in src.items() if k.startswith(prefix)]
 
-    spec = {
-        "embedding": (_shape(B, S), _shape(B, S, H), pick("embedding", table), [], 1,
-                      "a gather: T rows of H copied, no multiplications"),
-        "rmsnorm": (_shape(B, S, H), _shape(B, S, H), pick("attn_norm", table) + pick("mlp_norm",
-                                                                                      table) + pick("final_norm",
-                                                                                                    table),
-                    pick("rmsnorm", fl), 2 * L + 1, "2 per layer + 1 final; FLOPs for all of them"),
-        "attention": (_shape(B, S, H), _shape(B, S, H), pick("attention", table), pick("attention", fl), L,
-                      f"scores [B, nh, S, S] = {[B, c.num_attention_heads, S, S]}; full S×S counted"),
-        "residual": (_shape(B, S, H), _shape(B, S, H), [], pick("residual", fl), L, "2 element-wise adds per layer"),
-        "mlp": (_shape(B, S, H), _shape(B, S, H), pick("mlp (", table), pick("mlp ", fl), n_dense,
-                "gate/up [B, S, I], down back to H"),
-        "moe": (_shape(B, S, H), _shape(B, S, H), pick("moe", table), pick("moe", fl), n_moe,
-                "FLOPs: only the k active experts; params: all E experts"),
-        "lm_head": (_shape(B, S, H), _shape(B, S, V), pick("lm_head", table), pick("lm_head", fl), 1,
-                    "tied to the embedding" if c.tie_word_embeddings else "its own [V, H] matrix"),
-        "sampling": (_shape(B, V), _shape(B, 1), [], [], 1, "softmax/top-k/top-p over V per sequence: ~V·log V, tiny"),
+    norms = pick("attn_norm", table) + pick("mlp_norm", table) + pick("final_norm", table)
+    spec = {   # stage: (input shape, output shape, parameter rows, FLOP rows, times per forward pass)
+        "embedding": (_shape(B, S), _shape(B, S, H), pick("embedding", table), [], 1),
+        "rmsnorm": (_shape(B, S, H), _shape(B, S, H), norms, pick("rmsnorm", fl), 2 * L + 1),
+        "attention": (_shape(B, S, H), _shape(B, S, H), pick("attention", table), pick("attention", fl), L),
+        "residual": (_shape(B, S, H), _shape(B, S, H), [], pick("residual", fl), L),
+        "mlp": (_shape(B, S, H), _shape(B, S, H), pick("mlp (", table), pick("mlp ", fl), n_dense),
+        "moe": (_shape(B, S, H), _shape(B, S, H), pick("moe", table), pick("moe", fl), n_moe),
+        "lm_head": (_shape(B, S, H), _shape(B, S, V), pick("lm_head", table), pick("lm_head", fl), 1),
+        "sampling": (_shape(B, V), _shape(B, 1), [], [], 1),
     }
     if stage not in spec:
         raise KeyError(f"unknown stage {stage!r}; one of {', '.join(spec)}")
-    in_s, out_s, prow, frow, layers, note = spec[stage]
+    in_s, out_s, prow, frow, layers = spec[stage]
     params = sum(r["params"] for r in prow)
-    f_total = sum(r["flops"] for r in frow)
-    if stage == "sampling":
-        f_total = 5 * B * V
+    f_total = 5 * B * V if stage == "sampling" else sum(r["flops"] for r in frow)   # softmax: ~5 per logit
     wbytes = params * by
-    if stage == "moe" and n_moe:
+    act_bytes = 2 * (math.prod(in_s) + math.prod(out_s)) * layers
+    if stage == "embedding":                 # the gather reads T rows, and the ids are int64
+        wbytes, act_bytes = T * H * by, 8 * T + 2 * T * H
+    elif stage == "residual":                # x + f(x): two tensors read, one written, twice per layer
+        act_bytes = 2 * 3 * T * H * 2 * layers
+    elif stage == "attention":
+        act_bytes += kv_cache_bytes(c, T, 2)
+    elif stage == "moe" and n_moe:
         wbytes = (params - n_moe * max(0, c.num_experts - T * c.num_experts_per_tok) * 3 * H
                   * c.moe_intermediate_size) * by
-    act_bytes = 2 * (math.prod(in_s) + math.prod(out_s)) * layers
     return dict(stage=stage, applies=layers > 0, input_shape=in_s, output_shape=out_s, layers=layers,
                 params=params, params_per_layer=params // layers if layers else 0,
                 tensors=[(n, s) for r in prow for n, s in zip(r["tensors"], r["shapes"])],
                 flops=f_total, flops_per_layer=f_total // layers if layers else 0,
-                weight_bytes=wbytes, activation_bytes=act_bytes, bytes=wbytes + act_bytes, note=note)
+                weight_bytes=wbytes, activation_bytes=act_bytes, bytes=wbytes + act_bytes)
 
 
 # ---- formatting ----------------------------------------------------------------------------
+def gb(n: float) -> str:
+    """Decimal gigabytes, as GPU memory is quoted (141 GB = 141e9 bytes): weights and what must fit beside them.
+    Sizes of caches and tensors go through human(n, "B") in binary units (GiB = 2**30 bytes)."""
+    return f"{n / 1e9:.1f} GB"
+
+
 def human(n: float, unit: str = "") -> str:
     """12_345_678_901 -> '12.35 B'; bytes (unit='B') in binary units: 1073741824 -> '1.00 GiB'."""
     if unit == "B":

@@ -210,6 +210,12 @@ def low_bit_bits(elem: int, block: int | None, scale_bits: int) -> float:
     return elem + (scale_bits / block if block else 0)
 
 
+def group_weight_bytes(c: ModelConfig, bits: int, group: int, scale_bits: int = 16) -> int:
+    """Weights of `c` at `bits` per weight plus one `scale_bits` scale per `group` weights (zero points not
+    counted): total_params · (bits + scale_bits / group) / 8, the same count low_bit_rows makes."""
+    return int(costs.total_params(c) * low_bit_bits(bits, group, scale_bits) / 8)
+
+
 def low_bit_rows(c: ModelConfig) -> list[dict]:
     """Each format's bits per weight and the weight bytes of `c` stored in it, beside bf16."""
     n = costs.total_params(c)

@@ -14,10 +14,21 @@ def pipeline_bubble(stages: int, microbatches: int) -> float:
     return (stages - 1) / (microbatches + stages - 1)
 
 
-def pipeline_parallel(c: ModelConfig, degrees=(2, 4, 8), microbatches=(1, 8, 32), act_bytes: int = 2) -> list[dict]:
+def pipeline_idle(stages: int, in_flight: int) -> float:
+    """A serving engine's pipeline with `in_flight` micro-batches (sequences or groups of them) circulating: each
+    stage works on one at a time, so with m < p in flight p - m stages wait; from m = p on, none does."""
+    if stages < 1 or in_flight < 1:
+        raise InputError("stages and in-flight micro-batches must be at least 1")
+    return max(0, stages - in_flight) / stages
+
+
+def pipeline_parallel(c: ModelConfig, degrees=(2, 4, 8), microbatches=(1, 8, 32), act_bytes: int = 2,
+                      gpu: str = "H200 141GB") -> list[dict]:
     """Layers split into p consecutive stages: layers and bf16 weights per GPU (an end stage, which holds the
     embedding or the LM head, one V×H matrix, besides its layers), the bytes one token's hidden state sends across
-    each stage boundary (H numbers), and the bubble at each number of microbatches."""
+    each stage boundary (H numbers), GPipe's training bubble and a server's idle share at each number of
+    micro-batches, and one decode token's memory-bound time: the stages read their weights one after another, so it
+    is all the weights over one GPU's bandwidth, whatever p (tensor parallelism reads the p shares at once)."""
     L, H = c.num_hidden_layers, c.hidden_size
     ends = sum(r["params"] for r in costs.param_table(c) if r["operator"] in ("embedding", "lm_head", "final_norm"))
     layer = (costs.total_params(c) - ends) // L
@@ -26,7 +37,10 @@ def pipeline_parallel(c: ModelConfig, degrees=(2, 4, 8), microbatches=(1, 8, 32)
         n = -(-L // p)
         rows.append(dict(stages=p, layers_per_stage=n, weights_per_gpu=(n * layer + c.vocab_size * H) * 2,
                          boundary_bytes_per_token=H * act_bytes,
-                         bubble={m: pipeline_bubble(p, m) for m in microbatches}))
+                         bubble={m: pipeline_bubble(p, m) for m in microbatches},
+                         idle={m: pipeline_idle(p, m) for m in microbatches},
+                         token_s=costs.weight_bytes(c, 16) / (costs.GPUS[gpu]["tb_per_s"] * 1e12),
+                         tp_token_s=costs.weight_bytes(c, 16) / p / (costs.GPUS[gpu]["tb_per_s"] * 1e12)))
     return rows
 
 

@@ -57,25 +57,55 @@ def chunked_prefill(c: ModelConfig, prompt: int, chunk: int | None, decodes: int
         alone = step_time(c, prompt, prompt * (prompt + 1) // 2, 0, 1, gpu)["s"]
         return dict(chunk=None, steps=1, ttft_s=alone, itl_s=alone + dec, decode_tokens=decodes,
                     decode_tokens_per_s=decodes / (alone + dec) if decodes else 0.0)
-    times = []
+    steps = []
     for a in range(0, prompt, chunk):
         n = min(chunk, prompt - a)
         last = a + n == prompt
         pairs = decodes * (context + 1) + n * a + n * (n + 1) // 2
-        times.append(step_time(c, decodes + n, pairs, decodes * context + a, decodes + last, gpu)["s"])
+        steps.append(step_time(c, decodes + n, pairs, decodes * context + a, decodes + last, gpu))
+    times = [s["s"] for s in steps]
     return dict(chunk=chunk, steps=len(times), ttft_s=sum(times), itl_s=max(times), decode_tokens=decodes * len(times),
-                decode_tokens_per_s=decodes * len(times) / sum(times))
+                decode_tokens_per_s=decodes * len(times) / sum(times),
+                memory_bound_steps=sum(s["bound"] == "memory" for s in steps), step_rows=steps)
+
+
+def chunk_delay(c: ModelConfig, prompt: int, chunk: int, decodes: int, context: int, gpu: str = "H200 141GB") -> dict:
+    """Why the chunked prompt's first token comes later than the prompt prefilled alone (a compute-bound step):
+    each step takes max(FLOPs / peak, bytes / bandwidth), so the delay is the reads' excess over the compute in the
+    steps that are memory-bound (re-reading the weights and the KV: nothing while every step is compute-bound) plus
+    the compute of the decodes riding along in every step (the rest)."""
+    g = costs.GPUS[gpu]
+    alone = chunked_prefill(c, prompt, None, 0, context, gpu)["ttft_s"]
+    run = chunked_prefill(c, prompt, chunk, decodes, context, gpu)
+    reread = sum(max(0.0, r["bytes"] / (g["tb_per_s"] * 1e12) - r["flops"] / (g["tflops_bf16"] * 1e12))
+                 for r in run["step_rows"])
+    return dict(delay_s=run["ttft_s"] - alone, reread_s=reread, decodes_s=run["ttft_s"] - alone - reread)
+
+
+def chunk_crossover(c: ModelConfig, prompt: int, decodes: int, context: int, gpu: str = "H200 141GB",
+                    max_log2: int = 16) -> int | None:
+    """The smallest power-of-two chunk at which every step carrying the decodes is compute-bound (their KV is read
+    every step, so it lies above a prompt-only prefill's crossover); None: none up to 2**max_log2."""
+    return next((C for C in (2 ** k for k in range(max_log2 + 1))
+                 if chunked_prefill(c, prompt, C, decodes, context, gpu)["memory_bound_steps"] == 0), None)
 
 
 def decode_goodput(c: ModelConfig, batches, context: int, itl_slo_s: float, gpu: str = "H200 141GB") -> dict:
-    """Throughput against the latency target: per batch size the step time (each sequence's ITL) and the tokens per
-    second; goodput is the best throughput whose ITL meets the target (0 when none does)."""
+    """Throughput against the latency target on one GPU: per batch size the memory it needs (bf16 weights + every
+    sequence's `context` tokens of KV, against the GPU's decimal GB), the step time (each sequence's ITL) and the
+    tokens per second. Only a batch that fits may be offered: goodput is the best throughput of the batches that fit
+    and meet the target (0 when none does). The largest batch that fits is added to `batches`."""
+    cap = costs.GPUS[gpu]["mem_gb"] * 1e9
+    largest = costs.max_tokens_in_cache(c, costs.GPUS[gpu]["mem_gb"]) // context
     rows = []
-    for b in batches:
-        s = decode_step(c, b, context, gpu)["s"]
-        rows.append(dict(batch=b, itl_s=s, tokens_per_s=b / s, meets=s <= itl_slo_s))
+    for b in sorted({*batches, largest} - {0}):
+        s, kv = decode_step(c, b, context, gpu)["s"], costs.kv_cache_bytes(c, b * context)
+        need = costs.weight_bytes(c, 16) + kv
+        rows.append(dict(batch=b, itl_s=s, tokens_per_s=b / s, kv_bytes=kv, need_bytes=need, fits=need <= cap,
+                         meets_itl=s <= itl_slo_s, meets=need <= cap and s <= itl_slo_s))
     good = [r for r in rows if r["meets"]]
-    return dict(rows=rows, slo_s=itl_slo_s, goodput=max((r["tokens_per_s"] for r in good), default=0.0),
+    return dict(rows=rows, slo_s=itl_slo_s, gpu_bytes=cap, largest_fit=largest,
+                goodput=max((r["tokens_per_s"] for r in good), default=0.0),
                 best_batch=max(good, key=lambda r: r["tokens_per_s"])["batch"] if good else None)
 
 

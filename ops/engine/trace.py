@@ -1,6 +1,6 @@
 """Trace: the named intermediate tensors of one forward pass, in pipeline order.
 
-Names follow the trace contract in DESIGN.md (tokens.ids, embed.out, layers.{i}.attn.probs, ...).
+Names follow the trace contract, CONTRACT below (tokens.ids, embed.out, layers.{i}.attn.probs, ...).
 Pages use the accessors below rather than building key strings themselves.
 """
 from __future__ import annotations
