@@ -33,15 +33,18 @@ def stage_bars(values, names, chosen: int | None, ids, title="", xlabel="logit",
 
 
 def candidates_chart(stages: dict, cand: list[int], names: list[str], title: str = "", words: dict | None = None,
-                     height: int | None = None) -> go.Figure:
+                     height: int | None = None, at: list[int] | None = None) -> go.Figure:
     """The sampling page's one chart. Horizontal bars of the candidates (cand: ids, in the order shown):
     light grey, the raw softmax of the logits (T = 1, nothing cut); blue, the probabilities under the current
     settings (stages: ops.engine.sampling.sample_stages); the chosen id red; rows cut by top-k or top-p shaded grey
-    and labelled so. words: display names for raw, now, chosen, cut_k, cut_p."""
+    and labelled so. words: display names for raw, now, chosen, cut_k, cut_p. at: where the candidates sit in the
+    stage tensors when these hold the candidates' values only (a generated step's, ops.lab.generate_data.
+    step_candidates), with the model's own softmax under "raw_probs"; by default they are the whole vocabulary."""
     w = dict(raw="softmax(logits), T = 1", now="now", chosen="chosen", cut_k="cut by top-k",
              cut_p="cut by top-p") | (words or {})
-    idx = torch.as_tensor(cand)
-    raw = as_numpy(torch.softmax(stages["logits"].float(), -1)[idx]).tolist()     # lists: plain numbers in the JSON
+    idx = torch.as_tensor(cand if at is None else at)
+    raw = as_numpy(torch.softmax(stages["logits"].float(), -1)[idx] if at is None   # lists: plain numbers in the JSON
+                   else stages["raw_probs"][idx]).tolist()
     now = as_numpy(stages["probs"][idx]).tolist()
     kept_k = torch.isfinite(stages["top_k"][idx]).tolist()
     kept_p = torch.isfinite(stages["top_p"][idx]).tolist()
@@ -63,10 +66,10 @@ def candidates_chart(stages: dict, cand: list[int], names: list[str], title: str
     layout = base_layout(title, "", "", height or 130 + 36 * len(cand), dict(range=P_RANGE, title=dict(text="p")),
                          dict(type="category", autorange="reversed"), barmode="overlay", shapes=shapes,
                          uniformtext=dict(minsize=15, mode="show"),
-                         legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0, xanchor="left"))
-    # the legend's second entry spells out every setting and wraps to a second row: room for it under the title;
-    # on the right, room for the value written after a bar that reaches 1
-    layout["margin"] = dict(l=110, r=70, t=140, b=50)
+                         legend=dict(orientation="h", y=-0.06, yanchor="top", x=0, xanchor="left"))
+    # the legend under the axis (its second entry spells out every setting and wraps): the title keeps the top; on
+    # the right, room for the value written after a bar that reaches 1
+    layout["margin"] = dict(l=110, r=70, t=70, b=130)
     return go.Figure(data, layout=layout)
 
 
