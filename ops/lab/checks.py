@@ -95,7 +95,7 @@ def norm_io(model, trace, which: str, i: int):
     """(x, y, gamma, x name, y name) of one RMSNorm: which in NORMS, i the layer (ignored for "final")."""
     get_x, y_name, w_name = NORMS[which]
     y_name, w_name = y_name.format(i=i), w_name.format(i=i)
-    x_name = ("embed.out" if i == 0 else f"layers.{i - 1}.resid_out") if which == "attn_norm" else (
+    x_name = trace.layer_input_name(i) if which == "attn_norm" else (
         f"layers.{i}.resid_mid" if which == "mlp_norm" else f"layers.{trace.config.num_hidden_layers - 1}.resid_out")
     return get_x(trace, i), trace[y_name], _w(model, w_name), x_name, y_name
 
