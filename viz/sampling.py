@@ -63,10 +63,12 @@ def candidates_chart(stages: dict, cand: list[int], names: list[str], title: str
                                                           (w["chosen"], CHOSEN))]
     shapes = [dict(type="rect", xref="paper", x0=0, x1=1, y0=r - 0.5, y1=r + 0.5, fillcolor="#e9e9e9", layer="below",
                    line=dict(width=0)) for r, c in enumerate(cut) if c]
-    layout = base_layout(title, "", "", height or 130 + 36 * len(cand), dict(range=P_RANGE, title=dict(text="p")),
+    height = height or 130 + 36 * len(cand)
+    below = -32 / max(height - 200, 60)               # the legend's top 32 px under the plot: clear of the tick labels
+    layout = base_layout(title, "", "", height, dict(range=P_RANGE, title=dict(text="p")),
                          dict(type="category", autorange="reversed"), barmode="overlay", shapes=shapes,
                          uniformtext=dict(minsize=15, mode="show"),
-                         legend=dict(orientation="h", y=-0.06, yanchor="top", x=0, xanchor="left"))
+                         legend=dict(orientation="h", y=below, yanchor="top", x=0, xanchor="left"))
     # the legend under the axis (its second entry spells out every setting and wraps): the title keeps the top; on
     # the right, room for the value written after a bar that reaches 1
     layout["margin"] = dict(l=110, r=70, t=70, b=130)
