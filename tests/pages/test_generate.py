@@ -434,3 +434,31 @@ def test_every_step_shows_its_candidates_after_the_sampling_stages(tiny_app_dens
         row = at.dataframe[0].value.iloc[k - 1, 3]
         [mark] = [c for c in row.split(" · ") if c.startswith("✓")]
         assert abs(float(mark.rsplit(" ", 1)[1]) - float(ref[d.token_ids[k - 1]])) <= 0.005 + 1e-6, (row, k)
+
+
+def test_the_page_says_when_the_run_uses_other_weights_than_the_preview(tiny_app_dense):
+    """Decoding with bfloat16 weights: before the first click the preview says its weights are the loaded float32
+    ones and the run's are not; after it, the first token's model probability both ways, the preview's equal to
+    transformers' float32 softmax (to the 4 decimals shown) and the run's to the bf16 step's own."""
+    from apptest_utils import texts
+    from predict_utils import transformers_run
+
+    prompt = "我明天要去北京参加面试，我觉得"
+    at = open_page(PAGE, source=tiny_app_dense, prompt=prompt, lang="en", folds=False)
+    at.radio(key="gen_fast").set_value("bf16").run()
+    no_exception(at)
+    assert "generating uses bfloat16 weights" in texts(at)
+    button(at, "gen_next").click()
+    at.run()
+    no_exception(at)
+    d = at.session_state["_gen"]["decoder"]
+    out, _ = transformers_run(tiny_app_dense, prompt)
+    token = d.token_ids[0]
+    step = d.steps[0]
+    preview = float(torch.softmax(out.logits[0, -1].float(), -1)[token])
+    run = step.stages["raw_probs"][step.candidates.index(token)]
+    [note] = [c.value for c in at.caption if "decodes with bfloat16 weights" in c.value]
+    import re
+    shown_preview, shown_run = map(float, re.search(r"([\d.]+) in the preview and ([\d.]+) here", note).groups())
+    # shown to 4 decimals: half a unit of the last place, plus ~1e-6 for float32 between the two implementations
+    assert abs(shown_preview - preview) <= 5e-5 + 1e-6 and abs(shown_run - run) <= 5e-5 + 1e-9, note
