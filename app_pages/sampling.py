@@ -45,9 +45,8 @@ with main:
                                         chosen=t("选中的 token", "the chosen token"),
                                         cut_k=t("被 top-k 截掉", "cut by top-k"),
                                         cut_p=t("被 top-p 截掉", "cut by top-p")),
-        title=t(f"下一个 token 的概率：浅灰 = 原始，蓝色 = 当前设置，红色 = 选中的 “{short(ch, 12)}”",
-                f"Next-token probabilities: light grey = raw, blue = current settings, "
-                f"red = the chosen “{short(ch, 12)}”")))
+        title=t(f"下一个 token 的概率（红色 = 选中的 “{short(ch, 12)}”；图例在图下）",
+                f"Next-token probabilities (red = the chosen “{short(ch, 12)}”; legend below)")))
     page.view("sampling.probs", stages["probs"], chart, key="smp-probs",
               caption=t(f"第 {b} 行最后一个 token 是 “{short(last, 12)}”（位置 {n - 1}）。候选 = 原始 logit 最高的 {N} "
                         "个 token；灰底 = 被截掉（概率为 0）。",
