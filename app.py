@@ -16,7 +16,7 @@ except settings.SettingError as e:
 
 import viz  # noqa: E402
 from content import stages  # noqa: E402
-from ui import browser, experiments_state, jobs, lesson_replay, page, poll, session, sidebar, state  # noqa: E402
+from ui import browser, experiments_state, jobs, lesson_replay, page, poll, predict, session, sidebar, state  # noqa: E402
 
 # Registration, explicit: importing a module of ours registers, starts and reads nothing (tests/unit/test_imports.py)
 viz.use_lab_template()                     # the plotly template every page's figures use
@@ -42,6 +42,7 @@ with jobs.RUNS:               # background work at load waits while a page runs 
     nav = st.navigation([home, *pages.values()], position="hidden")
     session.guard_page_switch("overview" if nav.url_path == "home" else nav.url_path)
     sidebar.render(pages)      # the prompt box first, then the page links, then the settings
+    predict.keep_url()         # the one predict-first switch stays in the URL (?predict=1) on every page
     if session.projector() and nav.url_path != "tour" and not lesson_replay.replaying():
         sidebar.page_prompt()       # the sidebar is folded: the prompt on the page (the tour draws its own beside its
                                     # buttons, a replayed lesson's bar in its row)

@@ -3,6 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from content.attention import MEANING, SCORES_SHIFT, TEXTS, formulas, texts
+from content.texts import live_tokens
 from ops.arith import costs
 from ops.engine import functional as fn
 from ops.lab import checks, stage_data
@@ -56,7 +57,8 @@ if shown:
 
 page.explain(formulas(c, lang()), fn.rope_cos_sin, fn.rotate_half, fn.apply_rope, fn.repeat_kv, fn.attention_mask,
              fn.attention_scores, fn.softmax, fn.attention_context,
-             by_hand=lambda: by_hand.attention_blocks(c.rope_theta, hd))
+             by_hand=lambda: by_hand.attention_blocks(c.rope_theta, hd),
+             numbers=page.numbers | live_tokens(labels))          # the plain text names row b's live last token
 
 if shown and (box := page.more(*TEXTS["scores_fold"], "scores")):      # the raw scores show the answer too
     with box:

@@ -3,6 +3,7 @@ session), the prefill in chunks or prompt-lookup drafts if chosen (ui/generate_s
 import streamlit as st
 
 from content import facts, generate_text as gt, texts
+from content.words import say
 from ops.arith import costs
 from ops.engine import decode, sampling as smp
 from ops.engine.inputs import max_new_tokens_limit
@@ -84,10 +85,15 @@ elif clicked_run:
     decode_to_end(d, lambda: show_text(live=True))      # drawn as tokens come, at most 5 times a second
 show_text()
 greedy = params.greedy and params.repetition_penalty == 1
-if not d.steps and (tr := get_trace(model)).token_ids[0, :tr.lengths[0]].tolist() == list(d.prompt_ids):
-    top = stage_data.next_token_top(tr, 0, tr.lengths[0] - 1, 8)                  # the preview, from the trace
+tr = get_trace(model)
+if not d.steps and tr.token_ids[0, :tr.lengths[0]].tolist() == list(d.prompt_ids):
+    top = stage_data.next_token_top(tr, 0, tr.lengths[0] - 1, gs.PREVIEW)          # the preview, from the trace
     page.chart(next_token_preview(top, pieces(model.tokenizer, top["ids"].tolist()), greedy,
                                   t("概率", "probability"), gt.preview_title(greedy, L)), key="gen-preview")
+    if path != "eager":                            # the run's weights are not the preview's: said before it differs
+        st.caption(say("agree.weights_before", L, own=own, path=names[path]))
+elif d.steps:                                      # after the first click: a step's candidates in the preview's place
+    gs.step_chart(page, d, tr, names[d.path])
 if d.done:
     st.success(gt.finished(d.stopped, d.budget, L))
 if d.steps and (d.draft or chunk):                               # what the prefill chunk and the draft did

@@ -94,16 +94,20 @@ if interview:
             st.info(ps.say("mock_none"))
         elif q is not None:
             st.markdown(f"### {iv['stars']} {q['question']}")
-            st.text_area(t("你的回答", "Your answer"), key=iv["box"], height=110, disabled=iv["revealed"])
             if not iv["revealed"]:
+                st.text_area(t("你的回答", "Your answer"), key=iv["box"], height=110)
                 st.button(t("揭晓参考答案", "Reveal the model answer"), key="mock_reveal", on_click=ps.mock_reveal,
                           type="primary")
                 if iv["warn"]:
                     st.warning(ps.say("mock_empty"))
-            else:
-                answers(q)
-                if iv["computed"]:
-                    st.info(iv["computed"])
+            else:           # the answer as saved at the reveal, beside the reference (not the box's own state)
+                mine, ref = st.columns(2)
+                mine.text_area(t("你的回答", "Your answer"), value=iv["answer"], key=iv["box"] + "-shown",
+                               height=220, disabled=True)
+                with ref:
+                    answers(q)
+                    if iv["computed"]:
+                        st.info(iv["computed"])
                 st.markdown(f"**{ps.say('mock_grade')}**")
                 for col, (grade, words) in zip(st.columns(3), mock.GRADE_LABELS.items()):
                     col.button(t(*words), key=f"mock_{grade}", on_click=ps.mock_grade, args=(grade,), width="stretch")

@@ -1,10 +1,11 @@
 """Stage 5 · Residual add: each sub-layer adds its output onto the running stream."""
 import streamlit as st
 
+from content.words import say
 from ops.engine.model import Model
 from ops.lab import checks, stage_data
 from ui.page import StagePage
-from ui.session import t
+from ui.session import lang, t
 from viz import heatmap, lines
 from viz.diagrams import roomy
 from viz.labels import token_color
@@ -32,12 +33,12 @@ else:
               t(f"{n} 个 token 的中位数", f"median of the {n} tokens"): median, t("90% 分位", "90th percentile"): q90}
     colors = [token_color(0), token_color(s), "#555555", "#999999"]
 lead = first_token_lead(norms)
-stream = page.memo(("stream", b, s), lambda: stream_norms(
+stream = page.memo(("stream", b, s, i), lambda: stream_norms(
     series, [t("嵌入", "embed")] + [f"{t('层', 'L')}{k}" for k in range(norms.shape[0] - 1)], colors=colors,
     first=first,
     title=t("每个 token 的 ‖x‖ 随层增长（0 = 嵌入输出，对数轴；粗线 = 第 0 个 token）",
             "Each token's ‖x‖ through the layers (0 = embedding, log axis; thick = token 0)"),
-    xlabel=t("经过的层", "after layer"), ylabel="‖x‖₂", height=460))
+    xlabel=t("经过的层", "after layer"), ylabel="‖x‖₂", height=460, mark=(i + 1, t(f"第 {i} 层", f"layer {i}"))))
 page.view(t("残差流的 L2 范数", "residual stream L2 norm"), norms, stream, key="stream",
           caption=t("第 0 个 token 的 ‖x‖ 常常远大于其他 token"
                     + (f"（这里最多是其余 token 中位数的 {lead[1]:,.0f} 倍，"
@@ -55,6 +56,10 @@ page.view(t("残差流的 L2 范数", "residual stream L2 norm"), norms, stream,
                     "the same as, **attention sinks**: many heads putting most of their probability on token 0 (see "
                     "the heads "
                     "grid on the Attention page)."))
+
+st.caption(say("agree.residual_layer", lang(), i=i, s=s, tok=labels[s], x_in=f"{float(norms[i, s]):,.2f}",
+                x_out=f"{float(norms[i + 1, s]):,.2f}", name_in=trace.layer_input_name(i),
+                name_out=f"layers.{i}.resid_out"))
 
 page.explain([r"h = x + \mathrm{Attn}(\mathrm{RMSNorm}_1(x)) \qquad (\texttt{resid\_mid})",
               r"x' = h + \mathrm{MLP}(\mathrm{RMSNorm}_2(h)) \qquad (\texttt{resid\_out})"], Model.layer)

@@ -34,6 +34,7 @@ try:
 except KeyError as e:
     st.info(t("这次运行没有记录这个张量：", "This run did not record the tensor: ") + str(e))
     st.stop()
+page.io(xname, yname)                              # the header: this norm's input -> output, as the trace names them
 wname = checks.NORMS[which][2].format(i=i)
 labels = page.labels(b)
 one = stage_data.rmsnorm_steps(x[b, s], gamma, eps)

@@ -42,11 +42,11 @@ with main:
     chart = page.memo(("chart", b, params, N), lambda: candidates_chart(
         stages, cand, names, words=dict(raw=t("原始 softmax（T = 1，不截断）", "raw softmax (T = 1, no cut)"),
                                         now=t(f"当前设置（{setting}）", f"current settings ({setting})"),
+                                        chosen=t("选中的 token", "the chosen token"),
                                         cut_k=t("被 top-k 截掉", "cut by top-k"),
                                         cut_p=t("被 top-p 截掉", "cut by top-p")),
-        title=t(f"下一个 token 的概率：浅色 = 原始，实色 = 当前设置，红色 = 选中的 “{short(ch, 12)}”",
-                f"Next-token probabilities: faint = raw, solid = current settings, "
-                f"red = the chosen “{short(ch, 12)}”")))
+        title=t(f"下一个 token 的概率（红色 = 选中的 “{short(ch, 12)}”；图例在图下）",
+                f"Next-token probabilities (red = the chosen “{short(ch, 12)}”; legend below)")))
     page.view("sampling.probs", stages["probs"], chart, key="smp-probs",
               caption=t(f"第 {b} 行最后一个 token 是 “{short(last, 12)}”（位置 {n - 1}）。候选 = 原始 logit 最高的 {N} "
                         "个 token；灰底 = 被截掉（概率为 0）。",
@@ -117,5 +117,5 @@ if box := page.more("抽样很多次 vs 概率", "Drawing many times vs the prob
                      f"Largest gap {gap:.3f}; it shrinks with more draws (about 1/√draws = {1 / draws ** 0.5:.3f}). "
                      "The same seed gives the same result every time."))
 
-page.checks(checks.sampling(stages, sv["logits"]))
+page.checks(checks.sampling(stages, sv["logits"], params.greedy))
 page.at_scale()

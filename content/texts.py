@@ -164,7 +164,18 @@ def numbers(config: ModelConfig, tokenizer_vocab: int | None = None, B: int = 1,
     )
     from content import serving_numbers
     out.update(serving_numbers.numbers(ref))
+    out.update(live_tokens([]))              # no trace: the texts that point at a chart speak of "the last token"
     return out
+
+
+_MARKUP = re.compile(r"([\\`*_\[\]$<>~|#])")      # what would turn a prompt's token into markup in a text
+
+
+def live_tokens(labels: list[str]) -> dict:
+    """The live prompt's tokens for the texts that point at a chart (labels: a row's tokens as the chart labels
+    them): {last_token}, the last one quoted (with the space it needs in English), as plain text; empty without one."""
+    last = _MARKUP.sub(r"\\\1", labels[-1]) if labels else ""
+    return dict(last_token_zh=f"“{last}”" if last else "", last_token_en=f" “{last}”" if last else "")
 
 
 def model_sentence(model, name: str, lang: str) -> str:

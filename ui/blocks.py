@@ -9,7 +9,7 @@ import numpy as np
 import streamlit as st
 
 from content import stages
-from ops.engine.trace import CONTRACT, dims, eval_dim
+from ops.engine.trace import shape_of
 from viz.figures import projector_fonts, upright_titles
 
 from . import session
@@ -24,14 +24,14 @@ def shape_str(shape) -> str:
     return "[" + ", ".join(str(int(d)) for d in shape) + "]"
 
 
-def live_shape(name: str, config, B: int, S: int) -> str:
-    """'attn.out [1, 4, 896]' for a contract name; other names ('text', 'next id') in the page's language."""
-    pattern = name if name in CONTRACT else None
-    if pattern is None:
+def live_shape(name: str, config, B: int, S: int, keep_layer: bool = False) -> str:
+    """'attn.out [1, 4, 896]' for a contract name (a pattern "layers.{i}.attn.out", or a live one "layers.3.attn.out",
+    shown whole with keep_layer); other names ('text', 'next id') in the page's language."""
+    try:
+        shape = shape_of(name, config, B, S)
+    except KeyError:
         return t(*IO_WORDS[name]) if name in IO_WORDS else name
-    d = dims(config, B, S)
-    short = name.replace("layers.{i}.", "")
-    return f"{short} {shape_str(eval_dim(p, d) for p in CONTRACT[pattern][0].split())}"
+    return f"{name if keep_layer else name.replace('layers.{i}.', '')} {shape_str(shape)}"
 
 
 # a stage's input or output that is not a traced tensor

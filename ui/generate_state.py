@@ -10,15 +10,21 @@ from __future__ import annotations
 import streamlit as st
 
 from content import generate_text as gt
+from content.words import say
 from ops.engine import decode
 from ops.engine.model import InputError
+from ops.lab import generate_data
 from viz.labels import pieces, short
+from viz.sampling import candidates_chart
 
 from . import predict
 from .jobs import decode_step
+from .pickers import ranged
 from .session import lang, t
 
 OPTIONS = 5           # candidates offered to guess from (the answer added when a draw falls outside them)
+PREVIEW = 8           # candidates in the preview and in a step's chart
+ROW_CANDIDATES = 4    # candidates written in a step's table row
 
 
 def decoding(model, prompt: str, chat: bool, max_new: int, params, path: str, chunk: int, draft: str):
@@ -77,12 +83,50 @@ def ask_first(model, greedy: bool, T: float, seed: int):
 
 
 def step_rows(d: decode.Decoder) -> list[dict]:
-    """One table row per generated token: its piece, id, phase, tokens its pass ran (a verifying pass makes several
-    tokens: its first row counts the tokens it ran, the others 0), time, KV cache, probability, the forward pass
-    that made it (counting the prefill's chunks)."""
+    """One table row per generated token: its piece, id, the top candidates with their probabilities after the
+    sampling stages (the chosen one marked ✓), its own probability before (the model's, T = 1) and after them, phase,
+    tokens its pass ran (a verifying pass makes several tokens: its first row counts the tokens it ran, the others
+    0), time, KV cache, the forward pass that made it (counting the prefill's chunks)."""
     passes = [d.prefill_passes + sum(1 for s in d.steps[1:j + 1] if s.processed) for j in range(len(d.steps))]
-    return [{"#": j + 1, "token": p, "id": s.token_id, t("阶段", "phase"): s.phase,
+    tok = d.model.tokenizer
+
+    def top(s) -> str:
+        c = generate_data.step_candidates(s, ROW_CANDIDATES)
+        return " · ".join(f"{'✓' if i == s.token_id else ''}{short(p, 8)} {float(x):.2f}"
+                          for i, p, x in zip(c["ids"], pieces(tok, c["ids"]), c["stages"]["probs"].tolist()))
+
+    return [{"#": j + 1, "token": p, "id": s.token_id,
+             t("候选：采样各阶段之后的概率（✓ = 选中）", "candidates: p after sampling (✓ = chosen)"): top(s),
+             t("模型概率（T = 1）", "model p (T = 1)"): round(s.stages["raw_probs"][s.candidates.index(s.token_id)], 4),
+             t("采样后概率", "p after sampling"): round(s.chosen_prob, 4), t("阶段", "phase"): s.phase,
              t("这次前向处理的 token", "tokens processed"): s.processed, "ms": round(1000 * s.seconds, 1),
              t("KV 缓存条目", "KV entries"): s.kv_tokens, t("KV 字节", "KV bytes"): s.kv_bytes,
-             t("概率", "prob"): round(s.chosen_prob, 4), t("第几次前向", "pass"): passes[j]}
-            for j, (s, p) in enumerate(zip(d.steps, pieces(d.model.tokenizer, d.token_ids)))]
+             t("第几次前向", "pass"): passes[j]}
+            for j, (s, p) in enumerate(zip(d.steps, pieces(tok, d.token_ids)))]
+
+
+def step_chart(page, d: decode.Decoder, trace, weights: str):
+    """Where the preview was before the first click: one step's candidates (the latest, or the one picked), raw and
+    after the sampling stages, drawn by the Sampling page's chart; and, when the run's weights are not the trace's,
+    the first token's probability both ways (weights: the run's, e.g. "int8")."""
+    ss, n, L = st.session_state, len(d.steps), lang()
+    if ss.get("_gen_step_seen") != n:                 # a new step: show it
+        ss["_gen_step_seen"] = ss["gen_step_pick"] = n
+    k = st.slider(ranged(t("看第几步的候选", "candidates of step"), 1, n), 1, n, key="gen_step_pick") if n > 1 else 1
+    step = d.steps[k - 1]
+    c = generate_data.step_candidates(step, PREVIEW)
+    names = [f"{short(p, 14)} ({i})" for p, i in zip(pieces(d.model.tokenizer, c["ids"]), c["ids"])]
+    before = short(pieces(d.model.tokenizer, [d.prompt_ids[-1] if k == 1 else d.token_ids[k - 2]])[0], 12)
+    fig = candidates_chart(dict(c["stages"], chosen=step.token_id), c["ids"], names, at=list(range(len(names))),
+                           title=say("agree.step_title", L, k=k, before=before, piece=short(step.piece, 12)),
+                           words=dict(raw=t("模型原始概率（T = 1）", "the model's p (T = 1)"),
+                                      now=t("采样各阶段之后", "after the sampling stages"),
+                                      chosen=t("选中的 token", "the chosen token"),
+                                      cut_k=t("被 top-k 截掉", "cut by top-k"),
+                                      cut_p=t("被 top-p 截掉", "cut by top-p")))
+    page.chart(fig, key="gen-step")
+    gap = generate_data.preview_vs_run(trace, d) if d.path != "eager" else None
+    if gap is not None:
+        st.caption(say("agree.weights_after", L, own=str(d.model.dtype).replace("torch.", ""), path=weights,
+                       token=short(pieces(d.model.tokenizer, [gap["token"]])[0], 12), preview=f"{gap['preview']:.4f}",
+                       run=f"{gap['run']:.4f}"))

@@ -22,8 +22,11 @@ import plotly.io as pio
 import torch
 
 from content import lessons, stages
+from ops.engine import sampling as smp
+from ops.lab import stage_data
 from viz import bars, heatmap, histogram, lines, use_lab_template
 from viz.labels import pieces, visible
+from viz.sampling import candidates_chart
 
 FORMULAS = {        # plain Unicode, readable with no script at all
     "tokenize": "text → byte-level BPE pieces → ids ∈ [0, V)",
@@ -33,6 +36,7 @@ FORMULAS = {        # plain Unicode, readable with no script at all
     "residual": "h = x + attn(norm₁(x));  x′ = h + mlp(norm₂(h))",
     "mlp": "mlp(x) = W_down (silu(W_gate x) ⊙ W_up x)",
     "lm_head": "logits = RMSNorm(x_L) · W_outᵀ;  p = softmax(logits)",
+    "sampling": "z → z/T → top-k → top-p → min-p → p = softmax → draw;  T = 0: p = one-hot(argmax z)",
     "atlas": "induction score = mean over t in the second copy of A[t, t − n + 1]",
     "precision": "bf16(x) keeps 8 significant bits:  |bf16(x) − x| / |x| ≤ 2⁻⁸",
     "serving": "KV bytes per token = 2 (K and V) × layers × KV heads × head dim × bytes per value",
@@ -127,13 +131,14 @@ def view(step, model, trace):
                 {f"layers.{layer}.mlp.act": act})
     if step.page == "lm_head":
         k = max(1, min(int(p.get("top", 10)), 50))
-        probs = torch.softmax(trace.logits[0, n - 1].float(), -1)
-        top = probs.topk(k)
-        names = [f"{visible(s)} ({i})" for s, i in zip(pieces(model.tokenizer, top.indices.tolist()),
-                                                        top.indices.tolist())]
+        top = stage_data.next_token_top(trace, 0, n - 1, k)          # the LM head page's own numbers
+        names = [f"{visible(s)} ({i})" for s, i in zip(pieces(model.tokenizer, top["ids"].tolist()),
+                                                        top["ids"].tolist())]
         title = f"next token after “{labels[-1]}”: top {k} · 下一个 token"
-        return (bars(top.values, names, horizontal=True, title=title,
+        return (bars(top["probs"], names, horizontal=True, title=title,
                      xlabel="probability", text_fmt=".3f"), {"logits.last": trace.logits[0, n - 1]})
+    if step.page == "sampling":
+        return sampling_view(model, trace, n, labels, min(max(int(p.get("top", 10)), 5), 30))
     if step.page == "precision":
         x = trace[f"layers.{layer}.resid_out"][0, :n].float().flatten()
         x = x[x != 0]
@@ -149,6 +154,21 @@ def view(step, model, trace):
         return (bars(list(kv.values()), list(kv), title=title,
                      ylabel="bytes", text_fmt=",.0f"), {"kv_bytes_per_token": np.array(list(kv.values()))})
     return None, {}
+
+
+def sampling_view(model, trace, n: int, labels: list[str], N: int):
+    """The Sampling page's chart (viz.sampling.candidates_chart on ops.lab.stage_data.sampling_view) at the settings
+    its sliders start on (ops.engine.sampling.SHOWN), with the stage tensors it is drawn from."""
+    params = smp.SHOWN
+    sv = stage_data.sampling_view(trace, 0, params, N)
+    stages, cand = sv["stages"], sv["cand"].tolist()
+    names = [f"{visible(s)} ({i})" for s, i in zip(pieces(model.tokenizer, cand), cand)]
+    setting = f"T = {params.temperature:g}, k = {params.top_k}, p = {params.top_p:g}"
+    fig = candidates_chart(stages, cand, names, title=f"next token after “{labels[-1]}” · 下一个 token 的概率",
+                           words=dict(raw="raw softmax (T = 1) · 原始", now=f"{setting} · 当前设置",
+                                      chosen="chosen · 选中", cut_k="cut by top-k · 被 top-k 截掉",
+                                      cut_p="cut by top-p · 被 top-p 截掉"))
+    return fig, {k: v for k, v in stages.items() if k != "chosen"}
 
 
 def build(lesson, model=None) -> tuple[str, dict]:

@@ -22,7 +22,7 @@ import streamlit as st
 from content import lessons, stages
 from content.tour import replay_text
 
-from . import poll, settings, sidebar, state
+from . import poll, predict, settings, sidebar, state
 from .lesson_builder import PICKER_KEYS
 from .pickers import TOP_N
 from .session import frozen, lang, projector, t
@@ -124,6 +124,8 @@ def go(k: int):
     r["step"] = max(0, min(len(r["lesson"].steps) - 1, k))
     step = r["lesson"].steps[r["step"]]
     apply_pickers(step.pickers)
+    if step.question:             # predict first: the step's page holds its answer back until a guess is committed
+        predict.set_on(True)
     st.session_state[GOTO] = step.page
 
 

@@ -57,7 +57,16 @@ class StagePage:
         self.config = self.model.config if self.model is not None else None
         if io_text is None and self.trace is not None and self.stage.io:
             io_text = " → ".join(live_shape(n, self.config, self.trace.B, self.trace.S) for n in self.stage.io)
-        pipeline_strip(self.stage.key, io_text or "")
+        self._strip = st.empty()           # redrawn with the live tensors' names once the layer is known (io())
+        with self._strip:
+            pipeline_strip(self.stage.key, io_text or "")
+
+    def io(self, *names: str):
+        """The header's input -> output, as the trace names them for what the page shows now ("embed.out" ->
+        "layers.0.attn_norm.out"), each with its live shape."""
+        with self._strip:
+            pipeline_strip(self.stage.key, " → ".join(live_shape(n, self.config, self.trace.B, self.trace.S, True)
+                                                      for n in names))
 
     def attach(self, model, trace):
         """A page made with trace=False that has a trace after all (Practice, Scale: they also work without one)
@@ -67,7 +76,11 @@ class StagePage:
 
     # ---- pickers (values kept in the URL, shared by every page) -----------------------------------
     def layer(self) -> int:
-        return layer_picker(self.config.num_hidden_layers)
+        """Layer i's picker; a stage whose input and output are layer i's tensors names them in its header."""
+        i = layer_picker(self.config.num_hidden_layers)
+        if self.trace is not None and any("{i}" in n for n in self.stage.io):
+            self.io(*(n.replace("{i}", str(i)) for n in self.stage.io))
+        return i
 
     def row(self) -> int:
         return row_picker(self.trace.B)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ops.engine import sampling as smp
+
 from .session import query_int, set_query, t
 
 
@@ -41,9 +43,10 @@ def ranged(label: str, lo, hi) -> str:
 # The sampling settings the Sampling and Generate pages share: name -> (lowest, highest, default, step). Each lives in
 # session_state under "sampling_<name>", where a page switch does not reach (Streamlit drops a widget's own key on a
 # page that does not draw it); each page's widget is set from it and copies a change back (sampling_input).
-SAMPLING = dict(temperature=(0.0, 2.0, 0.8, 0.05), top_k=(0, 100, 50, 1), top_p=(0.05, 1.0, 0.9, 0.05),
-                repetition_penalty=(1.0, 2.0, 1.0, 0.05), seed=(0, 2**31 - 1, 0, 1),
-                min_p=(0.0, 0.5, 0.0, 0.01))
+_D = smp.SHOWN                   # the defaults, in one place (a lesson export draws its sampling step with them)
+SAMPLING = dict(temperature=(0.0, 2.0, _D.temperature, 0.05), top_k=(0, 100, _D.top_k, 1),
+                top_p=(0.05, 1.0, _D.top_p, 0.05), repetition_penalty=(1.0, 2.0, _D.repetition_penalty, 0.05),
+                seed=(0, 2**31 - 1, _D.seed, 1), min_p=(0.0, 0.5, _D.min_p, 0.01))
 
 
 def sampling_input(widget, label: str, name: str, key: str, **kw):

@@ -9,7 +9,8 @@
 With the switch on and no guess committed for this question (key: the page's prompt and pickers), the page shows
 the question and stops: nothing below it, the answer included, is drawn. Once the learner commits, the page says
 right or wrong, points at the part of the picture that decides it (`why`), and draws the rest as usual. The switch
-is off by default and kept per page in the session; ?predict=1 in the URL turns it on (a teacher's link).
+is off by default and is one for the whole session (every page with a question, and a replayed lesson, read it
+through is_on()); ?predict=1 in the URL turns it on (a teacher's link) and stays there while it is on.
 
 gate() is first() for a section that sits inside a fold or above other content (st.stop() would take the rest of
 the page with it): it draws the question in place and returns whether the section may draw its answer. Its
@@ -22,7 +23,9 @@ import re
 
 import streamlit as st
 
-from .session import t
+from content.words import say
+
+from .session import lang, t
 
 _MARKDOWN = re.compile(r"([\\`*_\[\]$<>~|])")       # what would turn a prompt's token into markup, math or a link
 
@@ -32,26 +35,55 @@ def _plain(text: str) -> str:
     return _MARKDOWN.sub(r"\\\1", text)
 
 
+STATE = "predict_on"          # session: the one switch, for every page and the lesson replay
+URL = "predict"               # ?predict=1 while it is on (a teacher's link; kept as the student moves between pages)
+
+
 def on(page: str) -> bool:
-    """The page's predict-first switch (drawn here, once per run); True while it is on."""
+    """The predict-first switch (drawn here, once per run, on a page with a question); True while it is on."""
     return _on(page)
 
 
-def is_on(page: str) -> bool:
-    """The switch's state without drawing it: the session's, else ?predict=1 (a teacher's link)."""
-    return st.session_state.get(_key(page), st.query_params.get("predict") == "1")
+def is_on(page: str | None = None) -> bool:
+    """The switch's state without drawing it, the same for every page: the session's, else ?predict=1. `page` is
+    accepted for the callers that name theirs; the state is one for the whole session."""
+    ss = st.session_state
+    if STATE not in ss:
+        ss[STATE] = st.query_params.get(URL) == "1"
+    return bool(ss[STATE])
+
+
+def set_on(value: bool = True):
+    """Turn the switch on (or off) for the whole session, e.g. when a replayed lesson opens a step with a question;
+    the URL follows on the next run (keep_url)."""
+    st.session_state[STATE] = bool(value)
+
+
+def keep_url():
+    """?predict=1 in the URL while the switch is on, on every page (app.py, each run): a copied link keeps it."""
+    if is_on():
+        if st.query_params.get(URL) != "1":
+            st.query_params[URL] = "1"
+    elif URL in st.query_params:
+        del st.query_params[URL]
 
 
 def _key(page: str) -> str:
-    return f"predict-on-{page}"
+    return f"predict-toggle-{page}"
+
+
+def _copy(page: str):
+    st.session_state[STATE] = bool(st.session_state[_key(page)])
 
 
 def _on(page: str) -> bool:
-    key = _key(page)
-    if key not in st.session_state:
-        st.session_state[key] = is_on(page)
-    return st.toggle(t("先猜再看", "Predict first"), key=key,
-                     help=t("先写下你的猜测，再看模型的答案。", "Commit a guess before the model's answer is shown."))
+    """The toggle, drawn from the session's one switch (a widget's own key is dropped on a page that does not draw
+    it, so the state lives under STATE and the toggle is set from it each run)."""
+    key, state = _key(page), is_on()
+    st.session_state[key] = state
+    st.toggle(t("先猜再看", "Predict first"), key=key, on_change=_copy, args=(page,),
+              help=say("agree.predict_help", lang()))
+    return is_on()
 
 
 def first(page: str, key: str, question: str, options: list[str], answer: str, why: str):
@@ -82,7 +114,7 @@ def gate(page: str, key, ask, name: str) -> bool:
     """True when the section may draw its answer: the switch is off, there is no question (ask() gave None), or a
     guess is committed (then the verdict is drawn first). Otherwise draws the question and returns False.
     ask() -> content.predict.Question; the page draws its switch with on() before (first() on lm_head)."""
-    if not st.session_state.get(_key(page)):
+    if not is_on(page):
         return True
     q = ask()
     if q is None:

@@ -10,11 +10,18 @@ from .figures import as_numpy, heatmap, lines
 
 
 def stream_norms(series: dict, layers: list[str], title: str = "", xlabel: str = "", ylabel: str = "",
-                 height: int = 480, log: bool = True, colors: list[str] | None = None, first: str | None = None):
+                 height: int = 480, log: bool = True, colors: list[str] | None = None, first: str | None = None,
+                 mark: tuple[int, str] | None = None):
     """One line per token (or per summary) of ‖x‖₂ after each layer; a log axis by default, so the first
     token's outsized norm and the others' slow growth both read. colors: one per series (the tokens' own);
-    first: the name of token 0's series, drawn thick and labelled at its right end."""
+    first: the name of token 0's series, drawn thick and labelled at its right end; mark: (k, label), a band
+    over the chosen layer's step (from point k - 1, its input, to point k, its output) labelled at its foot."""
     fig = roomy(lines(series, x=layers, title=title, xlabel=xlabel, ylabel=ylabel, height=height))
+    if mark is not None:
+        k, label = mark
+        fig.add_vrect(x0=max(k - 1, 0), x1=k, fillcolor="#f2c94c", opacity=0.35, line_width=0, layer="below")
+        fig.add_annotation(x=k - 0.5, y=0.01, yref="paper", yanchor="bottom", text=f"<b>{label}</b>", showarrow=False,
+                           font=dict(size=16, color="#8a6d00"))
     for k, tr in enumerate(fig.data):
         if colors is not None:
             tr.line.color = colors[k]

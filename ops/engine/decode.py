@@ -19,6 +19,7 @@ from .config import ModelConfig
 from .sampling import SamplingParams, make_generator, sample_stages
 
 PATHS = {"eager": ("model", "eager"), "bf16": ("bf16", "sdpa"), "int8": ("int8", "sdpa")}   # -> (weights, attention)
+CANDIDATES = 20        # token ids a step keeps the stage values of (the Generate page shows its top ones)
 
 
 def decode_path(fast) -> str:
@@ -73,8 +74,10 @@ class GenerationStep:
     seconds: float
     kv_tokens: int                  # positions in the KV cache after this step
     kv_bytes: int
-    candidates: list[int]           # top token ids by raw logit, for showing the stages
-    stages: dict                    # stage name -> values at `candidates` (logits ... probs)
+    candidates: list[int]           # top token ids by raw logit (the chosen one always among them: last if drawn
+                                    # from further down), for showing the stages
+    stages: dict                    # stage name -> values at `candidates` (logits ... probs; raw_probs: softmax of
+                                    # the logits, T = 1, nothing cut)
     chosen_prob: float
 
 
@@ -177,7 +180,10 @@ class Decoder:
              seconds: float = 0.0) -> GenerationStep:
         """The sampling stages of one position's logits (V,) after the tokens `seen`, as a GenerationStep."""
         st = sample_stages(logits, seen, self.params, self.generator)
-        token, cand = st["chosen"], torch.topk(st["logits"], 20).indices
+        token, cand = st["chosen"], torch.topk(st["logits"], CANDIDATES).indices
+        if token not in cand.tolist():               # a draw from outside the top: kept, in the last place
+            cand[-1] = token
+        st["raw_probs"] = torch.softmax(st["logits"], -1)       # the model's own distribution (T = 1, nothing cut)
         tok = self.model.tokenizer
         return GenerationStep(token_id=token, piece=tok.decode([token]) if tok else str(token), phase=phase,
                               processed=processed, seconds=seconds, kv_tokens=self.cache.length,

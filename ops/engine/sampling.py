@@ -48,6 +48,11 @@ class SamplingParams:
         return self.temperature == 0.0
 
 
+# The settings a learner meets first on the Sampling and Generate pages (ui/pickers.SAMPLING starts its sliders here)
+# and a lesson export draws its sampling step with: a common chat setting, so every stage has something to do.
+SHOWN = SamplingParams(temperature=0.8, top_k=50, top_p=0.9)
+
+
 def apply_repetition_penalty(logits: torch.Tensor, seen_ids, penalty: float) -> torch.Tensor:
     """Tokens already in the text: positive logits divided by the penalty, negative ones multiplied."""
     if penalty == 1.0 or len(seen_ids) == 0:
@@ -90,12 +95,17 @@ def apply_min_p(logits: torch.Tensor, min_p: float) -> torch.Tensor:
 
 def sample_stages(logits: torch.Tensor, seen_ids, params: SamplingParams,
                   generator: torch.Generator | None = None) -> dict:
-    """Every stage for one position's logits (V,); returns the stage tensors and the chosen id."""
+    """Every stage for one position's logits (V,); returns the stage tensors and the chosen id. "probs" is the
+    distribution the pick is drawn from: softmax of the last stage, or at T = 0 (greedy) one-hot on the argmax."""
     logits = logits.float().cpu()            # (V,) small; sampling on the CPU keeps seeds portable
     penalized = apply_repetition_penalty(logits, seen_ids, params.repetition_penalty)
     if params.greedy:
+        # T = 0 is the limit T -> 0 of softmax(z / T): all the probability on the largest logit. Greedy skips the
+        # temperature, the cuts and the draw, so those stages pass the penalized logits on; the last stage is the
+        # one-hot distribution the pick is made from, as the text teaches it (one bar at 1.0, the others 0).
         chosen = int(penalized.numpy().argmax())     # torch.argmax's first largest, faster (bench/RESULTS.md)
-        probs = torch.softmax(penalized, -1)
+        probs = torch.zeros_like(penalized)
+        probs[chosen] = 1.0
         return dict(logits=logits, penalized=penalized, tempered=penalized, top_k=penalized,
                     top_p=penalized, min_p=penalized, probs=probs, chosen=chosen)
     tempered = penalized / params.temperature

@@ -254,7 +254,12 @@ class Trace:
 
     def layer_input(self, i: int) -> torch.Tensor:
         """What layer i reads: the embedding for layer 0, else the previous layer's resid_out."""
-        return self["embed.out"] if i == 0 else self.layer(i - 1, "resid_out")
+        return self[self.layer_input_name(i)]
+
+    @staticmethod
+    def layer_input_name(i: int) -> str:
+        """The trace's name of what layer i reads: "embed.out" for layer 0, else "layers.{i-1}.resid_out"."""
+        return "embed.out" if i == 0 else f"layers.{i - 1}.resid_out"
 
     def attention_probs(self, i: int) -> torch.Tensor:
         return self.layer(i, "attn.probs")

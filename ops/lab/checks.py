@@ -95,7 +95,7 @@ def norm_io(model, trace, which: str, i: int):
     """(x, y, gamma, x name, y name) of one RMSNorm: which in NORMS, i the layer (ignored for "final")."""
     get_x, y_name, w_name = NORMS[which]
     y_name, w_name = y_name.format(i=i), w_name.format(i=i)
-    x_name = ("embed.out" if i == 0 else f"layers.{i - 1}.resid_out") if which == "attn_norm" else (
+    x_name = trace.layer_input_name(i) if which == "attn_norm" else (
         f"layers.{i}.resid_mid" if which == "mlp_norm" else f"layers.{trace.config.num_hidden_layers - 1}.resid_out")
     return get_x(trace, i), trace[y_name], _w(model, w_name), x_name, y_name
 
@@ -153,10 +153,17 @@ def lm_head(model, trace, b: int, s: int) -> list[Check]:
                     f"fn.lm_head vs F.linear(h, W)（位置 {s}）")]
 
 
-def sampling(stages: dict, logits: torch.Tensor) -> list[Check]:
-    """stages: ops.engine.sampling.sample_stages of `logits` (the trace's last-position row)."""
-    return [compare("sample_stages probs vs torch.softmax(min_p stage)", stages["probs"],
-                    torch.softmax(stages["min_p"], -1), 1e-6),
+def sampling(stages: dict, logits: torch.Tensor, greedy: bool = False) -> list[Check]:
+    """stages: ops.engine.sampling.sample_stages of `logits` (the trace's last-position row). Greedy (the stages
+    passed the penalized logits on and the pick is torch.argmax's): probs is one-hot on that argmax."""
+    if greedy:
+        ref = F.one_hot(torch.argmax(stages["penalized"]), stages["probs"].shape[-1]).float()
+        first = compare("sample_stages probs (T = 0) vs F.one_hot(torch.argmax(penalized))", stages["probs"], ref, 0.0,
+                        "sample_stages 概率（T = 0）vs F.one_hot(torch.argmax(惩罚后))")
+    else:
+        first = compare("sample_stages probs vs torch.softmax(min_p stage)", stages["probs"],
+                        torch.softmax(stages["min_p"], -1), 1e-6)
+    return [first,
             compare("raw logits vs trace.logits[b, -1]", stages["logits"], logits, 0.0,
                     "原始 logits vs trace.logits[b, -1]")]
 

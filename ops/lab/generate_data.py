@@ -25,3 +25,27 @@ def generation_report(decoder) -> dict:
                 passes_saved=g.passes_saved, prefill_passes=g.prefill_passes, prefill_largest=g.prefill_largest,
                 draft=g.draft, proposed=g.proposed, accepted=g.accepted,
                 acceptance=g.accepted / g.proposed if g.proposed else None)
+
+
+def step_candidates(step, n: int = 8) -> dict:
+    """One generated step's (ops.engine.decode.GenerationStep) top n candidates by raw logit, the chosen one put in
+    the last place when it ranks lower: {ids, stages (each stage's values at them, tensors (n,), raw_probs the
+    model's own softmax), chosen}, what viz.sampling.candidates_chart draws."""
+    keep = list(range(min(n, len(step.candidates))))
+    j = step.candidates.index(step.token_id)
+    if j not in keep:
+        keep[-1] = j
+    return dict(ids=[step.candidates[x] for x in keep], chosen=step.token_id,
+                stages={k: torch.tensor([v[x] for x in keep], dtype=torch.float32) for k, v in step.stages.items()})
+
+
+def preview_vs_run(trace, decoder) -> dict | None:
+    """The first generated token's model probability (T = 1) two ways: in the preview, from the trace's logits (the
+    loaded weights), and in the decoding's first step (the weights it decodes with: the same, bf16 or int8).
+    None before the first step or when the trace is not of this prompt."""
+    if not decoder.steps or trace.token_ids[0, :trace.lengths[0]].tolist() != list(decoder.prompt_ids):
+        return None
+    step = decoder.steps[0]
+    preview = float(torch.softmax(trace.logits[0, trace.lengths[0] - 1].float(), -1)[step.token_id])
+    run = step.stages["raw_probs"][step.candidates.index(step.token_id)]
+    return dict(token=step.token_id, preview=preview, run=run)

@@ -97,7 +97,12 @@ def test_an_example_prompt_fills_the_prompt_box(tiny_app_dense):
     no_exception(at)
     assert at.session_state["prompt_text"] == get("induction").zh
     assert at.sidebar.text_area(key="w_prompt_text").value == get("induction").zh
-    assert "“她”" in texts(at) and "哥哥把苹果给了妹妹，她" in texts(at)      # the plain text's pointer (plain first)
+    # the plain text's pointer (plain first) names the live prompt's last token, not the pronoun example's 她
+    import tokenizers
+    tok = tokenizers.Tokenizer.from_file(f"{tiny_app_dense}/tokenizer.json")
+    last = tok.decode([tok.encode(get("induction").zh).ids[-1]])
+    plain = next(m.value for m in at.markdown if "最下面一行" in m.value)
+    assert f"“{last}”" in plain and "她" not in plain, plain
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
@@ -145,3 +150,23 @@ def test_predict_first_keeps_prompt_tokens_plain(tiny_app_dense):
     assert len(shown) > 2 and any("$" in s for s in shown)
     for s in shown:
         assert not re.search(r"(?<!\\)[*$_\[\]]", s.replace("**", "", 2) if s.startswith("**") else s), s
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_plain_text_names_the_live_last_token(tiny_app_dense, request, lang):
+    """The plain text that points at the chart speaks of the live prompt: with a prompt without 她 / she it names
+    neither, and it names the prompt's own last token as the tokenizer (the tokenizers library) decodes it."""
+    import tokenizers
+    from apptest_utils import no_exception, open_page, open_tab
+
+    if lang == "en":
+        request.getfixturevalue("english")
+    prompt = "我明天要去北京参加面试，我觉得"
+    tok = tokenizers.Tokenizer.from_file(f"{tiny_app_dense}/tokenizer.json")
+    last = tok.decode([tok.encode(prompt).ids[-1]])
+    at = open_page(PAGE, source=tiny_app_dense, prompt=prompt, lang=lang)
+    open_tab(at, "explain-attention", "白话版" if lang == "zh" else "Plain language")
+    no_exception(at)
+    [plain] = [m.value for m in at.markdown if ("最下面一行" in m.value or "bottom row" in m.value)]
+    assert f"“{last}”" in plain, plain
+    assert "她" not in plain and "she" not in plain.lower().replace("share", ""), plain

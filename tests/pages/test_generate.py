@@ -31,8 +31,8 @@ def check_generate(at):
     no_exception(at)
     df = at.dataframe[0].value
     assert len(df) == 2
-    assert list(df.iloc[:, 3]) == ["prefill", "decode"]        # phase
-    assert int(df.iloc[1, 4]) == 1                             # a decode step processes 1 token
+    assert list(df.iloc[:, 6]) == ["prefill", "decode"]        # phase (after the candidates and the two p's)
+    assert int(df.iloc[1, 7]) == 1                             # a decode step processes 1 token
     button(at, "gen_reset").click()
     at.run()
     no_exception(at)
@@ -91,7 +91,7 @@ def test_generate_page_fast_path_runs_to_the_end(bundled):
     d = at.session_state["_gen"]["decoder"]                   # the page's ops.engine.decode.Decoder
     assert d.compute_dtype == "bfloat16" and d.done
     per_token_bf16 = 2 * 24 * 2 * 64 * 2                     # 2 (K, V) x L x nkv x hd x 2 bytes
-    assert int(df.iloc[0, 7]) == per_token_bf16 * int(df.iloc[0, 6])   # KV bytes = entries x bf16 bytes
+    assert int(df.iloc[0, 10]) == per_token_bf16 * int(df.iloc[0, 9])   # KV bytes = entries x bf16 bytes
 
 
 def test_generate_tiny(tiny_app_dense):
@@ -395,3 +395,70 @@ def test_predict_first_before_any_generation(tiny_app_dense):
     at.run()
     no_exception(at)
     assert at.session_state["_gen"]["decoder"].token_ids == [first]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_step_shows_its_candidates_after_the_sampling_stages(tiny_app_dense, request, lang):
+    """After each click the preview's place shows the step's top candidates: their probabilities after the sampling
+    stages (T = 0.8, top-k 50, top-p 0.9, the shared defaults) equal transformers' own logits warpers applied to its
+    logits for the prompt and the tokens taken so far; the table's row marks the chosen one (✓) with that p."""
+    import transformers as tf
+    from predict_utils import transformers_run
+
+    if lang == "en":
+        request.getfixturevalue("english")
+    prompt = "我明天要去北京参加面试，我觉得"
+    at = open_page(PAGE, source=tiny_app_dense, prompt=prompt, lang=lang, folds=False)
+    at.radio(key="gen_fast").set_value("eager").run()
+    _, hf = transformers_run(tiny_app_dense, prompt)
+    d = at.session_state["_gen"]["decoder"]
+    for k in (1, 2, 3):
+        button(at, "gen_next").click()
+        at.run()
+        no_exception(at)
+        ids = list(d.prompt_ids) + d.token_ids[:k - 1]
+        with torch.no_grad():
+            z = hf(torch.tensor([ids])).logits[:, -1].float()
+        w = tf.TopPLogitsWarper(0.9)(None, tf.TopKLogitsWarper(50)(None, tf.TemperatureLogitsWarper(0.8)(None, z)))
+        ref = torch.softmax(w, -1)[0]
+        [chart] = [c for c in at.get("plotly_chart") if c.proto.id.endswith("-gen-step")]
+        raw, now = json.loads(chart.proto.spec)["data"][:2]
+        shown = [int(y.rsplit("(", 1)[1].rstrip(")")) for y in now["y"]]
+        want = torch.softmax(z[0], -1).topk(len(shown)).indices.tolist()
+        if d.token_ids[k - 1] not in want:                # drawn from further down: shown in the last place
+            want[-1] = d.token_ids[k - 1]
+        assert shown == want, (k, shown, want)
+        # float32 logits of a tiny random model: transformers and the engine agree within ~1e-6 in p; 1e-5 of room
+        assert max(abs(a - float(ref[i])) for a, i in zip(now["x"], shown)) < 1e-5, (k, now["x"])
+        assert max(abs(a - float(torch.softmax(z[0], -1)[i])) for a, i in zip(raw["x"], shown)) < 1e-5
+        row = at.dataframe[0].value.iloc[k - 1, 3]
+        [mark] = [c for c in row.split(" · ") if c.startswith("✓")]
+        assert abs(float(mark.rsplit(" ", 1)[1]) - float(ref[d.token_ids[k - 1]])) <= 0.005 + 1e-6, (row, k)
+
+
+def test_the_page_says_when_the_run_uses_other_weights_than_the_preview(tiny_app_dense):
+    """Decoding with bfloat16 weights: before the first click the preview says its weights are the loaded float32
+    ones and the run's are not; after it, the first token's model probability both ways, the preview's equal to
+    transformers' float32 softmax (to the 4 decimals shown) and the run's to the bf16 step's own."""
+    from apptest_utils import texts
+    from predict_utils import transformers_run
+
+    prompt = "我明天要去北京参加面试，我觉得"
+    at = open_page(PAGE, source=tiny_app_dense, prompt=prompt, lang="en", folds=False)
+    at.radio(key="gen_fast").set_value("bf16").run()
+    no_exception(at)
+    assert "generating uses bfloat16 weights" in texts(at)
+    button(at, "gen_next").click()
+    at.run()
+    no_exception(at)
+    d = at.session_state["_gen"]["decoder"]
+    out, _ = transformers_run(tiny_app_dense, prompt)
+    token = d.token_ids[0]
+    step = d.steps[0]
+    preview = float(torch.softmax(out.logits[0, -1].float(), -1)[token])
+    run = step.stages["raw_probs"][step.candidates.index(token)]
+    [note] = [c.value for c in at.caption if "decodes with bfloat16 weights" in c.value]
+    import re
+    shown_preview, shown_run = map(float, re.search(r"([\d.]+) in the preview and ([\d.]+) here", note).groups())
+    # shown to 4 decimals: half a unit of the last place, plus ~1e-6 for float32 between the two implementations
+    assert abs(shown_preview - preview) <= 5e-5 + 1e-6 and abs(shown_run - run) <= 5e-5 + 1e-9, note

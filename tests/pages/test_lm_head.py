@@ -124,3 +124,30 @@ def test_top_n_set_in_session_state_is_the_sliders_only_value(monkeypatch, tiny_
     [drawn] = [s for s in at.slider if s.key == "lm_topn"]
     want = max(TOP_N[0], min(TOP_N[1], lesson.steps[k].pickers["top"]))
     assert (drawn.min, drawn.max, drawn.value) == (TOP_N[0], TOP_N[1], want)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_predict_first_switched_on_at_attention_holds_at_lm_head(tiny_app_dense, request, lang):
+    """One switch for the session: turned on at Attention (no link parameter), it is on at the LM head too, where the
+    answer chart (the next-token bars) is absent until a guess is committed; ?predict=1 follows it into the URL."""
+    from apptest_utils import no_exception, open_page
+    from predict_utils import SWITCH, commit, question
+
+    if lang == "en":
+        request.getfixturevalue("english")
+    at = open_page("attention", source=tiny_app_dense, prompt="我明天要去北京参加面试，我觉得", lang=lang, folds=False)
+    [toggle] = [x for x in at.toggle if x.label == SWITCH[lang]]
+    assert not toggle.value
+    toggle.set_value(True).run()
+    no_exception(at)
+    assert question(at, "attention", "key") is not None
+    at.switch_page("app_pages/lm_head.py").run()
+    no_exception(at)
+    assert [x.value for x in at.toggle if x.label == SWITCH[lang]] == [True]
+    assert question(at, PAGE) is not None, "no question at the LM head"
+    bars = lambda: [c for c in at.get("plotly_chart") if c.proto.id.endswith("-lm-top")]     # noqa: E731
+    assert not bars(), "the answer chart is shown before the guess"
+    assert at.query_params.get("predict") in ("1", ["1"])
+    commit(at, PAGE, None, lang)
+    no_exception(at)
+    assert bars(), "the answer chart is missing after the guess"

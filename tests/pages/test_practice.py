@@ -201,3 +201,20 @@ def test_mock_interview_computed_value(tiny_app_dense):
     next(w for w in at.text_area if w.key.startswith("mock_answer_")).set_value("about a gigabyte")
     click(at, "mock_reveal")
     assert_value(at, q)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_mock_interview_typed_answer_stays_beside_the_reference(tiny_app_dense, lang):
+    """Typing and clicking "Reveal" at once (one run carries both): the typed answer is shown, as typed, beside the
+    model answer, and it is the one the final review shows."""
+    at = interview(page_ok(PAGE, source=tiny_app_dense, lang=lang))
+    typed = "KV 缓存按 2·L·n_kv·d 增长 / grows as 2·L·n_kv·d"
+    next(w for w in at.text_area if w.key.startswith("mock_answer_")).input(typed)
+    at.button(key="mock_reveal").click()
+    at.run()
+    no_exception(at)
+    label = "**简答：** " if lang == "zh" else "**Short answer:** "
+    assert any(m.value.startswith(label) for m in at.markdown)            # the reference is shown ...
+    mine = [w for w in at.text_area if (w.key or "").startswith("mock_answer_")]
+    assert [w.value for w in mine] == [typed]                              # ... and the typed answer beside it
+    assert at.session_state["mock"]["answers"][drawn(at)[0]] == typed

@@ -23,7 +23,7 @@ def check_sampling(at):
     at.slider(key="smp_topk").set_value(3)
     at.run()
     no_exception(at)
-    raw, now = main_chart(at)["data"]
+    raw, now = main_chart(at)["data"][:2]          # then the legend's marks (no bars of their own)
     assert len(now["y"]) == 10                                    # the default top N candidates
     assert sum("top-k" in x for x in now["text"]) == 10 - 3       # every candidate past the 3rd is cut ...
     # ... and the 3 left share p = 1 (a float32 softmax sums to 1 within ~1e-7; 1e-5 leaves room)
@@ -105,8 +105,37 @@ def test_min_p_slider_cuts_below_its_share_of_the_top(tiny_app_dense):
         at.slider(key=key).set_value(value)
     at.run()
     no_exception(at)
-    raw, now = main_chart(at)["data"]
+    raw, now = main_chart(at)["data"][:2]          # then the legend's marks (no bars of their own)
     top = max(raw["x"])
     assert [x > 0 for x in now["x"]] == [r >= 0.5 * top for r in raw["x"]]
     kept = [(r, x) for r, x in zip(raw["x"], now["x"]) if x > 0]
     assert all(abs(x / kept[0][1] - r / kept[0][0]) < 1e-4 for r, x in kept)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_temperature_zero_is_one_bar_at_one_on_the_argmax(tiny_app_dense, request, lang):
+    """T = 0 is greedy as the text teaches it: one solid bar at exactly 1.0, on the token transformers' own logits
+    rank first, every other candidate at 0; the faint bars stay the raw softmax (T = 1) of those logits; the axis
+    stops at 1 and the legend's marks are the bars' colours."""
+    import torch
+    from predict_utils import transformers_run
+
+    if lang == "en":
+        request.getfixturevalue("english")
+    prompt = "我明天要去北京参加面试，我觉得"
+    at = page_ok(PAGE, source=tiny_app_dense, prompt=prompt, lang=lang)
+    at.slider(key="smp_rp").set_value(1.0)
+    at.slider(key="smp_temp").set_value(0.0).run()
+    no_exception(at)
+    fig = main_chart(at)
+    raw, now = fig["data"][:2]
+    out, _ = transformers_run(tiny_app_dense, prompt)
+    ref = torch.softmax(out.logits[0, -1].double(), -1)
+    top = ref.topk(len(raw["x"]))
+    assert now["x"][0] == 1.0 and all(x == 0 for x in now["x"][1:]), now["x"]
+    # the faint bars: transformers' softmax at the same candidates, in the same order (float32 logits of a tiny
+    # random model agree within ~1e-6 between the two implementations; 1e-5 leaves room for other CPUs)
+    assert max(abs(a - float(b)) for a, b in zip(raw["x"], top.values)) < 1e-5
+    assert fig["layout"]["xaxis"]["range"] == [0, 1]
+    legend = {d["name"]: d["marker"]["color"] for d in fig["data"][2:]}
+    assert set(legend.values()) == {raw["marker"]["color"], *now["marker"]["color"]}

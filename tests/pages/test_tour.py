@@ -373,3 +373,21 @@ def test_a_teacher_opens_the_steps_question_as_the_class_poll(monkeypatch, tmp_p
     _start(pupil, "first-lesson")
     assert pupil.session_state["_page"] == "tokenize" and _bar_text(pupil, "lesson-question") == ["❓ " + q.en]
     assert not [b for b in pupil.button if b.key == "lesson_poll"]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_lesson_step_with_a_question_opens_with_predict_first_on(tiny_app_dense, lang):
+    """attention-deep-dive's first step carries a question: its page opens with the session's predict-first switch
+    on, so the attention map (the answer) is held back behind the page's own question until a guess."""
+    from predict_utils import commit, question
+
+    at = open_page("tour", source=tiny_app_dense, lang=lang, folds=False)
+    assert not at.session_state["predict_on"]
+    _start(at, "attention-deep-dive")
+    assert at.session_state["predict_on"] is True
+    maps = lambda: [c for c in at.get("plotly_chart") if c.proto.id.endswith("-probs")]     # noqa: E731
+    assert question(at, "attention", "key") is not None and not maps()
+    at.switch_page("app_pages/attention.py")     # AppTest reruns the script it was given; a browser stays on the page
+    commit(at, "attention", "key", lang)
+    no_exception(at)
+    assert maps()

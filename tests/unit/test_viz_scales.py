@@ -68,7 +68,7 @@ def test_sampling_chart_shades_what_top_k_cuts_and_keeps_the_raw_softmax():
     cut = logits.masked_fill(torch.tensor([False, False, True, True]), float("-inf"))   # top-k = 2
     stages = dict(logits=logits, top_k=cut, top_p=cut, probs=torch.softmax(cut, -1), chosen=1)
     fig = candidates_chart(stages, [0, 1, 2, 3], ["a", "b", "c", "d"], words=dict(cut_k="cut k"))
-    raw, now = fig.data
+    raw, now = fig.data[:2]
     assert list(now.text[2:]) == ["cut k", "cut k"] and len(fig.layout.shapes) == 2
     assert list(now.marker.color).index(CHOSEN) == 1 and list(now.marker.color).count(CHOSEN) == 1
     assert np.allclose(raw.x, torch.softmax(logits, -1).numpy())          # T = 1, nothing cut
