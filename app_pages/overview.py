@@ -1,19 +1,36 @@
 """Overview: the whole pipeline with live shapes, the cheat sheet, and a door into every stage (all from the
 stage registry, content/stages.py)."""
+import html
+
 import pandas as pd
 import streamlit as st
 
 from content import stages, texts
+from content.words import say
 from ops.lab import overview_data
 from ui.blocks import shape_str
 from ui.page import StagePage
 from ui.session import lang, t
 from viz.overview import pipeline_picture
 
-page = StagePage("overview")
+page = StagePage("overview", io_text="")      # no shapes in the strip: the symbols are glossed first, below
 model, trace, c = page.model, page.trace, page.config
 B, S, H, L, V = trace.B, trace.S, c.hidden_size, c.num_hidden_layers, c.vocab_size
 nh, nkv, hd, I = c.num_attention_heads, c.num_key_value_heads, c.head_dim, c.intermediate_size
+
+# ---- first, in plain words: what happens to the reader's own prompt; then what each symbol below stands for ----
+o, lg = overview_data.opening(trace), lang()
+n = say("first_screen.tokens_one", lg, n=o["tokens"]) if o["tokens"] == 1 else \
+    say("first_screen.tokens_many", lg, n=f"{o['tokens']:,}")
+prompt = o["prompt"] if len(o["prompt"]) <= 60 else o["prompt"][:59] + "…"
+first = (say("first_screen.opening_chat", lg, prompt=prompt, tokens=n, L=o["L"], V=f"{o['V']:,}") if o["chat"] else
+         say("first_screen.opening", lg, prompt=prompt, tokens=n, L=o["L"], V=f"{o['V']:,}"))
+if o["rows"] > 1:
+    first += " " + say("first_screen.batch", lg, B=o["rows"])
+st.markdown(f'<div class="ol-opening" style="font-size:1.2rem;line-height:1.6;margin:0.2rem 0 0.4rem">'
+            f'{html.escape(first)}</div>', unsafe_allow_html=True)
+st.markdown(say("first_screen.symbols", lg, B=B, S=S, H=H, L=L, V=f"{V:,}",
+                ids=shape_str(trace.shapes()["tokens.ids"]), logits=shape_str(trace.shapes()["logits"])))
 
 # ---- the main picture: the pipeline, with the shapes this run recorded -------------------------------------
 page.picture(pipeline_picture(c, trace.shapes(), B, S, lang()))
