@@ -261,11 +261,13 @@ class Model:
 
     def trace(self, prompts, chat: bool = False, capture=None, system: str | None = MODEL_DEFAULT,
               truncate: bool = False,
-              max_bytes: int | None = None, warn=None, recompute: bool = True, edits: dict | None = None) -> Trace:
+              max_bytes: int | None = None, warn=None, recompute: bool = True, edits: dict | None = None,
+              on_layer=None) -> Trace:
         """Run the prompts (right-padded into one batch) and keep every named tensor that `capture` allows.
 
         truncate: cut prompts over the token limit instead of refusing them. max_bytes: refuse (TraceTooBig)
-        a trace whose size, estimated from the shapes before running, is over this budget. edits: see trace_ids."""
+        a trace whose size, estimated from the shapes before running, is over this budget. edits, on_layer: see
+        trace_ids."""
         prompts, texts, rows = self.encode_prompts(prompts, chat, system, truncate=truncate, warn=warn)
         if max_bytes is not None:
             B, S = len(rows), max(len(r) for r in rows)
@@ -275,14 +277,16 @@ class Model:
                                   f"{inputs.mib(max_bytes)} per session (OPERATOR_LAB_SESSION_MB): use a shorter "
                                   "prompt, "
                                   "fewer lines, or capture fewer tensors.", need, max_bytes)
-        return self.trace_ids(rows, capture=capture, prompts=prompts, texts=texts, recompute=recompute, edits=edits)
+        return self.trace_ids(rows, capture=capture, prompts=prompts, texts=texts, recompute=recompute, edits=edits,
+                              on_layer=on_layer)
 
     def trace_ids(self, rows: list[list[int]], capture=None, prompts=None, texts=None, recompute: bool = True,
-                  edits: dict | None = None) -> Trace:
+                  edits: dict | None = None, on_layer=None) -> Trace:
         """recompute=True: tensors in trace.RECOMPUTED whose inputs are kept are held as recipes
         (ops/engine/recording.py).
-        edits: name -> fn(tensor) -> tensor (same shape), applied where the pass records that name."""
-        return build_trace(self, rows, capture, prompts, texts, recompute, edits)
+        edits: name -> fn(tensor) -> tensor (same shape), applied where the pass records that name.
+        on_layer(i): called after layer i (a page's progress: ops.lab.steps)."""
+        return build_trace(self, rows, capture, prompts, texts, recompute, edits, on_layer)
 
     # ---- the fast copy: 16-bit weights, q|k|v and gate|up fused ------------------------
     def fast_dtype(self) -> torch.dtype:

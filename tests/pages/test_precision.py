@@ -32,9 +32,9 @@ def test_precision_report_shared_by_sessions(tiny_app_dense, monkeypatch):
 
     calls, real = [], precision.precision_report
 
-    def counted(model, prompt, chat=False):
+    def counted(model, prompt, chat=False, progress=None):
         calls.append(prompt)
-        return real(model, prompt, chat)
+        return real(model, prompt, chat, progress)
 
     monkeypatch.setattr(precision, "precision_report", counted)
     experiments_state._shared.clear()
