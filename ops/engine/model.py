@@ -134,12 +134,13 @@ class Model:
         """Every distinct weight tensor counted once (a tied LM head is not counted twice)."""
         return sum({t.data_ptr(): t.numel() for t in self.weights.values()}.values())
 
-    def weight_set(self, name: str = "model") -> Weights:
-        """The weights a pass reads, by name: "model" (as loaded), "bf16" (the fused 16-bit copy) or "int8"."""
+    def weight_set(self, name: str = "model", on_part=None) -> Weights:
+        """The weights a pass reads, by name: "model" (as loaded), "bf16" (the fused 16-bit copy) or "int8".
+        on_part(done, total): how far the copy is, while it is made (the first time only)."""
         if name == "model":
             return self.weights
         if name in ("bf16", "int8"):
-            return self.fast_weights("int8" if name == "int8" else None)
+            return self.fast_weights("int8" if name == "int8" else None, on_part)
         raise InputError(f"weights must be 'model', 'bf16' or 'int8', got {name!r}")
 
     # ---- one forward pass -------------------------------------------------
@@ -293,7 +294,7 @@ class Model:
         """bfloat16 (half the bytes of float32 to read per token); the model's own dtype when already 16-bit."""
         return self.dtype if self.dtype in (torch.bfloat16, torch.float16) else torch.bfloat16
 
-    def fast_weights(self, dtype: torch.dtype | None = None) -> Weights:
+    def fast_weights(self, dtype: torch.dtype | None = None, on_part=None) -> Weights:
         """The weights in `dtype` for the fast path, built on first use under a lock, so sessions asking at
         once share one copy. Tensors already in that dtype are shared, not copied, so a model loaded in
         bfloat16 costs no extra memory; tied tensors stay tied."""
@@ -301,14 +302,17 @@ class Model:
         if dtype not in self._copies:
             with self._lock:
                 if dtype not in self._copies:                   # another thread may have built it meanwhile
-                    self._copies[dtype] = int8_copy(self) if dtype == "int8" else self._fast_copy(dtype)
+                    self._copies[dtype] = (int8_copy(self, on_part=on_part) if dtype == "int8" else
+                                           self._fast_copy(dtype, on_part))
         return self._copies[dtype]
 
-    def _fast_copy(self, dtype: torch.dtype) -> Weights:
+    def _fast_copy(self, dtype: torch.dtype, on_part=None) -> Weights:
         by_ptr = {}
-        for t in self.weights.values():
+        for k, t in enumerate(self.weights.values()):
             if t.data_ptr() not in by_ptr:
                 by_ptr[t.data_ptr()] = t.to(dtype).contiguous()
+            if on_part is not None:
+                on_part(k + 1, len(self.weights))
         W = {name: by_ptr[t.data_ptr()] for name, t in self.weights.items()}
         del by_ptr                                              # W alone holds the copies: each freed once moved
         if all(W[n].data_ptr() == t.data_ptr() for n, t in self.weights.items()):

@@ -45,7 +45,7 @@ def precision_report(model, prompt: str, chat: bool = False, progress=None) -> d
     The reference is the model's own weights, under the name "float32" (a model loaded in 16 bits is its own
     reference, and then "bfloat16" is left out: its copy is the model's weights).
     progress(done, total, step, fields): ops.lab.steps, per weight set its "weights" step (the copy made on first
-    use) then its "run" step, one unit per layer."""
+    use, in shares of L units) then its "run" step, one unit per layer."""
     rows = model.encode_prompts(prompt, chat)[2]
     ids = torch.tensor([rows[0]])                                            # (1, S)
     sets = dict(SETS)
@@ -54,11 +54,11 @@ def precision_report(model, prompt: str, chat: bool = False, progress=None) -> d
     out = {k: {} for k in ("resid_rel_err", "top1_agree", "top5_agree", "kl", "weight_bytes")}
     ref_states, ref_logits = None, None
     L = model.config.num_hidden_layers
-    plan = Plan([Step(k, units, {"dtype": name}) for name in sets for k, units in (("weights", 1), ("run", L))],
-                progress)
+    plan = Plan([Step(k, L, {"dtype": name}) for name in sets for k in ("weights", "run")], progress)
     for j, (name, ws) in enumerate(sets.items()):
         try:
-            W = plan.run(2 * j, lambda ws=ws: model.weight_set(ws))
+            W = model.weight_set(ws, plan.parts(2 * j))         # a copy made the first time: its share done so far
+            plan.finish(2 * j)
         except (RuntimeError, NotImplementedError):                          # int8 where it cannot be built
             plan.at(2 * j + 1, L)
             continue

@@ -44,12 +44,28 @@ class Plan:
             s = self.steps[k]
             self.report(self.done, self.total, s.name, dict(s.fields))
 
+    def finish(self, k: int):
+        """Step k is done (reported unless its last unit already was)."""
+        if self.done < self.base[k] + self.steps[k].units:
+            self.at(k, self.steps[k].units)
+
     def run(self, k: int, compute: Callable):
         """compute() as step k: reported as it begins and when it is done."""
         self.at(k, 0)
         value = compute()
         self.at(k, self.steps[k].units)
         return value
+
+    def parts(self, k: int) -> Callable[[int, int], None]:
+        """Step k begins; the callback on_part(done, total) moves it to the same share of its units (reported only
+        when that share has grown)."""
+        self.at(k, 0)
+
+        def on_part(done: int, total: int):
+            units = self.steps[k].units * done // max(total, 1)
+            if self.base[k] + units > self.done:
+                self.at(k, units)
+        return on_part
 
     def layers(self, k: int) -> Callable[[int], None]:
         """Step k begins; the callback a forward pass calls after layer i (on_layer) reports i + 1 units."""
