@@ -33,7 +33,7 @@ st.markdown(say("first_screen.symbols", lg, B=B, S=S, H=H, L=L, V=f"{V:,}",
                 ids=shape_str(trace.shapes()["tokens.ids"]), logits=shape_str(trace.shapes()["logits"])))
 
 # ---- the main picture: the pipeline, with the shapes this run recorded -------------------------------------
-page.picture(pipeline_picture(c, trace.shapes(), B, S, lang()))
+page.picture(pipeline_picture(c, trace.shapes(), B, S, lang(), height=540))   # the whole of it above the fold
 st.caption(t("右侧是左边橙色方框里的一层；它被重复 L 次，每层输入输出都是 [B, S, H]。生成时会把新 id 接到末尾再走一遍（"
              "见“9 生成”）。",
              "The right column is one layer of the orange box, repeated L times; each layer maps [B, S, H] to [B, S, "
