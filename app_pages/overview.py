@@ -75,10 +75,8 @@ except Exception:   # no cheat sheet file: build the table from the trace itself
     table = [{t("张量", "tensor"): n, t("形状", "shape"): shape_str(s)} for n, s in trace.shapes().items()
              if not n.startswith("layers.") or n.startswith("layers.0.")]
 st.table(pd.DataFrame(table).set_index(list(table[0])[0]) if table else [])
-st.caption(t(f"形状中的数字来自当前模型与输入：B = {B}, S = {S}, H = {H}, nh = {nh}, nkv = {nkv}, hd = {hd}, I = {I}, "
-             f"V = {V:,}。",
-             f"Numbers in the shapes come from the loaded model and your prompts: B = {B}, S = {S}, H = {H}, "
-             f"nh = {nh}, nkv = {nkv}, hd = {hd}, I = {I}, V = {V:,}."))
+st.caption(say("first_screen.sheet_symbols", lg, B=B, S=S, H=H, V=f"{V:,}", nh=nh, nkv=nkv, group=nh // max(nkv, 1),
+                hd=hd, I=I))
 
 # ---- into each stage (the registry's pages): the sidebar lists them too, so the grid is drawn when unfolded ------
 if box := page.more("进入每一步", "Step into each stage", "doors"):
