@@ -51,7 +51,7 @@ for col, (k, url, default, zh, en) in zip(st.columns(2) if kind in FIELDS else [
 predict.on("experiments")
 
 edited = xstate.edited_run(model, ids, kind, i, p, base)
-what = KINDS[kind][2].format(i=i, **dict(p, mode=t(*MODES[p["mode"]])) if "mode" in p else p)
+what = t(KINDS[kind][3], KINDS[kind][2]).format(i=i, **dict(p, mode=t(*MODES[p["mode"]])) if "mode" in p else p)
 mode = p.get("mode", "zero")
 shown = predict.gate("experiments", (tuple(ids), target, i, p.get("h"), mode), lambda: questions.ablation(
     model, base, ids, s, target, i, p.get("h"), mode, MODES[mode]), "ablation")
