@@ -15,13 +15,13 @@ from collections import OrderedDict
 
 import streamlit as st
 
-from content.words import say
 from ops.errors import InputError
 from ops.lab.steps import Plan, Step, trace_plan
 
+from . import progress
 from .jobs import RUN_SLOTS
 from .runqueue import RunQueue
-from .session import lang, set_query, settings, t
+from .session import set_query, settings, t
 from .settings import current as server_settings
 from .state import load_model
 
@@ -103,15 +103,8 @@ def kept(key, compute, spinner: str | None = None, share: bool = False, steps: b
 
 
 def progress_bar():
-    """(a container holding a progress bar, report(done, total, step, fields)): the bar moves and names each step
-    as the work reports it (ops.lab.steps), in the page's language (assets/words/waits)."""
-    box = st.empty()
-    language = lang()
-
-    def report(done: int, total: int, step: str, fields: dict):
-        text = say("waits.bar", language, step=say(f"waits.{step}", language, **fields), done=done, total=total)
-        box.progress(min(1.0, done / max(total, 1)), text=text)
-    return box, report
+    """ui.progress.progress_bar, looked up here so a test or bench can watch the reports (monkeypatch)."""
+    return progress.progress_bar()
 
 
 class SharedResults:

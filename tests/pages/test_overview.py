@@ -111,3 +111,27 @@ def test_first_sentence_with_a_batch_speaks_of_the_first_row(tiny_app_dense):
     at = page_ok(PAGE, source=tiny_app_dense, prompt=BATCH, **EXPECT)
     first = _opening(at)
     assert BATCH.splitlines()[0] in first and "2 行" in first, first
+
+
+def test_a_new_prompts_trace_reports_every_layer(tiny_app_dense, monkeypatch):
+    """The wait for a new prompt's trace is a bar that counts the layers as the forward pass records them, not a
+    spinner: one report as it begins and one after each layer, in order."""
+    import json
+    from pathlib import Path
+
+    from ui import state
+
+    seen, real = [], state.progress_bar
+
+    def recorded():
+        box, report = real()
+
+        def both(done, total, step, fields):
+            seen.append((done, total, step))
+            report(done, total, step, fields)
+        return box, both
+    monkeypatch.setattr(state, "progress_bar", recorded)
+    page_ok(PAGE, source=tiny_app_dense, prompt="a prompt only this test traces", **EXPECT)
+    L = json.loads((Path(tiny_app_dense) / "config.json").read_text())["num_hidden_layers"]
+    tiny = [r for r in seen if r[1] == L]        # the app's first run traced the default prompt on the bundled model
+    assert tiny == [(k, L, "trace") for k in range(L + 1)], seen
