@@ -3,6 +3,7 @@ next token before and after, the stream's move, the logit attribution, a head sw
 import streamlit as st
 
 from content.experiments import ATTR_RUNS, FIELDS, KINDS, MODES, formulas, pair, texts
+from content.part_labels import part_label
 from ops.lab import attribution, checks, edits, experiments_data, stage_data, sweeps
 from ui import experiments_state as xstate, predict, questions
 from ui.page import StagePage
@@ -50,7 +51,7 @@ for col, (k, url, default, zh, en) in zip(st.columns(2) if kind in FIELDS else [
 predict.on("experiments")
 
 edited = xstate.edited_run(model, ids, kind, i, p, base)
-what = KINDS[kind][2].format(i=i, **dict(p, mode=t(*MODES[p["mode"]])) if "mode" in p else p)
+what = t(KINDS[kind][3], KINDS[kind][2]).format(i=i, **dict(p, mode=t(*MODES[p["mode"]])) if "mode" in p else p)
 mode = p.get("mode", "zero")
 shown = predict.gate("experiments", (tuple(ids), target, i, p.get("h"), mode), lambda: questions.ablation(
     model, base, ids, s, target, i, p.get("h"), mode, MODES[mode]), "ablation")
@@ -93,11 +94,13 @@ attr = run.memo(("attribution", s, target), lambda: attribution.logit_attributio
 logit = experiments_data.token_prob(run, 0, s, target)["logit"]
 if box := page.more(*pair("attr_fold"), "attribution"):
     with box:
-        page.chart(waterfall(*experiments_data.attribution_layers(attr, L), logit, total_label="logit", height=480,
+        steps, values = experiments_data.attribution_layers(attr, L)
+        page.chart(waterfall([part_label(x, lang()) for x in steps], values, logit, total_label="logit", height=480,
                              title=T["waterfall"].format(logit=logit)), "x-waterfall")
         c1, c2 = st.columns(2)
         with c1:
-            page.chart(part_bars(experiments_data.top_head_parts(attr, 12), height=460, title=T["parts"],
+            page.chart(part_bars([(part_label(x, lang()), v) for x, v in experiments_data.top_head_parts(attr, 12)],
+                                 height=460, title=T["parts"],
                                  xlabel=t("对 logit 的直接贡献", "direct contribution to the logit")), "x-parts")
         with c2:
             page.chart(layer_head_map(experiments_data.attribution_heads(attr, L, nh), zlabel="logit", height=460, **HL,

@@ -1,22 +1,39 @@
 """Overview: the whole pipeline with live shapes, the cheat sheet, and a door into every stage (all from the
 stage registry, content/stages.py)."""
+import html
+
 import pandas as pd
 import streamlit as st
 
 from content import stages, texts
+from content.words import say
 from ops.lab import overview_data
 from ui.blocks import shape_str
 from ui.page import StagePage
 from ui.session import lang, t
 from viz.overview import pipeline_picture
 
-page = StagePage("overview")
+page = StagePage("overview", io_text="")      # no shapes in the strip: the symbols are glossed first, below
 model, trace, c = page.model, page.trace, page.config
 B, S, H, L, V = trace.B, trace.S, c.hidden_size, c.num_hidden_layers, c.vocab_size
 nh, nkv, hd, I = c.num_attention_heads, c.num_key_value_heads, c.head_dim, c.intermediate_size
 
+# ---- first, in plain words: what happens to the reader's own prompt; then what each symbol below stands for ----
+o, lg = overview_data.opening(trace), lang()
+n = say("first_screen.tokens_one", lg, n=o["tokens"]) if o["tokens"] == 1 else \
+    say("first_screen.tokens_many", lg, n=f"{o['tokens']:,}")
+prompt = o["prompt"] if len(o["prompt"]) <= 60 else o["prompt"][:59] + "…"
+first = (say("first_screen.opening_chat", lg, prompt=prompt, tokens=n, L=o["L"], V=f"{o['V']:,}") if o["chat"] else
+         say("first_screen.opening", lg, prompt=prompt, tokens=n, L=o["L"], V=f"{o['V']:,}"))
+if o["rows"] > 1:
+    first += " " + say("first_screen.batch", lg, B=o["rows"])
+st.markdown(f'<div class="ol-opening" style="font-size:1.2rem;line-height:1.6;margin:0.2rem 0 0.4rem">'
+            f'{html.escape(first)}</div>', unsafe_allow_html=True)
+st.markdown(say("first_screen.symbols", lg, B=B, S=S, H=H, L=L, V=f"{V:,}",
+                ids=shape_str(trace.shapes()["tokens.ids"]), logits=shape_str(trace.shapes()["logits"])))
+
 # ---- the main picture: the pipeline, with the shapes this run recorded -------------------------------------
-page.picture(pipeline_picture(c, trace.shapes(), B, S, lang()))
+page.picture(pipeline_picture(c, trace.shapes(), B, S, lang(), height=540))   # the whole of it above the fold
 st.caption(t("右侧是左边橙色方框里的一层；它被重复 L 次，每层输入输出都是 [B, S, H]。生成时会把新 id 接到末尾再走一遍（"
              "见“9 生成”）。",
              "The right column is one layer of the orange box, repeated L times; each layer maps [B, S, H] to [B, S, "
@@ -58,10 +75,8 @@ except Exception:   # no cheat sheet file: build the table from the trace itself
     table = [{t("张量", "tensor"): n, t("形状", "shape"): shape_str(s)} for n, s in trace.shapes().items()
              if not n.startswith("layers.") or n.startswith("layers.0.")]
 st.table(pd.DataFrame(table).set_index(list(table[0])[0]) if table else [])
-st.caption(t(f"形状中的数字来自当前模型与输入：B = {B}, S = {S}, H = {H}, nh = {nh}, nkv = {nkv}, hd = {hd}, I = {I}, "
-             f"V = {V:,}。",
-             f"Numbers in the shapes come from the loaded model and your prompts: B = {B}, S = {S}, H = {H}, "
-             f"nh = {nh}, nkv = {nkv}, hd = {hd}, I = {I}, V = {V:,}."))
+st.caption(say("first_screen.sheet_symbols", lg, B=B, S=S, H=H, V=f"{V:,}", nh=nh, nkv=nkv, group=nh // max(nkv, 1),
+                hd=hd, I=I))
 
 # ---- into each stage (the registry's pages): the sidebar lists them too, so the grid is drawn when unfolded ------
 if box := page.more("进入每一步", "Step into each stage", "doors"):

@@ -16,7 +16,7 @@ if bank_error:
     st.error(bank_error)
 
 browse, quiz, interview = page.tabs([t("题库浏览", "Browse questions"),
-                                     t("实时测验（用你的 trace）", "Quiz on your live trace"),
+                                     t("实时测验（用你的提示词）", "Quiz on your live trace"),
                                      t("模拟面试", "Mock interview")], "views")
 
 

@@ -21,9 +21,8 @@ asking = predict.on("precision")
 prompt = trace.prompts[b]
 chat = bool(st.session_state.get("chat", False))
 rep = experiments_state.kept(experiments_state.precision_key(experiments_state.model_key(), prompt, chat),
-                             lambda: precision.precision_report(model, prompt, chat),
-               t("正在用 float32、bfloat16、int8 各运行一遍……", "Running float32, bfloat16 and int8 in turn..."),
-               share=True)
+                             lambda report: precision.precision_report(model, prompt, chat, report),
+                             share=True, steps=True)
 if rep is None:
     st.stop()
 errs = rep["resid_rel_err"]

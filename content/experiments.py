@@ -2,14 +2,14 @@
 and notes (str.format templates filled by the page)."""
 from __future__ import annotations
 
-KINDS = {  # key: (zh, en, what the "after" chart says was edited)
-    "head": ("消融一个头", "ablate a head", "L{i} H{h} {mode}"),
-    "attn": ("去掉一层注意力", "remove a layer's attention", "L{i} attn.out = 0"),
-    "mlp": ("去掉一层 MLP", "remove a layer's MLP", "L{i} mlp.out = 0"),
-    "patch": ("修补", "patch", "L{i} resid_out @ {pos}"),
-    "steer": ("引导", "steer", "L{i} + {scale}·(A − B)"),
-    "norope": ("去掉 RoPE", "no RoPE", "L{i} no RoPE"),
-    "name": ("按名字缩放张量", "scale a tensor by name", "{name} × {pct}%")}
+KINDS = {  # key: (zh, en, what the "after" chart says was edited in English, the same in Chinese)
+    "head": ("消融一个头", "ablate a head", "L{i} H{h} {mode}", "第{i}层 头{h} {mode}"),
+    "attn": ("去掉一层注意力", "remove a layer's attention", "L{i} attn.out = 0", "第{i}层 attn.out = 0"),
+    "mlp": ("去掉一层 MLP", "remove a layer's MLP", "L{i} mlp.out = 0", "第{i}层 mlp.out = 0"),
+    "patch": ("修补", "patch", "L{i} resid_out @ {pos}", "第{i}层 resid_out @ 位置 {pos}"),
+    "steer": ("引导", "steer", "L{i} + {scale}·(A − B)", "第{i}层 + {scale}·(A − B)"),
+    "norope": ("去掉 RoPE", "no RoPE", "L{i} no RoPE", "第{i}层 不用 RoPE"),
+    "name": ("按名字缩放张量", "scale a tensor by name", "{name} × {pct}%", "{name} × {pct}%")}
 ATTR_RUNS = {"before": ("编辑前", "before the edit"), "after": ("编辑后", "after the edit")}   # which run is attributed
 MODES = {"zero": ("置零", "zero"), "mean": ("均值", "mean")}   # how an ablated head is replaced
 

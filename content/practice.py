@@ -207,7 +207,7 @@ def check_answer(item: dict, user_text: str) -> bool:
 
 
 # ---- the quiz's other groups: experiments on the live trace, and the serving chapter ---------------------------
-QUIZ_GROUPS = {"trace": ("你的 trace", "your trace"), "experiment": ("实验", "experiments"),
+QUIZ_GROUPS = {"trace": ("你的提示词", "your trace"), "experiment": ("实验", "experiments"),
                "serving": ("服务章节", "the serving chapter")}
 
 
@@ -312,8 +312,8 @@ def serving_items(numbers: dict) -> list[dict]:
         whole = float(v).is_integer()
         tol = q["compute"].get("tol") or (0.01 if not whole or abs(v) > 1000 else 0)
         out.append(_item("serving", q["id"], _both(r["zh"]["question"], r["en"]["question"]), v,
-                         _both(f"由 ops/arith/serving_math.py 按 {cfg} 的 config 算出（服务章节）",
-                               f"computed by ops/arith/serving_math.py from {cfg}'s config (the serving chapter)"),
+                         _both(f"按 {cfg} 的 config 算出（服务章节）",
+                               f"computed from {cfg}'s config (the serving chapter)"),
                          _both(r["zh"]["short"], r["en"]["short"]), tol=tol, answer_text=_both(shown, shown)))
     return out
 

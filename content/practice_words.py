@@ -4,10 +4,10 @@ from __future__ import annotations
 
 WORDS = {  # key: (zh, en); {name} is filled by say()
     "browse_caption": (
-        "共 {count} 题。{seed} = 源文档中的面试题（已按事实校正）；{calc} = 答案在渲染时由 ops/arith/costs.py 从模型 "
+        "共 {count} 题。{seed} = 源文档中的面试题（已按事实校正）；{calc} = 答案在显示时从模型 "
         "config 算出；★ 越多越难（1–3）。",
         "{count} questions. {seed} = from the source documents (facts corrected); {calc} = the answer is computed "
-        "from the model configs by ops/arith/costs.py as the page renders; more ★, harder (1–3)."),
+        "from the model configs as the page renders; more ★, harder (1–3)."),
     "search_hint": ("如 KV cache、RoPE、GQA", "e.g. KV cache, RoPE, GQA"),
     "bank_error": ("题库读取失败：", "Could not read the question bank: "),
     "quiz_needs_trace": ("测验需要一个 trace：请先在左侧加载模型并输入提示词。",

@@ -9,15 +9,15 @@ from ops.arith.costs import human
 from . import costs_text
 
 NOTES = {
-    "intro": ("同一套算子，换一个 config 就是另一个模型：本页只用 config 计算（ops/arith/costs.py），对已加载的模型还与"
+    "intro": ("同一套算子，换一个 config 就是另一个模型：本页只用 config 计算，对已加载的模型还与"
               "真实权重逐个计数对照。"
-              "{start}参考配置来自各模型官方 config.json（assets/configs/）；GPU 数字是厂商公开的规格表数值，不是本机实"
+              "{start}参考配置来自各模型官方 config.json；GPU 数字是厂商公开的规格表数值，不是本机实"
               "测。",
               "The same operators with a different config make a different model: this page computes everything from "
               "the "
-              "config alone (ops/arith/costs.py); for the loaded model it also counts the real weights and "
+              "config alone; for the loaded model it also counts the real weights and "
               "compares. {start}"
-              "Reference configs are the models' published config.json files (assets/configs/); GPU figures are "
+              "Reference configs are the models' published config.json files; GPU figures are "
               "vendors' published spec-sheet numbers, not measured here."),
     "too_big": ("注意：bf16 下这个配置在 B = {B}, S = {S} 时放不进一张 {gpu}；上面的时间假设放得下（或多卡均摊）。",
                 "Note: in bf16 this config at B = {B}, S = {S} does not fit one {gpu}; the times above assume it does "

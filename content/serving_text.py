@@ -328,9 +328,9 @@ CAPTIONS = {
            "past "
            "TP = {nkv_32b} every GPU keeps a copy. A degree must also divide the {nh_32b} query heads (✗ where it does "
            "not)."),
-    "h200": ("Qwen2.5-32B，B = 1，bf16，ops/arith/costs.py 的 roofline，用 H200 的公开规格；预填充按 trace 的做法对全部"
+    "h200": ("Qwen2.5-32B，B = 1，bf16，按 roofline 模型，用 H200 的公开规格；预填充按 trace 的做法对全部"
              " S 个位置算 LM head。",
-             "Qwen2.5-32B, B = 1, bf16, ops/arith/costs.py's roofline with the H200's published figures; prefill "
+             "Qwen2.5-32B, B = 1, bf16, the roofline model with the H200's published figures; prefill "
              "computes the LM "
              "head for all S positions, as the trace does."),
     "measure": ("在已加载的模型上运行：预填充 {p} 个 token、在 {ctx} 个 token 的上下文上解码 {steps} 步（CPU 上要几秒到"

@@ -10,6 +10,7 @@ import streamlit as st
 
 from content import stages
 from ops.engine.trace import shape_of
+from viz import MODEBAR
 from viz.figures import projector_fonts, upright_titles
 
 from . import session
@@ -61,7 +62,8 @@ def chart(fig, key: str):
     """A Plotly figure at full width, with its own projector-sized fonts (Streamlit's theme shrinks them);
     Chinese y-axis titles set upright (viz.figures.upright_titles); larger still in projector mode."""
     fig = upright_titles(fig)
-    st.plotly_chart(projector_fonts(fig) if projector() else fig, width="stretch", key=f"fig-{key}", theme=None)
+    st.plotly_chart(projector_fonts(fig) if projector() else fig, width="stretch", key=f"fig-{key}", theme=None,
+                    config=MODEBAR)
 
 
 def picture(svg: str):

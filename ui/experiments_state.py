@@ -9,13 +9,16 @@ computed once per model for every session.
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 
 import streamlit as st
 
 from ops.errors import InputError
+from ops.lab.steps import Plan, Step, trace_plan
 
+from . import progress
 from .jobs import RUN_SLOTS
 from .runqueue import RunQueue
 from .session import set_query, settings, t
@@ -75,30 +78,73 @@ def keep(key, value):
     return value
 
 
-def kept(key, compute, spinner: str | None = None, share: bool = False):
+def kept(key, compute, spinner: str | None = None, share: bool = False, steps: bool = False):
     """compute() once per key in this session; an InputError is shown as st.error and gives None.
     share=True: once per key for every session too -- only for a pure function of the key (model and prompt),
-    whose result every caller treats as read-only."""
+    whose result every caller treats as read-only. steps=True: compute(progress) reports its steps
+    (ops.lab.steps), shown as a progress bar that names the step; else a spinner shows the `spinner` text."""
     value = found(key)
     if value is not None:
         return value
+    bar, report = progress_bar() if steps else (None, None)
+    run = (lambda: compute(report)) if steps else compute
     try:
-        with st.spinner(spinner or t("正在运行模型……", "Running the model...")):
+        with contextlib.nullcontext() if steps else st.spinner(spinner or t("正在运行模型……", "Running the model...")):
             if share:
-                return keep(key, _shared(key, compute))
+                return keep(key, _shared(key, run))
             with RUN_SLOTS:
-                return keep(key, compute())
+                return keep(key, run())
     except InputError as e:
         st.error(str(e))
         return None
+    finally:
+        if bar is not None:
+            bar.empty()
 
 
-@st.cache_resource(show_spinner=False, max_entries=SHARED)
-def _shared(key: tuple, _compute):
-    """_compute() once per key for every session (a session asking while another computes the same key waits
-    for it: st.cache_resource locks per key); an error is not kept."""
-    with RUN_SLOTS:
-        return _compute()
+def progress_bar():
+    """ui.progress.progress_bar, looked up here so a test or bench can watch the reports (monkeypatch)."""
+    return progress.progress_bar()
+
+
+class SharedResults:
+    """compute() once per key for every session, the last `size` keys kept (least recently used dropped first); a
+    session asking while another computes the same key waits for it (a lock per key); an error is not kept.
+    Not st.cache_resource: the computation reports its progress to the asking session's page (progress_bar), and
+    Streamlit refuses a cached function that draws into a container made outside it."""
+
+    def __init__(self, size: int):
+        self.size, self.values, self.busy, self.lock = size, OrderedDict(), {}, threading.Lock()
+
+    def __call__(self, key: tuple, compute):
+        with self.lock:
+            if key in self.values:
+                self.values.move_to_end(key)
+                return self.values[key]
+            busy = self.busy.setdefault(key, threading.Lock())
+        with busy:
+            with self.lock:
+                if key in self.values:                 # computed by the session this one waited for
+                    return self.values[key]
+            try:
+                with RUN_SLOTS:
+                    value = compute()
+                with self.lock:
+                    self.values[key] = value
+                    while len(self.values) > self.size:
+                        self.values.popitem(last=False)
+            finally:
+                with self.lock:
+                    self.busy.pop(key, None)
+        return value
+
+    def clear(self):
+        with self.lock:
+            self.values.clear()
+
+
+_shared = SharedResults(SHARED)
+_ATLASES = SharedResults(3)
 
 
 def sweep(key, run, label: str, note: str = "", button: str = "run-sweep"):
@@ -141,8 +187,10 @@ def prompt_trace(model, text: str):
         st.error(t("提示词是空的：请写一句话。", "The prompt is empty: type a sentence."))
         return None
     chat = settings().chat
-    return kept(prompt_key(model_key(), text, chat), lambda: model.trace([text], chat=chat, capture=CAPTURE),
-                share=True)
+    return kept(prompt_key(model_key(), text, chat),
+                lambda report: model.trace([text], chat=chat, capture=CAPTURE,
+                                           on_layer=trace_plan(model, report, text)[1]),
+                share=True, steps=True)
 
 
 def edited_run(model, ids: list[int], kind: str, layer: int, settings: dict, base):
@@ -153,10 +201,11 @@ def edited_run(model, ids: list[int], kind: str, layer: int, settings: dict, bas
     runs = {k: prompt_trace(model, settings[k]) for k in ("src", "a", "b") if k in settings}   # shared as well
     if None in runs.values():
         return None
-    return kept(experiments_key(model_key(), ids, kind, layer, settings),
-                lambda: model.trace_ids([ids], capture=CAPTURE,
-                                        edits=edits.build(kind, model.config, layer, settings, base, runs)),
-                share=True)
+    def run(report):
+        plan = Plan([Step("edit", model.config.num_hidden_layers)], report)
+        edit = edits.build(kind, model.config, layer, settings, base, runs)
+        return model.trace_ids([ids], capture=CAPTURE, edits=edit, on_layer=plan.layers(0))
+    return kept(experiments_key(model_key(), ids, kind, layer, settings), run, share=True, steps=True)
 
 
 def prompt_key(model_key: tuple, text: str, chat: bool) -> tuple:
@@ -230,22 +279,22 @@ ATLAS_SEED, ATLAS_N = 0, 32      # the atlas's induction test: a random sequence
 
 def atlas(source: str, device: str, dtype: str, seed: int = ATLAS_SEED, n: int = ATLAS_N) -> dict:
     """The head atlas of one model (it does not depend on the prompt): scores, labels, counts, and the
-    induction test sequence with every head's attention on it. Shared by every session."""
-    with st.spinner(t("正在给每个注意力头打分……", "Scoring every attention head...")):
-        return _atlas(source, device, dtype, seed, n)
+    induction test sequence with every head's attention on it. Shared by every session; a progress bar names each
+    step while it is computed."""
+    bar, report = progress_bar()
+    try:
+        return _atlas(source, device, dtype, seed, n, report)
+    finally:
+        bar.empty()
 
 
-@st.cache_resource(show_spinner=False, max_entries=3)
-def _atlas(source: str, device: str, dtype: str, seed: int, n: int) -> dict:
-    from ops.lab import atlas as head_atlas, experiments_data
+def _atlas(source: str, device: str, dtype: str, seed: int, n: int, progress=None) -> dict:
+    from ops.lab import atlas as head_atlas
 
-    model = load_model(source, device, dtype)
-    with RUN_SLOTS:
-        test = head_atlas.induction_trace(model, seed=seed, n=n)          # the one run the scores need
-    maps = head_atlas.head_maps(test, 0)                                     # (L, nh, 2n, 2n)
-    scores = head_atlas.scores_from_probs(maps.double(), n)
-    labels, best = head_atlas.label_heads(scores)
-    return dict(scores=scores, labels=labels, best=best, counts=head_atlas.label_counts(labels),
-                test_ids=experiments_data.row_ids(test, 0), test_probs=maps)
+    return _ATLASES((source, device, dtype, seed, n),
+                    lambda: head_atlas.atlas_view(load_model(source, device, dtype), seed, n, progress))
+
+
+_atlas.clear = _ATLASES.clear
 
 

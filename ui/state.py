@@ -21,10 +21,12 @@ from ops.engine import inputs
 from ops.engine.config import ConfigError
 from ops.engine.model import InputError, PromptTooLong
 from ops.fast import native
+from ops.lab.steps import trace_plan
 from ops.models.bundled import cache_dir, prepare_bundled
 
 from . import classroom
 from .jobs import RUN_SLOTS, RUNS, STOPPING, background, trim_heap
+from .progress import progress_bar
 from .session import Settings, lang, settings, t
 
 PREBUILD = True     # load_model builds the weight sets and first visits in the background (a test may turn it off)
@@ -196,10 +198,14 @@ def get_trace(model=None, prompts=None):
         st.info(t("提示词已清理：", "The prompt was cleaned: ") + note)
     budget = classroom.session_budget_bytes()
     try:
-        with st.spinner(t("正在逐个算子运行模型……", "Running the model operator by operator...")):
+        box, report = progress_bar()          # the pass reports each layer: a loaded server's wait is seconds
+        on_layer = trace_plan(model, report, " / ".join(s.prompts)[:40])[1]
+        try:
             trace = shared_trace((id(model),) + key, budget,
                                  lambda: model.trace(list(s.prompts), chat=s.chat, max_bytes=budget,
-                                                     warn=lambda m: None))   # the sanitising note is shown above
+                                                     warn=lambda m: None, on_layer=on_layer))   # the note: above
+        finally:
+            box.empty()
     except PromptTooLong as e:
         st.error(str(e))
         n = e.limit

@@ -2,6 +2,8 @@
 labels (and token colours) are made."""
 from __future__ import annotations
 
+import re
+
 # One colour per token position, the same on every page (chips, lines, bars, axis labels). No red here:
 # red means one thing, the chosen / selected item (CHOSEN).
 TOKEN_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#17becf", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f"]
@@ -23,8 +25,13 @@ def token_color(i: int, light: bool = False) -> str:
 
 def visible(piece: str) -> str:
     """Spaces drawn as ␣, newlines and tabs written as \\n and \\t (a blank label or a blank table row would
-    hide a token); '' as ∅."""
-    return str(piece).replace(" ", "␣").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t") or "∅"
+    hide a token); '' as ∅. The space between the bytes of a partial character ('<0xE4 0xBD>') is no space of
+    the text, and stays a plain space."""
+    s = str(piece).replace(" ", "␣").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    return BYTES.sub(lambda m: m.group(0).replace("␣", " "), s) or "∅"
+
+
+BYTES = re.compile(r"<0x[0-9A-F]{2}(?:␣0x[0-9A-F]{2})*>")      # readable()'s bytes, after the spaces were drawn
 
 
 def short(piece: str, n: int = 8) -> str:

@@ -134,12 +134,13 @@ class Model:
         """Every distinct weight tensor counted once (a tied LM head is not counted twice)."""
         return sum({t.data_ptr(): t.numel() for t in self.weights.values()}.values())
 
-    def weight_set(self, name: str = "model") -> Weights:
-        """The weights a pass reads, by name: "model" (as loaded), "bf16" (the fused 16-bit copy) or "int8"."""
+    def weight_set(self, name: str = "model", on_part=None) -> Weights:
+        """The weights a pass reads, by name: "model" (as loaded), "bf16" (the fused 16-bit copy) or "int8".
+        on_part(done, total): how far the copy is, while it is made (the first time only)."""
         if name == "model":
             return self.weights
         if name in ("bf16", "int8"):
-            return self.fast_weights("int8" if name == "int8" else None)
+            return self.fast_weights("int8" if name == "int8" else None, on_part)
         raise InputError(f"weights must be 'model', 'bf16' or 'int8', got {name!r}")
 
     # ---- one forward pass -------------------------------------------------
@@ -261,11 +262,13 @@ class Model:
 
     def trace(self, prompts, chat: bool = False, capture=None, system: str | None = MODEL_DEFAULT,
               truncate: bool = False,
-              max_bytes: int | None = None, warn=None, recompute: bool = True, edits: dict | None = None) -> Trace:
+              max_bytes: int | None = None, warn=None, recompute: bool = True, edits: dict | None = None,
+              on_layer=None) -> Trace:
         """Run the prompts (right-padded into one batch) and keep every named tensor that `capture` allows.
 
         truncate: cut prompts over the token limit instead of refusing them. max_bytes: refuse (TraceTooBig)
-        a trace whose size, estimated from the shapes before running, is over this budget. edits: see trace_ids."""
+        a trace whose size, estimated from the shapes before running, is over this budget. edits, on_layer: see
+        trace_ids."""
         prompts, texts, rows = self.encode_prompts(prompts, chat, system, truncate=truncate, warn=warn)
         if max_bytes is not None:
             B, S = len(rows), max(len(r) for r in rows)
@@ -275,21 +278,23 @@ class Model:
                                   f"{inputs.mib(max_bytes)} per session (OPERATOR_LAB_SESSION_MB): use a shorter "
                                   "prompt, "
                                   "fewer lines, or capture fewer tensors.", need, max_bytes)
-        return self.trace_ids(rows, capture=capture, prompts=prompts, texts=texts, recompute=recompute, edits=edits)
+        return self.trace_ids(rows, capture=capture, prompts=prompts, texts=texts, recompute=recompute, edits=edits,
+                              on_layer=on_layer)
 
     def trace_ids(self, rows: list[list[int]], capture=None, prompts=None, texts=None, recompute: bool = True,
-                  edits: dict | None = None) -> Trace:
+                  edits: dict | None = None, on_layer=None) -> Trace:
         """recompute=True: tensors in trace.RECOMPUTED whose inputs are kept are held as recipes
         (ops/engine/recording.py).
-        edits: name -> fn(tensor) -> tensor (same shape), applied where the pass records that name."""
-        return build_trace(self, rows, capture, prompts, texts, recompute, edits)
+        edits: name -> fn(tensor) -> tensor (same shape), applied where the pass records that name.
+        on_layer(i): called after layer i (a page's progress: ops.lab.steps)."""
+        return build_trace(self, rows, capture, prompts, texts, recompute, edits, on_layer)
 
     # ---- the fast copy: 16-bit weights, q|k|v and gate|up fused ------------------------
     def fast_dtype(self) -> torch.dtype:
         """bfloat16 (half the bytes of float32 to read per token); the model's own dtype when already 16-bit."""
         return self.dtype if self.dtype in (torch.bfloat16, torch.float16) else torch.bfloat16
 
-    def fast_weights(self, dtype: torch.dtype | None = None) -> Weights:
+    def fast_weights(self, dtype: torch.dtype | None = None, on_part=None) -> Weights:
         """The weights in `dtype` for the fast path, built on first use under a lock, so sessions asking at
         once share one copy. Tensors already in that dtype are shared, not copied, so a model loaded in
         bfloat16 costs no extra memory; tied tensors stay tied."""
@@ -297,14 +302,17 @@ class Model:
         if dtype not in self._copies:
             with self._lock:
                 if dtype not in self._copies:                   # another thread may have built it meanwhile
-                    self._copies[dtype] = int8_copy(self) if dtype == "int8" else self._fast_copy(dtype)
+                    self._copies[dtype] = (int8_copy(self, on_part=on_part) if dtype == "int8" else
+                                           self._fast_copy(dtype, on_part))
         return self._copies[dtype]
 
-    def _fast_copy(self, dtype: torch.dtype) -> Weights:
+    def _fast_copy(self, dtype: torch.dtype, on_part=None) -> Weights:
         by_ptr = {}
-        for t in self.weights.values():
+        for k, t in enumerate(self.weights.values()):
             if t.data_ptr() not in by_ptr:
                 by_ptr[t.data_ptr()] = t.to(dtype).contiguous()
+            if on_part is not None:
+                on_part(k + 1, len(self.weights))
         W = {name: by_ptr[t.data_ptr()] for name, t in self.weights.items()}
         del by_ptr                                              # W alone holds the copies: each freed once moved
         if all(W[n].data_ptr() == t.data_ptr() for n, t in self.weights.items()):

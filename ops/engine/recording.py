@@ -89,10 +89,11 @@ def check_edits(config, edits) -> dict:
 
 
 def build_trace(model, rows: list[list[int]], capture=None, prompts=None, texts=None, recompute: bool = True,
-                edits: dict | None = None) -> Trace:
+                edits: dict | None = None, on_layer=None) -> Trace:
     """Model.trace_ids: run right-padded rows once, keeping every tensor `capture` allows. A tensor in
     trace.RECOMPUTED is held as a recipe when its inputs are kept, unless an edit replaced it (a recipe would
-    give the unedited value; an edited input is fine: the recipe reads the recorded, edited, input)."""
+    give the unedited value; an edited input is fine: the recipe reads the recorded, edited, input).
+    on_layer(i): called as layer i's output is recorded (the progress a page shows: ops.lab.steps)."""
     edits = check_edits(model.config, edits)
     B, S = len(rows), max(len(r) for r in rows)
     ids = torch.full((B, S), model.pad_id(), dtype=torch.long)
@@ -105,6 +106,8 @@ def build_trace(model, rows: list[list[int]], capture=None, prompts=None, texts=
     made = recipes(model, fn.attention_mask(valid, positions, positions)) if recompute else {}
 
     def record(name, t):
+        if on_layer is not None and name.endswith(".resid_out"):
+            on_layer(int(name.split(".")[1]))
         if not keep(name):
             return
         needs = recipe_inputs(name)

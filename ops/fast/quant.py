@@ -158,10 +158,11 @@ def rest_dtype(model) -> torch.dtype:
     return model.fast_dtype() if moe else model.dtype
 
 
-def int8_copy(model, kernel: str | None = None) -> Int8Weights:
+def int8_copy(model, kernel: str | None = None, on_part=None) -> Int8Weights:
     """The int8 weight set of `model` (built once by Model.fast_weights("int8"), under its lock). Quantized from
     the model's own weights (not from the bfloat16 copy: one rounding, not two). The rest, and the scales, in
-    rest_dtype(model): the model's own tensors, shared, not copied, unless it has experts."""
+    rest_dtype(model): the model's own tensors, shared, not copied, unless it has experts. on_part(done, total):
+    called after each layer's weights (total = the layers, then one for the rest)."""
     dtype = rest_dtype(model)
     kernel = kernel or pick_kernel(model.device, dtype)
     src = model.weights
@@ -172,8 +173,9 @@ def int8_copy(model, kernel: str | None = None) -> Int8Weights:
         if t.data_ptr() not in by_ptr:                      # tied or shared tensors stay shared
             by_ptr[t.data_ptr()] = t.to(dtype).contiguous()
         W[name] = by_ptr[t.data_ptr()]
-    splits, done = {}, set()
-    for i in range(model.config.num_hidden_layers):
+    splits, done, L = {}, set(), model.config.num_hidden_layers
+    layer_of = {n: int(n.split(".")[2]) for n in src if n.startswith("model.layers.")}
+    for i in range(L):
         for prefix, parts in ((f"model.layers.{i}.self_attn.", ("q", "k", "v")), (f"model.layers.{i}.mlp.", ("gate",
                                                                                                              "up"))):
             names = [f"{prefix}{x}_proj" for x in parts]
@@ -186,11 +188,27 @@ def int8_copy(model, kernel: str | None = None) -> Int8Weights:
             if all(n + ".bias" in W for n in names):
                 W[fused + ".bias"] = torch.cat([W.pop(n + ".bias") for n in names])
             done.update(n + ".weight" for n in names)
-    for name, t in src.items():
-        if QUANTIZED.fullmatch(name) and name not in done:
-            q, W[name[:-len(".weight")] + ".scales"] = quantize(t, dtype)
-            W[name] = pack(kernel, q)
+        for name, t in src.items():                        # the layer's other matrices (o_proj, down_proj, ...)
+            if layer_of.get(name) == i and name not in done:
+                done.add(_quantize_into(W, name, t, dtype, kernel))
+        if on_part is not None:
+            on_part(i + 1, L + 1)
+    for name, t in src.items():                            # outside the layers (an untied lm_head)
+        if name not in done:
+            _quantize_into(W, name, t, dtype, kernel)
+    if on_part is not None:
+        on_part(L + 1, L + 1)
     return Int8Weights(W, splits, kernel)
+
+
+def _quantize_into(W: dict, name: str, t: torch.Tensor, dtype, kernel: str) -> str | None:
+    """W[name] = the int8 matrix and W[<name less .weight>.scales] its scales, when name is one QUANTIZED names;
+    returns name then, else None."""
+    if not QUANTIZED.fullmatch(name):
+        return None
+    q, W[name[:-len(".weight")] + ".scales"] = quantize(t, dtype)
+    W[name] = pack(kernel, q)
+    return name
 
 
 # ---- bytes ------------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import torch
 
 from ..engine.trace import Trace
 from ..errors import InputError
+from .steps import Plan, Step
 
 KINDS = ("previous", "induction", "sink", "self", "broad")
 TOKEN_RANGE = (1000, 20000)         # ordinary BPE pieces of a Qwen vocabulary (no specials, no bytes)
@@ -33,10 +34,11 @@ def induction_ids(vocab_size: int, seed: int = 0, n: int = 32) -> list[int]:
     return first + first
 
 
-def induction_trace(model, seed: int = 0, n: int = 32) -> Trace:
-    """The test sequence's trace (attention probabilities of every layer, the ids and the logits)."""
+def induction_trace(model, seed: int = 0, n: int = 32, on_layer=None) -> Trace:
+    """The test sequence's trace (attention probabilities of every layer, the ids and the logits); on_layer(i)
+    after layer i."""
     return model.trace_ids([induction_ids(model.config.vocab_size, seed, n)],
-                           capture=["tokens.ids", "layers.*.attn.probs", "logits"])
+                           capture=["tokens.ids", "layers.*.attn.probs", "logits"], on_layer=on_layer)
 
 
 def _probs(trace: Trace, row: int = 0) -> torch.Tensor:
@@ -92,10 +94,32 @@ def label_counts(labels: list[list[str]]) -> dict[str, int]:
     return {k: flat.count(k) for k in KINDS}
 
 
-def head_maps(trace, b: int) -> torch.Tensor:
-    """(L, nh, n, n): every head's attention probabilities on row b's real tokens."""
-    n = trace.lengths[b]
-    return torch.stack([trace.attention_probs(i)[b, :, :n, :n].float() for i in range(trace.config.num_hidden_layers)])
+def head_maps(trace, b: int, on_layer=None) -> torch.Tensor:
+    """(L, nh, n, n): every head's attention probabilities on row b's real tokens; on_layer(i) after layer i (the
+    probabilities are recipes, recomputed as they are read)."""
+    n, maps = trace.lengths[b], []
+    for i in range(trace.config.num_hidden_layers):
+        maps.append(trace.attention_probs(i)[b, :, :n, :n].float())
+        if on_layer is not None:
+            on_layer(i)
+    return torch.stack(maps)
+
+
+def atlas_view(model, seed: int = 0, n: int = 32, progress=None) -> dict:
+    """The head atlas page's data for one model (it does not depend on the prompt): scores, labels, best score and
+    counts, the test sequence's ids and every head's attention on it (L, nh, 2n, 2n). progress: ops.lab.steps, the
+    steps "atlas_run" and "atlas_maps" one unit per layer, then "atlas_scores"."""
+    L = model.config.num_hidden_layers
+    plan = Plan([Step("atlas_run", L, {"n": 2 * n}), Step("atlas_maps", L), Step("atlas_scores")], progress)
+    test = induction_trace(model, seed, n, plan.layers(0))
+    maps = head_maps(test, 0, plan.layers(1))                                  # (L, nh, 2n, 2n)
+
+    def score():
+        scores = scores_from_probs(maps.double(), n)
+        labels, best = label_heads(scores)
+        return dict(scores=scores, labels=labels, best=best, counts=label_counts(labels),
+                    test_ids=test.token_ids[0, :test.lengths[0]].tolist(), test_probs=maps)
+    return plan.run(2, score)
 
 
 def top_heads(scores: dict) -> dict:

@@ -58,3 +58,12 @@ def tour_data(trace, b: int, key: str) -> dict:
     if key == "softmax":
         return dict(name="softmax(logits[-1])", tensor=torch.softmax(trace.logits[b, n - 1].float(), -1))
     return {}
+
+
+def opening(trace) -> dict:
+    """What the overview's first sentence says about the reader's own prompt: the first row's text as typed, its
+    token count (with the chat template when on), the batch, and the dimensions the page's symbols stand for."""
+    c = trace.config
+    return dict(prompt=trace.prompts[0], tokens=trace.lengths[0], chat=trace.texts[0] != trace.prompts[0],
+                rows=trace.B, B=trace.B, S=trace.S, H=c.hidden_size, L=c.num_hidden_layers, V=c.vocab_size,
+                model=c.name or c.model_type)

@@ -18,7 +18,7 @@ def chart_text(at) -> str:
 @pytest.mark.real
 def test_experiments_real_head_ablation():
     at = page_ok(PAGE, **EXPECT, query=dict(x_edit="head", layer="3", head="5", x_mode="mean"))
-    assert "L3 H5 均值" in chart_text(at)                     # the after chart names the edit from the URL, in Chinese
+    assert "第3层 头5 均值" in chart_text(at)                  # the after chart names the edit from the URL, in Chinese
     assert at.slider(key="head").value == 5
 
 

@@ -52,6 +52,12 @@ EN_ALLOWED = set("""
     nh nkv hd sq skv rad ms true false none
     """.split())
 ZH_ALLOWED = ("中文",)        # the language picker's own name for Chinese
+# Developer references, in either language: a source file's path ("ops/arith/costs.py") belongs in the
+# "Formula and code" tab (drawn only when opened, so never seen by this walk), not in a caption on every page.
+SOURCE_PATH = re.compile(r"(?<![\w/])[A-Za-z_][\w]*(?:/[\w]+)+\.py\b")
+# Code-style part names on a Chinese chart (the attribution's "L20.attn.h1", the waterfall's "L3 mlp"): the ticks
+# and bar labels are not prose the checks above read, and the code-name filter would let them through.
+CODE_LABEL = re.compile(r"^L\d+[. ](?:attn|mlp|moe)\b")
 
 
 def _tensor_words() -> set[str]:
@@ -99,6 +105,27 @@ def _figure_texts(spec: str) -> list[str]:
             out.append(tr["name"])
         out.append(title(tr.get("colorbar", {})))
     return [_plain(s) for s in out if s]
+
+
+def _figure_categories(spec: str) -> list[str]:
+    """The category labels a Plotly figure's bars and steps carry (x or y values that are strings)."""
+    out = []
+    for tr in json.loads(spec).get("data", []):
+        for axis in ("x", "y"):
+            values = tr.get(axis)
+            if isinstance(values, list):
+                out += [v for v in values if isinstance(v, str)]
+    return out
+
+
+def developer_refs(at) -> list[tuple[str, str]]:
+    """(kind, text) of every visible string that names a source file."""
+    return [(kind, text) for kind, text in visible_strings(at) if SOURCE_PATH.search(text)]
+
+
+def code_labels(at) -> list[str]:
+    """The code-style part names among the chart categories of the page."""
+    return [v for e in at.get("plotly_chart") for v in _figure_categories(e.proto.spec) if CODE_LABEL.match(v)]
 
 
 def visible_strings(at) -> list[tuple[str, str]]:
@@ -179,6 +206,8 @@ def test_the_checks_find_what_they_should():
     assert stray_english(_plain("最后留一个 <|im_start|>assistant。")) == []
     md = _plain('**粗体** `code here` $x_{\\text{real}}$ <span class="tok">belie</span> &lt;|endoftext|&gt;')
     assert stray_english(md) == ["real"]
+    assert SOURCE_PATH.search("B = 1，由 ops/arith/costs.py 依据 config 计算") and not SOURCE_PATH.search("attn.out · .npy")
+    assert CODE_LABEL.match("L20.attn.h1") and CODE_LABEL.match("L3 mlp") and not CODE_LABEL.match("第20层 注意力 头1")
 
 
 @pytest.fixture(scope="module")
@@ -224,3 +253,21 @@ def test_page_speaks_one_language(page, lang, tokenizer):
     assert not at.exception, f"{page} ({lang}) raised: {at.exception[0].value}"
     bad = stray_strings(at, lang, tokenizer)
     assert not bad, _report(page, lang, bad)
+    assert not developer_refs(at), f"{page} ({lang}) names source files: {developer_refs(at)[:5]}"
+    if lang == "zh":
+        assert not code_labels(at), f"{page}: code-style labels on a Chinese chart: {code_labels(at)[:5]}"
+
+
+STUDENT_PROMPT = "我明天要去北京参加面试，我觉得"      # a sentence from outside the curated list (issue 48)
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("page", PAGES)
+def test_page_speaks_chinese_on_a_students_own_prompt(page, tokenizer):
+    """The Chinese walk again on a student's own Chinese sentence (the default prompt hides what a prompt's text
+    changes: labels, chips, the overview's first sentence)."""
+    at = open_page(page, prompt=STUDENT_PROMPT, lang="zh")
+    assert not at.exception, f"{page} raised: {at.exception[0].value}"
+    bad = stray_strings(at, "zh", tokenizer) + [(k, x, ["source file"]) for k, x in developer_refs(at)]
+    bad += [("chart", v, ["code label"]) for v in code_labels(at)]
+    assert not bad, _report(page, "zh", bad)

@@ -70,3 +70,68 @@ def test_first_run_sends_the_script_warm_up_once(tiny_app_dense):
     assert all(f in first[0].body for f in warm_files())
     at.run()
     assert not sent(at) and not at.exception
+
+
+def _opening(at) -> str:
+    """The overview's first sentence (the markdown element of class ol-opening), as the reader sees it."""
+    found = [html.unescape(m.value) for m in at.main.get("markdown") if 'class="ol-opening"' in m.value]
+    assert len(found) == 1, [m.value[:80] for m in at.main.get("markdown")]
+    return found[0]
+
+
+@pytest.mark.parametrize("lang,prompt", [("zh", "我明天要去北京参加面试，我觉得"), ("en", "My cat keeps stealing socks, so")])
+def test_first_sentence_is_about_the_readers_prompt(tiny_app_dense, monkeypatch, lang, prompt):
+    """The page opens on one plain sentence naming the reader's prompt, its token count, the layers and the
+    vocabulary; the count is the Hugging Face tokenizers library's own count for the same tokenizer.json (an
+    independent reference), and the symbols come after it, each glossed."""
+    import json
+    from pathlib import Path
+
+    import tokenizers
+
+    import ui.session
+
+    monkeypatch.setattr(ui.session, "PINNED_LANG", lang)
+    at = page_ok(PAGE, source=tiny_app_dense, prompt=prompt, lang=lang, **EXPECT)
+    n = len(tokenizers.Tokenizer.from_file(str(Path(tiny_app_dense) / "tokenizer.json")).encode(prompt).ids)
+    cfg = json.loads((Path(tiny_app_dense) / "config.json").read_text())
+    first = _opening(at)
+    assert prompt in first, first
+    count = f"{n} 个 token" if lang == "zh" else f"{n} tokens"
+    assert count in first, (count, first)
+    layers = f"{cfg['num_hidden_layers']} 层" if lang == "zh" else f"{cfg['num_hidden_layers']} layers"
+    assert layers in first and f"{cfg['vocab_size']:,}" in first, first
+    later = [m.value for m in at.main.get("markdown") if "B = " in m.value]
+    assert later and all(s in later[0] for s in ("B = 1", f"S = {n}", "tokens.ids", "logits", "H = ", "L = ", "V = "))
+    marks = [m.value for m in at.main.get("markdown")]
+    assert marks.index(next(m for m in marks if 'class="ol-opening"' in m)) < marks.index(later[0])
+
+
+def test_first_sentence_with_a_batch_speaks_of_the_first_row(tiny_app_dense):
+    at = page_ok(PAGE, source=tiny_app_dense, prompt=BATCH, **EXPECT)
+    first = _opening(at)
+    assert BATCH.splitlines()[0] in first and "2 行" in first, first
+
+
+def test_a_new_prompts_trace_reports_every_layer(tiny_app_dense, monkeypatch):
+    """The wait for a new prompt's trace is a bar that counts the layers as the forward pass records them, not a
+    spinner: one report as it begins and one after each layer, in order."""
+    import json
+    from pathlib import Path
+
+    from ui import state
+
+    seen, real = [], state.progress_bar
+
+    def recorded():
+        box, report = real()
+
+        def both(done, total, step, fields):
+            seen.append((done, total, step))
+            report(done, total, step, fields)
+        return box, both
+    monkeypatch.setattr(state, "progress_bar", recorded)
+    page_ok(PAGE, source=tiny_app_dense, prompt="a prompt only this test traces", **EXPECT)
+    L = json.loads((Path(tiny_app_dense) / "config.json").read_text())["num_hidden_layers"]
+    tiny = [r for r in seen if r[1] == L]        # the app's first run traced the default prompt on the bundled model
+    assert tiny == [(k, L, "trace") for k in range(L + 1)], seen

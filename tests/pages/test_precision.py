@@ -32,9 +32,9 @@ def test_precision_report_shared_by_sessions(tiny_app_dense, monkeypatch):
 
     calls, real = [], precision.precision_report
 
-    def counted(model, prompt, chat=False):
+    def counted(model, prompt, chat=False, progress=None):
         calls.append(prompt)
-        return real(model, prompt, chat)
+        return real(model, prompt, chat, progress)
 
     monkeypatch.setattr(precision, "precision_report", counted)
     experiments_state._shared.clear()
@@ -78,3 +78,32 @@ def test_predict_first_asks_whether_greedy_texts_part(tiny_app_dense, request, l
     else:
         a, z = map(int, re.findall(r"(\d+)–(\d+)", answer)[0])
         assert a <= part + 1 <= z, (part, answer)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_first_visit_shows_each_step_as_the_work_reports_it(tiny_app_dense, monkeypatch, lang):
+    """A first visit's bar is driven by the report itself: every weight set's copy and pass, in order, up to the
+    total, each step named in the page's language (assets/words/waits)."""
+    import ui.session
+    from ui import experiments_state
+
+    monkeypatch.setattr(ui.session, "PINNED_LANG", lang)
+    seen, real = [], experiments_state.progress_bar
+
+    def recorded():
+        box, report = real()
+
+        def both(done, total, step, fields):
+            seen.append((done, total, step, fields.get("dtype"), box))
+            report(done, total, step, fields)
+        return box, both
+    monkeypatch.setattr(experiments_state, "progress_bar", recorded)
+    page_ok(PAGE, source=tiny_app_dense, prompt=f"a prompt only this test uses ({lang})", lang=lang,
+            **(EXPECT if lang == "zh" else EXPECT_EN))
+    steps = list(dict.fromkeys((s, d) for _, _, s, d, _ in seen))
+    assert steps == [(s, d) for d in ("float32", "bfloat16", "int8") for s in ("weights", "run")], steps
+    dones = [x[0] for x in seen]
+    assert dones == sorted(dones) and dones[0] == 0 and dones[-1] == seen[0][1]
+    from content.words import say
+    text = say("waits.run", lang, dtype="int8")
+    assert ("权重" in text) == (lang == "zh")

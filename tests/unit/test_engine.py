@@ -29,10 +29,10 @@ def test_two_threads_get_one_fast_copy(monkeypatch):
     model, _ = tiny_pair("qwen2")
     built, build = [], Model._fast_copy
 
-    def slow_build(self, dtype):                # widen the window in which both threads ask
+    def slow_build(self, dtype, on_part=None):  # widen the window in which both threads ask
         built.append(dtype)
         time.sleep(0.2)
-        return build(self, dtype)
+        return build(self, dtype, on_part)
 
     monkeypatch.setattr(Model, "_fast_copy", slow_build)
     start, got = threading.Barrier(2), [None, None]
