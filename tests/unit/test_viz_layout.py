@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from viz.mlp import CLEAR, swiglu_diagram
+from viz.mlp import CLEAR, LABEL_GAP, swiglu_diagram
 from viz.models import next_token_bars
 
 
@@ -20,6 +20,25 @@ def test_the_w_down_label_moves_off_a_marked_neuron_s_label():
     assert abs(neuron.y - 3.9125) < 1e-9
     w_down = next(n for n in notes if n.text.startswith("W_down"))
     assert abs(w_down.y - neuron.y) >= CLEAR, (w_down.y, neuron.y)
+
+
+def test_two_close_neurons_labels_do_not_overprint():
+    """Issue 47: layer 0's MLP on "The capital of France is" marked neurons 1285 and 1375 of 4,864, 0.15 y units
+    apart, and their labels were drawn over each other. Here I = 64 with neurons 20 and 21 (0.125 apart) and 50:
+    the two close labels are LABEL_GAP apart, each near its mark (a leader joins it), and the lone one stays on its."""
+    H, I = 8, 64
+    gate, up = torch.full((I,), 0.1), torch.full((I,), 0.1)
+    for j, v in ((20, 3.0), (21, 2.9), (50, 2.8)):
+        gate[j], up[j] = v, v
+    act = torch.nn.functional.silu(gate) * up
+    fig = swiglu_diagram(torch.ones(H), gate, up, act, torch.ones(H), k=3)
+    mark = {j: 4.6 - 4 + 8 * (j + 0.5) / I for j in (20, 21, 50)}
+    label = {j: next(n for n in fig.layout.annotations if n.text.startswith(f"#{j}:")).y for j in mark}
+    assert abs(label[21] - label[20]) >= LABEL_GAP - 1e-9
+    assert abs(label[20] - mark[20]) <= LABEL_GAP and abs(label[21] - mark[21]) <= LABEL_GAP
+    assert label[50] == mark[50]
+    leaders = [sh for sh in fig.layout.shapes if sh.type == "line" and sh.line.width == 1]
+    assert len(leaders) == 2
 
 
 def test_two_models_next_token_bars_keep_room_and_size_for_their_text():
