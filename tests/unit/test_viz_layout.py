@@ -70,3 +70,20 @@ def test_scale_parameter_bars_name_operators_in_the_page_language():
     assert "嵌入" in zh and "注意力 q_proj" in zh and not any(n.startswith(("embedding", "attention")) for n in zh), zh
     en = list(param_bars(param_bar_rows(v, "en"), "t", "x", "y").data[0].y)
     assert "embedding" in en and "attention q_proj" in en
+
+
+def test_two_models_attention_labels_are_whole_and_apart():
+    """Issue 47: the Two models page's attention pair cut SmolLM2's byte-pair pieces to "<0xE6…" and drew 24 labels in
+    300 px. A byte pair keeps its 11 characters, and each of 24 rows gets ROW_PX (22 px for 16 px labels)."""
+    import numpy as np
+
+    from viz.labels import short
+    from viz.models import ROW_PX, attention_pair
+
+    piece = "<0xE6␣0xAD>"
+    assert short(piece, 12) == piece
+    labels = [piece] * 24
+    fig = attention_pair(np.eye(24), np.eye(24), labels, labels, "A", "B")
+    assert fig.layout.height >= 150 + ROW_PX * 24 and ROW_PX >= 16 + 4
+    assert list(fig.layout.yaxis2.ticktext) == labels
+    assert len(fig.layout.xaxis2.ticktext) <= 14 and fig.layout.xaxis2.ticktext[0] == piece      # keys: every 2nd
