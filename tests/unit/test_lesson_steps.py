@@ -38,8 +38,8 @@ def test_the_chooser_opens_on_the_first_lesson():
 
 @pytest.mark.parametrize("name", ["first-lesson", "attention-deep-dive", "serving-interview"])
 def test_no_note_or_question_gives_its_answer_away(name):
-    """The room votes on the question while the notes are on screen: neither the notes nor the question itself
-    contain the answer, in either language (the bar's own folded Answer is the only place it is written)."""
+    """The room votes on the question while the notes are on screen: neither the notes, nor the question itself, nor
+    the pickers the bar names contain the answer, in either language (the bar's folded Answer is its only place)."""
     for k, step in enumerate(_lesson(name).steps):
         if step.question is None:
             continue
@@ -47,6 +47,8 @@ def test_no_note_or_question_gives_its_answer_away(name):
             answer = step.question.answer_in(lang)
             assert not _says(step.notes[lang], answer), (name, k, lang, answer)
             assert not _says(step.question.text(lang), answer), (name, k, lang, answer)
+            # the bar names the step's pickers ("layer 12, head 10"): no picker may read as the answer (head 7 did)
+            assert answer not in {str(v) for v in step.pickers.values()}, (name, k, step.pickers, answer)
 
 
 # ---- the notes against the live page data, on the bundled model --------------------------------------------------
