@@ -87,3 +87,17 @@ def test_two_models_attention_labels_are_whole_and_apart():
     assert fig.layout.height >= 150 + ROW_PX * 24 and ROW_PX >= 16 + 4
     assert list(fig.layout.yaxis2.ticktext) == labels
     assert len(fig.layout.xaxis2.ticktext) <= 14 and fig.layout.xaxis2.ticktext[0] == piece      # keys: every 2nd
+
+
+def test_tour_logit_bars_keep_their_token_names_above_the_fold():
+    """Issue 47: the Tour's step 16 drew its top-10 logits HEIGHT (440) px tall, so the token names under the bars
+    fell below a 1500x900 projector's fold; at BARS_HEIGHT (360) they are seen whole in the projector screenshot of
+    step 16 (en). Steps 16 and 17 are that tall and name every bar by its token."""
+    from viz.tour import BARS_HEIGHT, HEIGHT, view
+
+    labels = [f"t{k}" for k in range(10)]
+    top = {"logits": torch.linspace(13, 10, 10), "probs": torch.linspace(0.5, 0.01, 10), "ids": torch.arange(10)}
+    for key in ("logits", "softmax"):
+        fig = view(key, {}, {"short": labels, "top": top, "top_labels": labels}, "en")
+        assert fig.layout.height == BARS_HEIGHT < HEIGHT
+        assert list(fig.data[0].x) == labels
