@@ -42,15 +42,15 @@ with right:
     on_prompt = page.memo(("prompt", i, h, b), lambda: heatmap(
         trace.attention_probs(i)[b, h, :n, :n], x=tok_labels, y=tok_labels,
         colorscale="Viridis", zmid=None, zmin=0, zmax=1, height=max(330, 26 * n + 150),
-        text_fmt=".2f" if n <= 10 else None, xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i"),
+        text_fmt=".2f" if n <= 10 else None, xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i"), width_px=540,
         title=t(f"L{i} H{h} 在你的提示词上（第 {b} 行）", f"L{i} H{h} on your prompt (row {b})")))
-    page.chart(on_prompt, "atlas-prompt")
+    page.chart(on_prompt, "atlas-prompt", projector_height=320)
 with left:
     grid = page.memo(("grid", i, h), lambda: atlas_grid(
         labels, A["best"], order, names, highlight=(i, h), height=min(700, 110 + 24 * L),
         xlabel=t("头 h", "head h"), ylabel=t("层 i", "layer i"),
         title=t(f"{L} 层 × {nh} 个头：颜色 = 标签，深浅 = 得分", f"{L} × {nh} heads: colour = label, shade = score")))
-    page.chart(grid, "atlas-grid")
+    page.chart(grid, "atlas-grid", projector_height=540)
 
 page.explain([r"\text{%s} = \overline{P_{t,\,t-1}},\quad \text{%s} = \overline{P_{t,\,0}},\quad " % (names["previous"],
                                                                                                      names["sink"])

@@ -10,10 +10,12 @@ from ops.lab import checks, stage_data
 from ui import blocks, by_hand, predict, questions
 from ui.page import StagePage
 from ui.pickers import picker
-from ui.session import lang, t
+from ui.session import lang, projector, t
 from viz import heatmap
 from viz.attention import context_heads, scores_map
 from viz.diagrams import gqa_diagram, heads_grid, rope_pairs
+
+PROJECTOR_H = 410      # px: the map and the heads' grid whole above a 1500x900 projector's fold (bench/lesson_fold.py)
 
 page = StagePage("attention")
 model, trace, c = page.model, page.trace, page.config
@@ -27,7 +29,7 @@ with cols[1]:
     h = picker(t("查询头 h", "query head h"), "head", 0, nh - 1)
 with cols[2]:
     b = page.row()
-predict.on("attention")
+    predict.on("attention")          # in the pickers' row: the map stays above the fold on a projector
 n, g = trace.lengths[b], h // n_rep
 labels, labels_all = page.labels(b), page.labels(b, with_pad=True)
 if missing := [p for p in ("q", "k", "v", "q_rope", "k_rope", "probs", "context", "out")
@@ -47,13 +49,16 @@ if shown:
             one["probs"], x=labels_all, y=labels_all, title=T["map_title"].format(i=i, h=h, g=g, b=b),
             subtitle=T["map_sub"], colorscale="Viridis", zmin=0, zmax=1, xlabel=key_j, ylabel=query_i, text_fmt=".2f",
             height=500, width_px=620))
-        page.view(f"layers.{i}.attn.probs", probs, head_map, key="probs", caption=T["padding"] if S > n else "")
+        page.view(f"layers.{i}.attn.probs", probs, head_map, key="probs", caption=T["padding"] if S > n else "",
+                  projector_height=PROJECTOR_H)
         page.merged_note(b)
     with c2:
-        grid = page.memo(("grid", i, b, h), lambda: heads_grid(
-            probs[b, :, :n, :n], one["allowed"][:n, :n], cols=5, subtitle=lambda hh: f"h{hh} · kv{hh // n_rep}",
+        per_row = 7 if projector() else 5        # two rows on a projector: each keeps room for its label
+        grid = page.memo(("grid", i, b, h, per_row), lambda: heads_grid(
+            probs[b, :, :n, :n], one["allowed"][:n, :n], cols=per_row, subtitle=lambda hh: f"h{hh} · kv{hh // n_rep}",
             highlight=h, title=T["grid_title"].format(i=i, nh=nh), note=T["grid_note"].format(h=h)))
-        page.view(f"layers.{i}.attn.probs[{b}, :, :{n}, :{n}]", probs[b, :, :n, :n], grid, key="grid")
+        page.view(f"layers.{i}.attn.probs[{b}, :, :{n}, :{n}]", probs[b, :, :n, :n], grid, key="grid",
+                  projector_height=PROJECTOR_H)
 
 page.explain(formulas(c, lang()), fn.rope_cos_sin, fn.rotate_half, fn.apply_rope, fn.repeat_kv, fn.attention_mask,
              fn.attention_scores, fn.softmax, fn.attention_context,

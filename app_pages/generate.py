@@ -13,7 +13,7 @@ from ui import classroom, generate_state as gs
 from ui.jobs import decode_step, decode_to_end
 from ui.page import StagePage
 from ui.pickers import sampling_input
-from ui.session import frozen, lang, settings, t
+from ui.session import frozen, lang, projector, settings, t
 from ui.state import get_model, get_trace
 from viz import lines
 from viz.generate import next_token_preview, text_box
@@ -29,7 +29,9 @@ if not s_.prompts:
     st.stop()
 prompt = s_.prompts[0]
 
-cols, limit = st.columns(7), max_new_tokens_limit(c)
+# on a projector the settings fold away, so the text and the preview stay above the fold under the lesson bar
+box = st.expander(t("⚙️ 生成设置", "⚙️ Generation settings")) if projector() else st.container()
+cols, limit = box.columns(7), max_new_tokens_limit(c)
 max_new = int(cols[0].number_input(t("最多生成 token 数", "max new tokens"), min_value=1, max_value=min(256, limit),
                                    value=min(24, limit), step=1, key="gen_max"))
 temp = sampling_input(cols[1].number_input, t("温度 T", "temperature T"), "temperature", "gen_temp", format="%.2f",
@@ -43,7 +45,7 @@ rp = sampling_input(cols[5].number_input, t("重复惩罚", "repetition penalty"
 seed = sampling_input(cols[6].number_input, t("种子", "seed"), "seed", "gen_seed")
 per_path, own = quant.path_bytes(model), str(model.dtype).replace("torch.", "")
 names = {"eager": own, "bf16": "bfloat16", "int8": "int8"}
-path = st.radio(t("⚡ 解码用的权重（每个 token 读的字节）", "⚡ Decode with weights (bytes read per token)"),
+path = box.radio(t("⚡ 解码用的权重（每个 token 读的字节）", "⚡ Decode with weights (bytes read per token)"),
                 list(per_path),
                 index=list(per_path).index(classroom.default_decode_path()),
                 format_func=frozen(lambda k: f"{names[k]} · {costs.human(per_path[k], 'B')}", per_path),
@@ -53,7 +55,7 @@ try:
 except (smp.SamplingError, ValueError) as e:
     st.error(t("参数超出范围：", "Out of range: ") + str(e))
     st.stop()
-o1, o2 = st.columns(2)
+o1, o2 = box.columns(2)
 chunk = o1.radio(t("预填充分块", "Prefill in chunks"), gt.CHUNKS, key="gen_chunk", horizontal=True,
                  format_func=frozen(lambda C: gt.chunk_label(C, L), gt.CHUNKS), help=t(*gt.CHUNK_HELP))
 draft = o2.radio(t("草稿（投机解码）", "Draft (speculative decoding)"), gt.DRAFTS, key="gen_draft", horizontal=True,
@@ -89,7 +91,8 @@ tr = get_trace(model)
 if not d.steps and tr.token_ids[0, :tr.lengths[0]].tolist() == list(d.prompt_ids):
     top = stage_data.next_token_top(tr, 0, tr.lengths[0] - 1, gs.PREVIEW)          # the preview, from the trace
     page.chart(next_token_preview(top, pieces(model.tokenizer, top["ids"].tolist()), greedy,
-                                  t("概率", "probability"), gt.preview_title(greedy, L)), key="gen-preview")
+                                  t("概率", "probability"), gt.preview_title(greedy, L)), key="gen-preview",
+               projector_height=310)
     if path != "eager":                            # the run's weights are not the preview's: said before it differs
         st.caption(say("agree.weights_before", L, own=own, path=names[path]))
 elif d.steps:                                      # after the first click: a step's candidates in the preview's place

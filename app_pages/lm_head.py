@@ -43,6 +43,7 @@ page.view("logits", trace.logits,
                        f"Next token after position {s} (“{short(labels[s], 12)}”): softmax(logits[{b}, {s}]), "
                        f"top {topn}"),
                xlabel=t("概率", "probability"), ylabel="token (id)", text_fmt=".3f", color=NEUTRAL), key="lm-top",
+          projector_height=380 if topn <= 10 else None,   # a projector: the top 10 whole above the fold
           caption=t(f"logits 形状 [B, S, V] = [{B}, {S}, {V:,}]：每个位置都有 {V:,} 个分数；生成时只用最后一个位置。",
                     f"logits are [B, S, V] = [{B}, {S}, {V:,}]: {V:,} scores at every position; generation uses only "
                     "the last."))

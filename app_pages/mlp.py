@@ -32,7 +32,8 @@ if dense:
         names=dict(widen=t("变宽", "widen"), narrow=t("变窄", "narrow"),
                    off=t("gate < 0（silu 几乎关掉）", "gate < 0 (silu nearly off)")),
         title=say("strips_title", lang(), tok=tok, s=s, i=i, H=H, I=I)))
-    page.view(f"layers.{i}.mlp.act", trace.layer(i, "mlp.act"), strips, key="mlp-strips", caption=say("strips", lang()))
+    page.view(f"layers.{i}.mlp.act", trace.layer(i, "mlp.act"), strips, key="mlp-strips", caption=say("strips", lang()),
+              projector_height=420)
 else:
     st.info(say("moe_layer", lang(), i=i))
 

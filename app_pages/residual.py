@@ -39,7 +39,7 @@ stream = page.memo(("stream", b, s, i), lambda: stream_norms(
     title=t("每个 token 的 ‖x‖ 随层增长（0 = 嵌入输出，对数轴；粗线 = 第 0 个 token）",
             "Each token's ‖x‖ through the layers (0 = embedding, log axis; thick = token 0)"),
     xlabel=t("经过的层", "after layer"), ylabel="‖x‖₂", height=460, mark=(i + 1, t(f"第 {i} 层", f"layer {i}"))))
-page.view(t("残差流的 L2 范数", "residual stream L2 norm"), norms, stream, key="stream",
+page.view(t("残差流的 L2 范数", "residual stream L2 norm"), norms, stream, key="stream", projector_height=400,
           caption=t("第 0 个 token 的 ‖x‖ 常常远大于其他 token"
                     + (f"（这里最多是其余 token 中位数的 {lead[1]:,.0f} 倍，"
                        f"在{'嵌入' if lead[0] == 0 else f'第 {lead[0] - 1} 层之后'}）" if lead else "")

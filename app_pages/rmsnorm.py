@@ -20,14 +20,16 @@ H, L, eps = c.hidden_size, c.num_hidden_layers, c.rms_norm_eps
 NAMES = {"attn_norm": t("input_layernorm（注意力前）", "input_layernorm (before attention)"),
          "mlp_norm": t("post_attention_layernorm（MLP 前）", "post_attention_layernorm (before the MLP)"),
          "final": t("最终 RMSNorm（LM head 前）", "final norm (before the LM head)")}
-which = url_choice(t("哪一个 RMSNorm", "Which RMSNorm"), "norm", list(NAMES), format_func=NAMES.get)
-cols = st.columns(3)
+cols = st.columns([3, 2, 2, 2])          # one row: the chart stays above the fold on a projector
 with cols[0]:
-    i = page.layer() if which != "final" else L - 1
+    which = url_choice(t("哪一个 RMSNorm", "Which RMSNorm"), "norm", list(NAMES), format_func=NAMES.get,
+                       horizontal=False)
 with cols[1]:
+    i = page.layer() if which != "final" else L - 1
+with cols[2]:
     b = page.row()
 n = trace.lengths[b]
-with cols[2]:
+with cols[3]:
     s = page.token(b)
 try:
     x, y, gamma, xname, yname = checks.norm_io(model, trace, which, i)
@@ -46,7 +48,7 @@ both = page.memo(("y", which, i, b, s), lambda: before_after(
             f"Row {b}, position {s} (“{labels[s]}”): every dimension before and after"),
     x_name=t(f"归一化前 x（RMS = {one['rms']:.3f}）", f"x before (RMS = {one['rms']:.3f})"),
     y_name=t("之后 y = γ · x / RMS", "y after = γ · x / RMS")))
-page.view(yname, y, both, key="y", caption=f"`{xname}` → RMSNorm(`{wname}`) → `{yname}`")
+page.view(yname, y, both, key="y", caption=f"`{xname}` → RMSNorm(`{wname}`) → `{yname}`", projector_height=370)
 
 page.explain([r"y = \frac{x}{\sqrt{\frac{1}{H}\sum_{i=1}^{H} x_i^2 + \varepsilon}} \odot \gamma, "
               r"\qquad H = %d,\ \varepsilon = %g" % (H, eps),

@@ -35,7 +35,8 @@ gpu = cols[3].selectbox("GPU", GPU_ORDER, index=GPU_ORDER.index("H200 141GB"), k
 c, name, g = model.config if choice == LOADED else refs[choice], label(choice), costs.GPUS[gpu]
 v = page.memo(("view", choice, B, S, gpu), lambda: scale_data.view(c, B, S, gpu))
 page.chart(page.memo(("roofline-fig", choice, B, S, gpu), lambda: vs.roofline(
-    v["roofline"], g, words.phase_names(L), words.roofline_title(name, gpu, B, S, L), L)), "roofline")
+    v["roofline"], g, words.phase_names(L), words.roofline_title(name, gpu, B, S, L), L)), "roofline",
+           projector_height=440)
 st.markdown(words.headline(v, L))
 if v["crossover"]:
     st.caption(words.crossover_hint(B, v["crossover"], L))

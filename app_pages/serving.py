@@ -48,7 +48,7 @@ with left:
         view, page.labels(b, with_pad=True),
         title=lab["online"].format(n=block), score_label=lab["score"], max_label=lab["run_max"],
         sum_label=lab["run_sum"]))
-    page.view(f"layers.{i}.attn.scores", trace.attention_scores(i), online, key="online")
+    page.view(f"layers.{i}.attn.scores", trace.attention_scores(i), online, key="online", projector_height=400)
 with right:
     table(words.online_table(view, L))
     note("online", i=i, h=h, s=s, max_diff=f"{view['max_diff']:.2g}")

@@ -278,9 +278,14 @@ def load(path: str | Path) -> Lesson:
         return loads(f.read(MAX_BYTES + 1), path.stem)
 
 
+COURSE = ("first-lesson", "attention-deep-dive", "serving-interview")   # the order a class takes them in
+
+
 def shipped() -> dict[str, Path]:
-    """The lessons in assets/lessons/, by name."""
-    return {p.stem: p for p in sorted(LESSONS.glob("*.json"))}
+    """The lessons in assets/lessons/, by name: the course's in COURSE order (the chooser opens on the first
+    lesson), then any other file by name."""
+    files = {p.stem: p for p in sorted(LESSONS.glob("*.json"))}
+    return {n: files[n] for n in COURSE if n in files} | {n: p for n, p in files.items() if n not in COURSE}
 
 
 def _option_json(option: dict):

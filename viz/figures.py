@@ -250,6 +250,20 @@ def _grow(font, px: float):
         font.size = max(px, font.size)
 
 
+def roomy_cell_text(fig: go.Figure, share: float = 0.45, lines: float = 1.4) -> go.Figure:
+    """fig without the numbers in its heatmap cells where a row is shorter than `lines` lines of their text (after a
+    figure was made shorter, for a projector): the rows get about `share` of the height (titles, rotated tick labels
+    and the margins take the rest; measured on the attention map at 410 px: 176 of 410 for 10 rows, 43%). Hover
+    still gives every value. Changes fig in place (the caller's copy) and returns it."""
+    height = fig.layout.height or 450
+    for tr in fig.data:
+        if tr.type == "heatmap" and tr.texttemplate and tr.z is not None and len(tr.z):
+            size = (tr.textfont.size if tr.textfont and tr.textfont.size else CELL_FONT)
+            if height * share / len(tr.z) < lines * size:
+                tr.update(texttemplate=None, text=None)
+    return fig
+
+
 def projector_fonts(fig: go.Figure, min_px: int = PROJECTOR_PX) -> go.Figure:
     """A copy of fig with every text at least min_px: the layout's font (which every unsized text inherits) 19 px,
     the title 24, and the subtitle, axis ticks and titles, colour bars, legends, annotations and the traces' own

@@ -29,4 +29,5 @@ def next_token_preview(top: dict, pieces: list[str], greedy: bool, xlabel: str =
     names = [f"{short(p, 14)} ({i})" for p, i in zip(pieces, ids)]
     colors = [CHOSEN if greedy and k == 0 else NEUTRAL for k in range(len(names))]
     return bars(top["probs"], names, title=title, xlabel=xlabel, height=height, color=colors, horizontal=True,
-                text_fmt=".3f")
+                text_fmt=".3f").update_yaxes(dtick=1)     # every candidate named: plotly skipped every other one
+                                                          # in projector type (18 px on a 24 px row)

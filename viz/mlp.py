@@ -52,6 +52,24 @@ def _strip(values, xc: float, y_top: float, height: float, name: str, width: flo
 
 
 CLEAR = 0.75          # y units between the W_down label's centre and a neuron's label (a 2-line label is ~1 unit)
+LABEL_GAP = 0.75      # y units between two neurons' labels: one line at 18 px (projector) on a 380 px diagram is ~0.6
+
+
+def spread(ys: list[float], gap: float) -> list[float]:
+    """Label heights near ys (same order), at least `gap` apart: labels too close form a run, centred on their marks'
+    mean with `gap` between them; runs that then touch merge. A label with room stays on its mark."""
+    order = sorted(range(len(ys)), key=lambda k: ys[k])
+    runs = []                                        # [first height, [indices]] in height order
+    for k in order:
+        runs.append([ys[k], [k]])
+        while len(runs) > 1 and runs[-2][0] + gap * len(runs[-2][1]) > runs[-1][0]:
+            members = runs[-2][1] + runs.pop()[1]
+            runs[-1] = [sum(ys[m] for m in members) / len(members) - gap * (len(members) - 1) / 2, members]
+    out = list(ys)
+    for first, members in runs:
+        for r, m in enumerate(members):
+            out[m] = first + r * gap
+    return out
 
 
 def swiglu_diagram(x, gate, up, act, out, title: str = "", names: dict | None = None, k: int = 3,
@@ -87,18 +105,21 @@ def swiglu_diagram(x, gate, up, act, out, title: str = "", names: dict | None = 
     arrow(4.35, mid, 5.85, mid, "silu(gate)<br>⊙ up", dy=-0.7)
     top = np.argsort(-np.abs(a))[:k]
     rows = [mid - tall / 2 + tall * (j + 0.5) / I for j in top]        # the marked neurons' heights on the strips
+    spots = spread(rows, LABEL_GAP)                                    # their labels' heights, never overprinted
     # the W_down label goes above or below its arrow, where no marked neuron's label (right of act) is near
-    dy = next((d for d in (-0.7, 0.7, -1.5, 1.5, -2.3, 2.3) if all(abs(mid + d - y) >= CLEAR for y in rows)), -0.7)
+    dy = next((d for d in (-0.7, 0.7, -1.5, 1.5, -2.3, 2.3) if all(abs(mid + d - y) >= CLEAR for y in spots)), -0.7)
     arrow(6.55, mid, 8.95, mid, f"W_down [{H}×{I}]<br>{names.get('narrow', 'narrow')}", dy=dy)
     off = float((g < 0).mean())
     notes.append(dict(x=3.0, y=mid + tall / 2 + 0.15, yanchor="top", showarrow=False, font=dict(size=14, color="#555"),
                       text=f"{names.get('off', 'gate < 0')}: {100 * off:.0f}%"))
-    for j, yj in zip(top, rows):
+    for j, yj, ys in zip(top, rows, spots):
         for key in ("gate", "up", "act"):
             xc = cols[key][0]
             shapes.append(dict(type="line", x0=xc - 0.38, x1=xc + 0.38, y0=yj, y1=yj, line=dict(color=CHOSEN, width=2)))
-        notes.append(dict(x=6.6, y=yj, xanchor="left", showarrow=False, font=dict(size=14, color=CHOSEN),
-                          text=f"#{j}: silu({g[j]:.2f}) × {u[j]:.2f} = {a[j]:.2f}"))
+        if ys != yj:                                   # a label moved off its neuron: a short leader back to it
+            shapes.append(dict(type="line", x0=6.58, x1=6.72, y0=yj, y1=ys, line=dict(color=CHOSEN, width=1)))
+        notes.append(dict(x=6.75 if ys != yj else 6.6, y=ys, xanchor="left", showarrow=False,
+                          font=dict(size=14, color=CHOSEN), text=f"#{j}: silu({g[j]:.2f}) × {u[j]:.2f} = {a[j]:.2f}"))
     layout = dict(title=dict(text=title, font=dict(size=20)), font=FONT, height=height, shapes=shapes,
                   annotations=notes,
                   margin=dict(l=10, r=10, t=60, b=10), showlegend=False,

@@ -35,19 +35,27 @@ def next_token_bars(rows: list[dict], name_a: str, name_b: str, title: str = "",
     return fig
 
 
+X_LABELS = 14         # key labels under one map at most (a map is ~380 px wide on a 1500 px page: 27 px each)
+ROW_PX = 22           # px a token's row needs for its axis label (the 16 px house font) in the attention pair
+
+
 def attention_pair(map_a, map_b, labels_a: list[str], labels_b: list[str], title_a: str, title_b: str,
                    height: int = 460) -> go.Figure:
     """Two (n, n) head-averaged attention maps side by side, one colour scale 0..1 (rows queries, columns keys)."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(title_a, title_b), horizontal_spacing=0.12)
+    rows = max(len(labels_a), len(labels_b))
+    height = max(height, 150 + ROW_PX * rows)          # every token's label on its own row, none over another
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(title_a, title_b), horizontal_spacing=0.16)
     for col, (z, lab) in enumerate(((map_a, labels_a), (map_b, labels_b)), start=1):
         fig.add_trace(go.Heatmap(z=as_numpy(z), x=list(range(len(lab))), y=list(range(len(lab))), zmin=0, zmax=1,
                                  colorscale="Viridis", showscale=col == 2, customdata=[[f"{q} → {k}" for k in lab]
                                                                                       for q in lab],
                                  hovertemplate="%{customdata}: %{z:.3f}<extra></extra>"), 1, col)
-        ticks = dict(tickmode="array", tickvals=list(range(len(lab))), ticktext=lab, tickangle=-45)
-        fig.update_xaxes(ticks, row=1, col=col)
+        ticks = dict(tickmode="array", tickvals=list(range(len(lab))), ticktext=lab)
+        k = -(-len(lab) // X_LABELS)                    # the keys' labels, upright, every k-th: they never overprint
+        fig.update_xaxes(dict(ticks, tickvals=list(range(0, len(lab), k)), ticktext=lab[::k], tickangle=-90),
+                         row=1, col=col)
         fig.update_yaxes(dict(ticks, tickangle=0, autorange="reversed"), row=1, col=col)
-    fig.update_layout(font=FONT, height=height, margin=dict(l=90, r=30, t=60, b=90))
+    fig.update_layout(font=FONT, height=height, margin=dict(l=110, r=30, t=60, b=110))
     return fig
 
 
@@ -73,8 +81,9 @@ def pieces_html(pieces: list[dict]) -> str:
     return "".join(out)
 
 
-def token_labels(tokenizer, ids, n: int = 6) -> list[str]:
-    """Axis labels of a row's tokens: each piece, whitespace visible, cut to n characters."""
+def token_labels(tokenizer, ids, n: int = 12) -> list[str]:
+    """Axis labels of a row's tokens: each piece, whitespace visible, cut to n characters (12: a byte pair such as
+    "<0xE6␣0xAD>", SmolLM2's pieces of a Chinese character, stays whole)."""
     return [short(p, n) for p in pieces(tokenizer, ids)]
 
 

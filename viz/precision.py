@@ -20,7 +20,7 @@ def error_lines(errors: dict, layers, title: str = "", ylabel: str = "", xlabel:
         data.append(go.Scatter(x=list(layers), y=[float(x) if x > 0 else None for x in v], name=name,
                                mode="lines+markers", line=dict(color=COLORS.get(name), width=3)))
     layout = base_layout(title, xlabel, ylabel, height, dict(type="category", nticks=13),
-                         dict(type="log", exponentformat="power"),
+                         dict(type="log", exponentformat="power", dtick="D2"),   # 1, 2, 5 per decade: no crowding
                          legend=dict(orientation="h", y=1.02, yanchor="bottom", x=0))
     layout["margin"] = dict(layout["margin"], t=95)      # the legend under the title, not touching it
     return go.Figure(data, layout=layout)

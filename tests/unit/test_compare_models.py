@@ -164,3 +164,20 @@ def test_explanation_filled_and_model_aware(pair):
     else:
         assert "Both" in nums["bias_sentence_en"]
     assert len(words.config_table(r, "zh")) == len(r) == len(words.effect_table(r, "en"))
+
+
+def test_the_kv_bytes_per_token_are_said_once():
+    """Issue 47: the difference table repeated "12,288 B / token" on layers, KV heads and head dim (one figure that
+    all three set). Qwen2.5-0.5B beside SmolLM2 (their config.json files): the figure is written once, on the first
+    row that drives it, 2 · L · nkv · hd · 2 by hand (2·24·2·64·2 = 12,288; 2·30·3·64·2 = 23,040); the later rows
+    with the same figure point up to it; n_rep's own figure (MHA's cache, 7x and 3x) stays."""
+    refs = costs.reference_configs()
+    rows = cm.config_rows(refs["Qwen2.5-0.5B-Instruct"], refs["SmolLM2-135M-Instruct"])
+    table = {line["config"]: (line["A: params · bytes"], line["B: params · bytes"])
+             for line in words.config_table(rows, "en", effects=False)}
+    cells = [c for pair in table.values() for c in pair]
+    assert cells.count("12,288 B / token") == 1 and cells.count("23,040 B / token") == 1
+    assert table["layers L"] == ("12,288 B / token", "23,040 B / token")
+    assert table["KV heads nkv"] == table["head dim hd"] == ("↑", "↑")
+    assert table["n_rep = nh / nkv"] == (f"{12_288 * 7:,} B / token", f"{23_040 * 3:,} B / token")
+    assert table["KV cache per token"] == ("", "")
