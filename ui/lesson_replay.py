@@ -22,7 +22,7 @@ import streamlit as st
 from content import lessons, stages
 from content.tour import replay_text
 
-from . import poll, settings, sidebar, state
+from . import lesson_poll, sidebar, state
 from .lesson_builder import PICKER_KEYS
 from .pickers import TOP_N
 from .session import frozen, lang, projector, t
@@ -165,8 +165,10 @@ def bar(page: str):
     n, step, language = len(lesson.steps), lesson.steps[k], lang()
     st.html(CSS)
     with st.container(key="lesson-bar"):
-        back, nxt, where, ask, pen, end = st.columns([1.25, 1.25, 8, 1.9, 0.9, 0.65], vertical_alignment="center",
-                                                     gap="small")      # ◀ ▶ wide enough for their keys' hints
+        voting = bool(step.question) and lesson_poll.for_teacher()       # the class poll's button in the row
+        back, nxt, where, ask, vote, pen, end = st.columns(
+            [1.25, 1.25, 8 - 2.2 * voting, 1.2 + 0.9 * (not voting), 2.2 * voting + 0.01, 0.9, 0.8],
+            vertical_alignment="center", gap="small")      # ◀ ▶ wide enough for their keys' hints
         back.button("◀", key="lesson_back", on_click=go, args=(k - 1,), disabled=k == 0, width="stretch",
                     help=t("上一步（上翻页键）", "Previous (PageUp)"),
                     shortcut="pageup")          # a presenter's clicker sends PageUp / PageDown
@@ -186,8 +188,12 @@ def bar(page: str):
             with pen:
                 sidebar.page_prompt(short=True)
         if step.question:
-            with ask.popover("❓ " + t("问题", "Question"), width="stretch"):
+            with ask.popover("❓" if voting else "❓ " + t("问题", "Question"), width="stretch",
+                             help=t("问题", "Question")):
                 _question(step.question, lesson, language)
+        if voting:
+            with vote:
+                lesson_poll.cell(step.question, lesson)
 
 
 def _pickers_text(pickers: dict) -> str:
@@ -203,14 +209,6 @@ def _question(q, lesson, language: str):
                 unsafe_allow_html=True)
     with st.expander(t("答案", "Answer")):
         st.markdown(_esc(q.answer_in(language)))
-    if settings.current().classroom and poll.is_teacher():
-        if st.button("🗳️ " + t("作为课堂投票开启", "Open it as the class poll"), key="lesson_poll"):
-            try:
-                poll.store().open_poll(settings.current().teacher_key, q.text(language), options,
-                                       "\n".join(lesson.prompts), q.answer_in(language))
-                st.toast(t("投票已开启。", "The poll is open."))
-            except poll.PollError as e:
-                st.error(str(e))
 
 
 def _esc(text: str) -> str:
