@@ -57,7 +57,7 @@ def _live(q, lesson):
                   on_click=_act, args=(ask, q, lesson))
     elif current.is_open:
         n = s.answered(current.id)
-        st.button(f"📊 {say('poll.reveal', lang())} · ✋ {n}", key="lesson_reveal", type="primary", width="stretch",
+        st.button(f"✋ {n} · {say('poll.reveal', lang())}", key="lesson_reveal", type="primary", width="stretch",
                   help=say("poll.bar_answered", lang(), n=n), on_click=_act, args=(_reveal, current.id))
     else:
         st.button("📊 " + say("poll.results", lang()), key="lesson_results", width="stretch",

@@ -30,7 +30,7 @@ CHROMIUM = "/usr/bin/chromium"
 VIEWPORT = {"width": 1500, "height": 900}
 KEY = "class-run-key-7f3a"
 STUDENTS = 12
-PAGE = "lm_head"
+PAGE = "tokenize"
 DEADLINE_S = 1500          # the whole run, on a busy 2-core machine (two model loads, 13 browser contexts)
 WAIT_MS = 240_000          # one page's first render (the model loads in each process on its first session)
 pytestmark = [pytest.mark.real, pytest.mark.browser]
@@ -83,6 +83,15 @@ def rendered(page):
 def goto(page, url):
     page.goto(url, timeout=WAIT_MS)
     rendered(page)
+
+
+def goto_all(pages_urls):
+    """Every page asks for its URL at once (a class arrives together; two processes serve them side by side), then
+    each is waited for."""
+    for page, url in pages_urls:
+        page.goto(url, timeout=WAIT_MS, wait_until="commit")
+    for page, _ in pages_urls:
+        rendered(page)
 
 
 def panel_text(page) -> str:
@@ -146,16 +155,13 @@ def test_a_class_of_twelve_over_two_processes_one_killed(servers, deadline):
             poll = store.current()
             assert poll.is_open and not any(o.startswith(("␣", " ")) for o in poll.options), poll.options
 
-            pupils = []
-            for i in range(STUDENTS):
-                lang = "zh" if i % 2 else "en"
-                where = a if i < STUDENTS // 2 else b
-                page = browser.new_context(viewport=VIEWPORT).new_page()
-                goto(page, f"{where}/{PAGE}?lang={lang}")
-                labels = poll.text_in(lang)[1]
-                choice = i % len(labels)
-                student_answer(page, labels[choice], lang)
-                pupils.append({"page": page, "lang": lang, "choice": choice, "on": where})
+            pupils = [{"page": browser.new_context(viewport=VIEWPORT).new_page(), "lang": "zh" if i % 2 else "en",
+                       "on": a if i < STUDENTS // 2 else b} for i in range(STUDENTS)]
+            goto_all([(s["page"], f"{s['on']}/{PAGE}?lang={s['lang']}") for s in pupils])
+            for i, s in enumerate(pupils):
+                labels = poll.text_in(s["lang"])[1]
+                s["choice"] = i % len(labels)
+                student_answer(s["page"], labels[s["choice"]], s["lang"])
             text = panel_text(teacher)
             assert f"{STUDENTS} answered" in text and "← the model's answer" not in text
             teacher.locator('[data-testid="stMain"] .poll-count').scroll_into_view_if_needed()
@@ -163,8 +169,8 @@ def test_a_class_of_twelve_over_two_processes_one_killed(servers, deadline):
 
             proc_a.kill()                                              # mid-poll: process A dies
             proc_a.wait(30)
-            for i, s in enumerate(pupils):                             # every student reloads, A's on B
-                goto(s["page"], f"{b}/{PAGE}?lang={s['lang']}")
+            goto_all([(s["page"], f"{b}/{PAGE}?lang={s['lang']}") for s in pupils])   # all reload, A's on B
+            for i, s in enumerate(pupils):
                 labels = poll.text_in(s["lang"])[1]
                 assert shown_answer(s["page"], s["lang"]) == labels[s["choice"]], f"student {i} not told"
                 if i % 3 == 0:                                         # a change of mind after the move

@@ -306,11 +306,11 @@ def test_the_lesson_bar_asks_counts_and_reveals_without_the_panel(classroom, lan
     store = PollStore(classroom_db(), teacher_key=KEY)
     poll = store.current()
     assert poll.is_open and poll.text_in(lang)[0] == q.text(lang) and poll.text_in("zh")[1] == tuple(q.options_in("zh"))
-    assert by_key(teacher, "lesson_reveal").label.endswith("✋ 0") and not charts(teacher)
+    assert by_key(teacher, "lesson_reveal").label.startswith("✋ 0 · ") and not charts(teacher)
     pupil = session(classroom, "en" if lang == "zh" else "zh")
     assert radio_pick(pupil, 0) == q.options_in(pupil.session_state["lang"])[0]
     teacher.run()
-    assert by_key(teacher, "lesson_reveal").label.endswith("✋ 1") and not charts(teacher)
+    assert by_key(teacher, "lesson_reveal").label.startswith("✋ 1 · ") and not charts(teacher)
     by_key(teacher, "lesson_reveal").click().run()
     no_exception(teacher)
     assert not store.current().is_open
