@@ -162,8 +162,8 @@ def test_a_class_of_twelve_over_two_processes_one_killed(servers, deadline):
                 labels = poll.text_in(s["lang"])[1]
                 s["choice"] = i % len(labels)
                 student_answer(s["page"], labels[s["choice"]], s["lang"])
-            text = panel_text(teacher)
-            assert f"{STUDENTS} answered" in text and "← the model's answer" not in text
+            teacher.get_by_text(f"{STUDENTS} answered").wait_for(timeout=60_000)    # its next redraws
+            assert "← the model's answer" not in panel_text(teacher)
             teacher.locator('[data-testid="stMain"] .poll-count').scroll_into_view_if_needed()
             teacher.screenshot(path=str(SHOTS / "class-poll-open.en.png"))
 
