@@ -46,7 +46,7 @@ with jobs.RUNS:               # background work at load waits while a page runs 
     if session.projector() and nav.url_path != "tour" and not lesson_replay.replaying():
         sidebar.page_prompt()       # the sidebar is folded: the prompt on the page (the tour draws its own beside its
                                     # buttons, a replayed lesson's bar in its row)
-    browser.warm_scripts()        # the session's first run: the browser fetches later pages' component scripts
+    browser.warm_scripts()        # every run, the same element: the browser fetches later pages' component scripts
     try:
         lesson_replay.bar("overview" if nav.url_path == "home" else nav.url_path)   # a lesson replayed: its bar
         nav.run()

@@ -85,11 +85,12 @@ def warm_files() -> tuple[str, ...]:
 
 
 def warm_scripts():
-    """On a session's first run: the browser loads the scripts of the components later pages draw while the reader
-    is on the first one (WARM_JS), from the sidebar, where the element takes no room."""
-    files = () if st.session_state.get("_warm_sent") else warm_files()
+    """The browser loads the scripts of the components later pages draw while the reader is on the first one
+    (WARM_JS, which acts once per tab), from the sidebar, where the element takes no room. Drawn on every run, not
+    only the first: a sidebar element that comes and goes moves every later one, and Streamlit then rebuilds them
+    (the Teacher fold snapped shut on a session's first submit and hid its message)."""
+    files = warm_files()
     if not files:
         return
-    st.session_state["_warm_sent"] = True
     first = [f for f in files if f.split(".")[0] in WARM_FIRST]
     st.sidebar.html(WARM_JS % json.dumps([first, [f for f in files if f not in first]]), unsafe_allow_javascript=True)

@@ -22,7 +22,7 @@ import streamlit as st
 from content import lessons, stages
 from content.tour import replay_text
 
-from . import poll, predict, settings, sidebar, state
+from . import lesson_poll, predict, sidebar, state
 from .lesson_builder import PICKER_KEYS
 from .pickers import TOP_N
 from .session import frozen, lang, projector, t
@@ -32,7 +32,9 @@ GOTO = "_lesson_goto"             # session: the page the next run opens (set by
 ERROR = "lesson_error"            # session: what was wrong with the last lesson file the chooser was given
 UPLOADED = "lesson_uploaded"      # session: the uploaded lesson the loader accepted
 # The bar is one row (◀ ▶, the step and its notes, the question folded into a popover, ✕) so that the picture each
-# step's page exists for stays above the fold of a 1500x900 projector; the notes never drop below 18 px.
+# step's page exists for stays above the fold of a 1500x900 projector; the notes never drop below 18 px. With the
+# sidebar open the row is ~300 px narrower: a key hint that no longer fits its button is dropped (a container query
+# on the column), and the popover's chevron, which the label ran into, is not drawn.
 CSS = """<style>
 .st-key-lesson-bar {border: 3px solid #4a78c2; border-radius: 0.6rem; padding: 0.3rem 0.7rem; background: #f4f7fd;
                     gap: 0.2rem;}
@@ -40,6 +42,10 @@ CSS = """<style>
 .st-key-lesson-bar [data-testid="stMarkdownContainer"] {margin-bottom: 0 !important;}
 .st-key-lesson-bar button .stMarkdownEllipsis {flex-shrink: 0; overflow: visible;}
 .st-key-lesson-bar button kbd {font-size: 0.7rem; overflow: hidden;}
+.st-key-lesson-bar [data-testid="stColumn"] {container-type: inline-size; min-width: 0;}
+@container (max-width: 115px) {.st-key-lesson-bar button kbd {display: none;}}
+.st-key-lesson-bar [data-testid="stPopover"] button [data-testid="stIconMaterial"] {display: none;}
+.st-key-lesson-bar button p {white-space: nowrap; overflow: hidden; text-overflow: clip;}
 .lesson-step {font-size: max(15px, 0.8rem); font-weight: 700; line-height: 1.3; color: #2c4f8a;}
 .lesson-notes {font-size: max(18px, 1rem); line-height: 1.35; margin: 0.1rem 0 0 0;}
 .lesson-question {font-size: max(18px, 1.1rem); line-height: 1.4; margin: 0.2rem 0; font-weight: 600;}
@@ -167,8 +173,10 @@ def bar(page: str):
     n, step, language = len(lesson.steps), lesson.steps[k], lang()
     st.html(CSS)
     with st.container(key="lesson-bar"):
-        back, nxt, where, ask, pen, end = st.columns([1.25, 1.25, 8, 1.9, 0.9, 0.65], vertical_alignment="center",
-                                                     gap="small")      # ◀ ▶ wide enough for their keys' hints
+        voting = bool(step.question) and lesson_poll.for_teacher()       # the class poll's button in the row
+        back, nxt, where, ask, vote, pen, end = st.columns(
+            [1.25, 1.25, 8 - 2.4 * voting, 1.2 + 0.9 * (not voting), 2.4 * voting + 0.01, 0.9, 0.8],
+            vertical_alignment="center", gap="small")      # ◀ ▶ wide enough for their keys' hints
         back.button("◀", key="lesson_back", on_click=go, args=(k - 1,), disabled=k == 0, width="stretch",
                     help=t("上一步（上翻页键）", "Previous (PageUp)"),
                     shortcut="pageup")          # a presenter's clicker sends PageUp / PageDown
@@ -188,8 +196,12 @@ def bar(page: str):
             with pen:
                 sidebar.page_prompt(short=True)
         if step.question:
-            with ask.popover("❓ " + t("问题", "Question"), width="stretch"):
+            with ask.popover("❓" if voting else "❓ " + t("问题", "Question"), width="stretch",
+                             help=t("问题", "Question")):
                 _question(step.question, lesson, language)
+        if voting:
+            with vote:
+                lesson_poll.cell(step.question, lesson)
 
 
 def _pickers_text(pickers: dict) -> str:
@@ -205,14 +217,6 @@ def _question(q, lesson, language: str):
                 unsafe_allow_html=True)
     with st.expander(t("答案", "Answer")):
         st.markdown(_esc(q.answer_in(language)))
-    if settings.current().classroom and poll.is_teacher():
-        if st.button("🗳️ " + t("作为课堂投票开启", "Open it as the class poll"), key="lesson_poll"):
-            try:
-                poll.store().open_poll(settings.current().teacher_key, q.text(language), options,
-                                       "\n".join(lesson.prompts), q.answer_in(language))
-                st.toast(t("投票已开启。", "The poll is open."))
-            except poll.PollError as e:
-                st.error(str(e))
 
 
 def _esc(text: str) -> str:

@@ -52,9 +52,10 @@ def test_overview_tiny_moe(tiny_app_moe):
     page_ok(PAGE, source=tiny_app_moe, prompt=BATCH, **EXPECT)
 
 
-def test_first_run_sends_the_script_warm_up_once(tiny_app_dense):
-    """The session's first run puts one script element in the sidebar (ui.browser.warm_scripts) naming the installed
-    Streamlit's chunk files; the next run does not send it again."""
+def test_every_run_sends_the_same_script_warm_up(tiny_app_dense):
+    """Every run puts one script element in the sidebar (ui.browser.warm_scripts) naming the installed Streamlit's
+    chunk files, the same element at the same place on the next run (a sidebar element drawn on the first run only
+    moved every later one, and the Teacher fold snapped shut; the script itself acts once per tab)."""
     from apptest_utils import new_app
 
     from ui.browser import warm_files
@@ -68,8 +69,10 @@ def test_first_run_sends_the_script_warm_up_once(tiny_app_dense):
     first = sent(at)
     assert len(first) == 1 and first[0].unsafe_allow_javascript, [e.type for e in at.sidebar.get("html")]
     assert all(f in first[0].body for f in warm_files())
+    before = [e.type for e in at.sidebar]
     at.run()
-    assert not sent(at) and not at.exception
+    assert [e.body for e in sent(at)] == [first[0].body] and not at.exception
+    assert [e.type for e in at.sidebar] == before
 
 
 def _opening(at) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ui.poll_store import NotTeacher, PollError, PollStore, postgres_available
+from ui.poll_store import KEY_FREE, KEY_WAIT, KEY_WAIT_MAX, NotTeacher, PollError, PollStore, postgres_available
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "correct horse battery staple"
@@ -50,7 +50,7 @@ def url(request, tmp_path):
     import psycopg
 
     with psycopg.connect(base, autocommit=True) as conn:     # a clean slate per test on the shared server
-        conn.execute("DROP TABLE IF EXISTS answers, polls")
+        conn.execute("DROP TABLE IF EXISTS answers, polls, key_tries")
     return base
 
 
@@ -148,6 +148,80 @@ def test_csv_report_has_every_poll_and_option(store):
     assert rows[-1]["closed_at"] == "" and rows[0]["closed_at"] != ""
 
 
+def test_a_poll_speaks_both_languages_and_counts_one_option_across_them(store):
+    poll = store.open_poll(KEY, {"zh": "能吗？", "en": "Can it?"}, [{"zh": "能", "en": "yes"}, {"zh": "不能", "en": "no"},
+                                                                 "896"], "p", {"zh": "不能", "en": "no"})
+    assert poll.text_in("zh") == ("能吗？", ("能", "不能", "896"), "不能")
+    assert poll.text_in("en") == ("Can it?", ("yes", "no", "896"), "no")
+    assert poll.options == ("yes", "no", "896") and poll.model_answer == "no"       # the English text: the identity
+    store.answer(poll.id, "zh-student", "no")         # a Chinese page sends the option's identity, not its label
+    store.answer(poll.id, "en-student", "no")
+    assert store.results(poll.id, key=KEY) == {"yes": 0, "no": 2, "896": 0}
+    for bad in ([{"zh": "能", "en": "yes"}, {"zh": "能", "en": "no"}], [{"zh": "能"}, "b"]):
+        with pytest.raises(PollError):
+            store.open_poll(KEY, "q", bad)
+
+
+def test_an_old_store_gains_the_languages_and_keeps_its_polls(tmp_path):
+    """A store written before polls spoke two languages (no texts column): opened by this version (twice, as two
+    processes would), its polls, answers and counts are kept and read their one language in both."""
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript("""
+        CREATE TABLE polls (id INTEGER PRIMARY KEY, question TEXT NOT NULL, options TEXT NOT NULL,
+            prompt TEXT NOT NULL, opened_at DOUBLE PRECISION NOT NULL, closed_at DOUBLE PRECISION,
+            model_answer TEXT NOT NULL);
+        CREATE TABLE answers (poll_id BIGINT NOT NULL REFERENCES polls(id) ON DELETE CASCADE, student_id TEXT NOT NULL,
+            answer TEXT NOT NULL, at DOUBLE PRECISION NOT NULL, UNIQUE (poll_id, student_id));
+        INSERT INTO polls VALUES (1, 'Next token?', '["Paris", "Lyon"]', 'The capital of France is', 1.0, 2.0, 'Paris');
+        INSERT INTO answers VALUES (1, 's1', 'Paris', 1.5), (1, 's2', 'Lyon', 1.6);""")
+    conn.commit()
+    conn.close()
+    PollStore(path, teacher_key=KEY)
+    store = PollStore(path, teacher_key=KEY)
+    old = store.poll(1)
+    assert old.text_in("zh") == old.text_in("en") == ("Next token?", ("Paris", "Lyon"), "Paris")
+    assert store.results(1) == {"Paris": 1, "Lyon": 1}
+    new = store.open_poll(KEY, {"zh": "下一个？", "en": "Next?"}, ["a", "b"])
+    assert store.poll(new.id).text_in("zh")[0] == "下一个？" and new.id == 2
+
+
+def test_wrong_keys_per_address_wait_and_the_wait_doubles(store):
+    """KEY_FREE wrong keys from an address, then it waits KEY_WAIT s (not even the right key is compared), then
+    twice as long after each further wrong key, up to KEY_WAIT_MAX; another address is not held back; the right
+    key clears the count. The clock is passed in (no sleeping)."""
+    t0 = 1000.0
+    for i in range(KEY_FREE - 1):
+        assert store.try_key("guess", "10.0.0.7", now=t0 + i) == (False, 0.0)
+    assert store.try_key("guess", "10.0.0.7", now=t0 + 10) == (False, KEY_WAIT)
+    ok, left = store.try_key(KEY, "10.0.0.7", now=t0 + 10 + KEY_WAIT - 1)
+    assert not ok and left == pytest.approx(1.0)                     # refused unseen: one second to go
+    assert store.try_key(KEY, "10.0.0.8", now=t0 + 11) == (True, 0.0)          # another address
+    assert store.try_key("guess", "10.0.0.7", now=t0 + 10 + KEY_WAIT) == (False, 2 * KEY_WAIT)
+    now = t0 + 10 + 3 * KEY_WAIT
+    for _ in range(12):                                                 # the wait doubles up to its cap
+        ok, wait = store.try_key("guess", "10.0.0.7", now=now)
+        now += wait
+    assert wait == KEY_WAIT_MAX
+    assert store.try_key(KEY, "10.0.0.7", now=now) == (True, 0.0)
+    assert store.try_key("guess", "10.0.0.7", now=now + 1) == (False, 0.0)    # cleared: free tries again
+
+
+def test_a_teacher_token_proves_the_key_until_it_expires(store, url):
+    token = store.teacher_token(KEY, now=1000.0)
+    assert KEY not in token and store.is_teacher_token(token, now=1000.0 + 3600)
+    assert not store.is_teacher_token(token, now=1000.0 + 13 * 3600)           # expired after a teaching day
+    expiry, nonce, mac = token.split(".")
+    for bad in (f"{int(expiry) + 10**6}.{nonce}.{mac}", f"{expiry}.{nonce}x.{mac}", f"{expiry}.{nonce}.{'0' * 64}",
+                KEY, "", None, "a.b", "é.é.é"):
+        assert not store.is_teacher_token(bad, now=1000.0), bad
+    assert not PollStore(url, teacher_key="another key").is_teacher_token(token, now=1000.0)   # a new key: void
+    with pytest.raises(NotTeacher):
+        store.teacher_token("wrong")
+
+
 # -- a class's load: 60 students over 2 processes
 
 
@@ -228,7 +302,7 @@ def pg_store(pg_url):
     import psycopg
 
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS answers, polls")
+        conn.execute("DROP TABLE IF EXISTS answers, polls, key_tries")
     return PollStore(pg_url, teacher_key=KEY)
 
 
