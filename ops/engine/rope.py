@@ -48,6 +48,8 @@ def standardize(d: dict) -> tuple:
         raise Refused("rope_scaling", raw, "rope_format")
     p = {k: v for k, v in raw.items() if k not in ("rope_theta", "type")}
     p["rope_type"] = raw.get("rope_type", raw.get("type", "default"))
+    if d.get("partial_rotary_factor") is not None:         # transformers moves a top-level one into the dict
+        p.setdefault("partial_rotary_factor", d["partial_rotary_factor"])
     if p["rope_type"] in ("llama3", "yarn"):
         if d.get("original_max_position_embeddings") is not None:
             p["original_max_position_embeddings"] = d["original_max_position_embeddings"]
