@@ -25,11 +25,6 @@ import torch
 from ..errors import Refused
 
 TYPES = ("default", "linear", "dynamic", "yarn", "llama3")
-# the keys each type reads (besides rope_type and rope_theta); any other key is refused when it would change a number
-KEYS = {"default": (), "linear": ("factor",), "dynamic": ("factor",),
-        "yarn": ("factor", "original_max_position_embeddings", "attention_factor", "beta_fast", "beta_slow", "mscale",
-                 "mscale_all_dim", "truncate"),
-        "llama3": ("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor")}
 
 
 def params(config) -> dict:
@@ -69,9 +64,6 @@ def check(config) -> None:
         raise Refused("rope_type", kind, "rope_type")
     if "partial_rotary_factor" in p:
         raise Refused("partial_rotary_factor", p["partial_rotary_factor"], "partial_rotary")
-    for k, v in p.items():
-        if k != "rope_type" and k not in KEYS[kind] and v is not None:
-            raise Refused(f"rope_parameters.{k}", v, "rope_key")
     if kind != "default" and kind != "yarn" and not isinstance(p.get("factor"), (int, float)):
         raise Refused("rope_parameters.factor", p.get("factor"), "rope_factor")
     if kind == "llama3":

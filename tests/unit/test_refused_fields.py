@@ -25,8 +25,6 @@ REFUSED = {
     "partial_rotary": (dict(partial_rotary_factor=0.5), "partial_rotary_factor", "0.5"),
     "partial_rotary_in_rope": (dict(rope_parameters=dict(rope_type="default", rope_theta=1e4,
                                                          partial_rotary_factor=0.25)), "partial_rotary_factor", "0.25"),
-    "unknown_rope_key": (dict(rope_parameters=dict(rope_type="linear", rope_theta=1e4, factor=2.0,
-                                                   mrope_section=[2, 3, 3])), "rope_parameters.mrope_section", "2"),
     "no_factor": (dict(rope_parameters=dict(rope_type="dynamic", rope_theta=1e4)), "rope_parameters.factor", "None"),
     "odd_head_dim": (dict(head_dim=15), "head_dim", "15"),
     "hidden_act": (dict(hidden_act="gelu_pytorch_tanh"), "hidden_act", "gelu_pytorch_tanh"),
@@ -147,3 +145,17 @@ def test_qwen2_attention_bias_false_is_ignored_as_transformers_does(folder, tmp_
     edit_config(shutil.copytree(folder, tmp_path / "m"), attention_bias=False)
     config, weights, _ = load_source(tmp_path / "m")
     assert config.attention_bias and "model.layers.0.self_attn.q_proj.bias" in weights
+
+
+def test_rope_keys_a_type_does_not_read_are_ignored_as_transformers_does(folder, tmp_path):
+    """linear reads only factor: an attention_factor or mrope_section beside it changes nothing in transformers."""
+    import shutil
+    path = edit_config(shutil.copytree(folder, tmp_path / "m"), rope_parameters=dict(
+        rope_type="linear", rope_theta=1e4, factor=2.0, attention_factor=3.0, mrope_section=[2, 3, 3]))
+    ref = transformers.AutoModelForCausalLM.from_pretrained(str(path), dtype=torch.float32,
+                                                            attn_implementation="eager").eval()
+    ids = torch.randint(0, shapes.TINY["vocab_size"], (1, 12), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        want = ref(ids).logits
+    config, weights, tok = load_source(path)
+    assert (Model(config, weights, tok).trace_ids(ids.tolist()).logits - want).abs().max() < 1e-4
