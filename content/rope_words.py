@@ -27,3 +27,28 @@ def frequency_view(fq: dict, j: int, config, S: int, lang: str) -> dict:
     if fq["rope_type"] == "dynamic":
         caption += " " + w("freq_dynamic", max_pos=f"{config.max_position_embeddings:,}", S=S)
     return dict(figure=figure, caption=caption)
+
+
+def long_view(r: dict, lang: str) -> dict:
+    """The Serving page's live long-context run in words: intro, metrics, figure words, per-layer rows, caption."""
+    w = lambda key, **f: say(f"rope.{key}", lang, **f)      # noqa: E731
+    fq, window, layer = r["freq"], r["window"], r["last_layer"]
+    far = r["layers"][layer]
+    tp, ty = r["top_plain"][0], r["top_yarn"][0]
+    return dict(
+        intro=w("long_intro", n=r["n"], factor=f"{r['factor']:g}", window=window, ratio=f"{r['n'] / window:.1f}"),
+        metrics=[(w("long_pairs"), f"{fq['changed']} / {len(fq['pairs'])}"),
+                 (w("long_attn_factor"), f"{fq['scale']:.4f}"), (w("long_kl"), f"{r['kl']:.3g}"),
+                 (w("long_logit"), f"{r['max_logit_change']:.3g}")],
+        freq=dict(title=w("long_freq_title", factor=f"{r['factor']:g}", window=window),
+                  names=(w("freq_unscaled"), w("long_yarn"), w("freq_unit")), axes=(w("freq_x"), w("freq_y"))),
+        attn=dict(title=w("long_attn_title", layer=layer), names=(w("long_plain"), w("long_yarn"),
+                                                                   w("long_far", window=window)),
+                  axes=(w("long_key"), w("long_prob"))),
+        rows=[{w("long_layer"): x["layer"], w("long_far_plain"): f"{x['plain']:.3f}",
+               w("long_far_yarn"): f"{x['yarn']:.3f}"} for x in r["layers"]],
+        tops=[{w("long_top_plain"): f"'{a['piece']}' {a['prob']:.3f}",
+               w("long_top_yarn"): f"'{b['piece']}' {b['prob']:.3f}"} for a, b in zip(r["top_plain"], r["top_yarn"])],
+        caption=w("long_caption", slowed=fq["changed"], half=len(fq["pairs"]), scale2=f"{fq['scale'] ** 2:.4f}",
+                  window=window, far_plain=f"{far['plain']:.3f}", far_yarn=f"{far['yarn']:.3f}", layer=layer,
+                  top_plain=tp["piece"], p_plain=f"{tp['prob']:.3f}", top_yarn=ty["piece"], p_yarn=f"{ty['prob']:.3f}"))

@@ -26,3 +26,21 @@ def frequency_pairs(fq: dict, pick: int | None = None, title: str = "", names=("
     return go.Figure(data, base_layout(title, axes[0], axes[1], height, yaxis=dict(type="log", exponentformat="power"),
                                        legend=dict(orientation="h", y=-0.2, font=dict(size=14))))
 
+
+
+def attention_rows(rows: dict, window: int, title: str = "", names=("as configured", "with yarn", "far keys"),
+                   axes=("key position", "attention probability"), height: int = 360) -> go.Figure:
+    """One query's attention over key positions in two runs (rows: "plain", "yarn" -> (n,)); the keys more than
+    `window` positions back shaded."""
+    plain, yarn = as_numpy(rows["plain"]), as_numpy(rows["yarn"])
+    n = len(plain)
+    edge = n - 1 - window
+    data = [go.Scatter(x=list(range(n)), y=plain, mode="lines", name=names[0], line=dict(color="#888")),
+            go.Scatter(x=list(range(n)), y=yarn, mode="lines", name=names[1], line=dict(color="#1f77b4"))]
+    shapes = [dict(type="rect", xref="x", yref="paper", x0=-0.5, x1=edge - 0.5, y0=0, y1=1, line=dict(width=0),
+                   fillcolor="rgba(31,119,180,0.08)")] if edge > 0 else []
+    notes = [dict(x=max(edge, 1) / 2, y=1, yref="paper", text=names[2], showarrow=False, yanchor="bottom",
+                  font=dict(size=14))] if edge > 0 else []
+    return go.Figure(data, base_layout(title, axes[0], axes[1], height, yaxis=dict(type="log", exponentformat="power"),
+                                       shapes=shapes, annotations=notes,
+                                       legend=dict(orientation="h", y=-0.2, font=dict(size=14))))
