@@ -22,7 +22,8 @@ def live(page, model, lang: str):
         if len(ids) <= PRETEND["original_max_position_embeddings"]:
             st.info(say("rope.long_short", lang, n=len(ids), window=PRETEND["original_max_position_embeddings"]))
             return
-        with st.spinner(t(f"模型正在把 {len(ids)} 个 token 跑两遍……", f"Running the model twice on {len(ids)} tokens...")):
+        n = len(ids)
+        with st.spinner(t(f"模型正在把 {n} 个 token 跑两遍……", f"Running the model twice on {n} tokens...")):
             r = page.memo(("longctx", lang), lambda: long_context_run(model, ids))
         v = long_view(r, lang)
         st.caption(v["intro"])
