@@ -27,10 +27,12 @@ def far_mass(probs: torch.Tensor, n: int, window: int) -> float:
     return float(row[far].sum())
 
 
-def long_context_run(model: Model, ids: list[int], params: dict = PRETEND, top: int = 5) -> dict:
+def long_context_run(model: Model, ids: list[int], params: dict = PRETEND, top: int = 5,
+                     keep_logits: bool = False) -> dict:
     """Both runs of one prompt (ids longer than the pretended window): per-pair frequencies (unscaled, YaRN's),
     per layer the last token's attention mass on keys beyond the window, the last layer's head-mean attention row,
-    the next-token candidates of each run, and the scaled run's logits (a test compares them with transformers')."""
+    the next-token candidates of each run; keep_logits: also the scaled run's logits (n, V) (a test compares them with
+    transformers'; a page keeps the rest, a few kB, not 0.6 MB per token)."""
     scaled = scaled_model(model, params)
     window, n, L = params["original_max_position_embeddings"], len(ids), model.config.num_hidden_layers
     keep = ["logits", "rope.*", "layers.*.attn.probs"]
@@ -53,4 +55,4 @@ def long_context_run(model: Model, ids: list[int], params: dict = PRETEND, top: 
                 top_plain=candidates(p_plain), top_yarn=candidates(p_yarn),
                 kl=float((p_plain * (p_plain.clamp_min(1e-300).log() - p_yarn.clamp_min(1e-300).log())).sum()),
                 max_logit_change=float((plain_t.logits[0, :n] - yarn_t.logits[0, :n]).abs().max()),
-                logits=yarn_t.logits[0, :n], config=scaled.config)
+                logits=yarn_t.logits[0, :n] if keep_logits else None)

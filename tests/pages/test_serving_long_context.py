@@ -22,7 +22,7 @@ from ops.lab.long_context import PRETEND, long_context_run
 def test_yarn_run_equals_transformers_tiny(tiny_app_dense, lang):
     model = load_model(tiny_app_dense)
     ids = model.tokenizer.encode(say("rope.long_prompt", lang))
-    r = long_context_run(model, ids)
+    r = long_context_run(model, ids, keep_logits=True)
     ref = transformers.AutoModelForCausalLM.from_pretrained(tiny_app_dense, dtype=torch.float32,
                                                             attn_implementation="eager").eval()
     cfg = copy.deepcopy(ref.config)

@@ -32,7 +32,7 @@ def transformers_logits(reference, ids, params):
 def test_yarn_run_equals_transformers(real_model, reference, lang):
     ids = real_model.tokenizer.encode(say("rope.long_prompt", lang))
     assert len(ids) > 2 * PRETEND["original_max_position_embeddings"]
-    r = long_context_run(real_model, ids)
+    r = long_context_run(real_model, ids, keep_logits=True)
     want = transformers_logits(reference, ids, PRETEND)
     d = (r["logits"] - want).abs().max().item()
     assert d <= 1e-3, f"{lang}: the yarn run's logits differ from transformers' by {d}"
