@@ -88,6 +88,8 @@ class ModelConfig:
             d["attention_bias"] = True
         elif model_type == "qwen2_moe":
             d["attention_bias"] = d.get("qkv_bias", True)
+        else:                                   # llama, Qwen3: attention_bias, default no
+            d["attention_bias"] = bool(d.get("attention_bias"))
         d["mlp_bias"] = bool(d.get("mlp_bias")) and model_type == "llama"     # only llama's MLP reads it
         if isinstance(d.get("eos_token_id"), list):
             d["eos_token_id"] = tuple(d["eos_token_id"])

@@ -159,3 +159,13 @@ def test_rope_keys_a_type_does_not_read_are_ignored_as_transformers_does(folder,
         want = ref(ids).logits
     config, weights, tok = load_source(path)
     assert (Model(config, weights, tok).trace_ids(ids.tolist()).logits - want).abs().max() < 1e-4
+
+
+@pytest.mark.parametrize("family, bias", [("qwen2", True), ("qwen2_moe", True), ("qwen3", False),
+                                          ("qwen3_moe", False), ("llama", False)])
+def test_attention_bias_defaults_as_transformers(family, bias):
+    """A config.json without the field: transformers' defaults (Qwen2 always, Qwen2-MoE qkv_bias=True, else no)."""
+    from ops import ModelConfig
+    extra = dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=8) if family.endswith("moe") else {}
+    c = ModelConfig.from_dict(dict(shapes.TINY, model_type=family, **extra))
+    assert c.attention_bias is bias and c.o_bias is False and c.mlp_bias is False
