@@ -3,6 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from content.attention import MEANING, SCORES_SHIFT, TEXTS, formulas, texts
+from content.rope_words import frequency_view
 from content.texts import live_tokens
 from ops.arith import costs
 from ops.engine import functional as fn
@@ -14,6 +15,7 @@ from ui.session import lang, projector, t
 from viz import heatmap
 from viz.attention import context_heads, scores_map
 from viz.diagrams import gqa_diagram, heads_grid, rope_pairs
+from viz.rope import frequency_pairs
 
 PROJECTOR_H = 410      # px: the map and the heads' grid whole above a 1500x900 projector's fold (bench/lesson_fold.py)
 
@@ -92,7 +94,7 @@ if box := page.more(*TEXTS["rope_fold"], "rope"):
     with box:
         half = hd // 2
         j = picker(T["rope_pick"].format(half=half), "pair", 0, half - 1)
-        rp = stage_data.rope_pair(trace, i, b, h, j, c.rope_theta)
+        rp = stage_data.rope_pair(trace, i, b, h, j)
         c1, c2 = st.columns([1, 1])
         with c1:
             few = min(n, 16)          # a drawn arc per position: a few read best, and draw fast
@@ -111,7 +113,11 @@ if box := page.more(*TEXTS["rope_fold"], "rope"):
             st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch", height=min(560, 40 + 36 * n),
                          column_config={k: st.column_config.NumberColumn(format=f)
                                         for k, f in zip(list(table)[2:], ["%.3f", "%.1f", "%.1f", "%.3f", "%.3f"])})
-            st.caption(T["rope_note"].format(theta=f"{c.rope_theta:g}", j=j, hd=hd, inv=rp["inv_freq"]))
+            st.caption(T["rope_note"].format(theta=f"{c.rope_theta:g}", j=j, hd=hd, inv=rp["inv_freq_base"]))
+        fq = page.memo(("rope_freq",), lambda: stage_data.rope_frequencies(trace))    # the pass's own frequencies
+        fv = frequency_view(fq, j, c, S, lang())
+        page.chart(frequency_pairs(fq, j, **fv["figure"]), key="rope_freq")
+        st.caption(fv["caption"])
 
 if box := page.more(*(x.format(nh=nh, nkv=nkv, n_rep=n_rep) for x in TEXTS["gqa_fold"]), "gqa"):
     with box:

@@ -5,7 +5,7 @@ from content import serving_numbers, serving_page, serving_text as words, servin
 from ops.arith import costs, formats, scheduling, serving_math as sv
 from ops.errors import InputError, LoadError
 from ops.lab import online_softmax, phases
-from ui import experiments_state
+from ui import experiments_state, long_context
 from ui.blocks import metrics, table as html_table
 from ui.page import StagePage
 from ui.pickers import picker
@@ -45,9 +45,8 @@ view = online_softmax.online_softmax_view(trace, i, b, h, s, block)
 left, right = st.columns([5, 4])
 with left:
     online = page.memo(("online", i, h, b, s, block), lambda: fig.online_softmax(
-        view, page.labels(b, with_pad=True),
-        title=lab["online"].format(n=block), score_label=lab["score"], max_label=lab["run_max"],
-        sum_label=lab["run_sum"]))
+        view, page.labels(b, with_pad=True), title=lab["online"].format(n=block), score_label=lab["score"],
+        max_label=lab["run_max"], sum_label=lab["run_sum"]))
     page.view(f"layers.{i}.attn.scores", trace.attention_scores(i), online, key="online", projector_height=400)
 with right:
     table(words.online_table(view, L))
@@ -110,6 +109,7 @@ if tabs[4]:
         page.chart(fig.wavelengths(sv.long_context(ref), title=lab["rope_title"], xlabel=lab["pair"],
                                    ylabel=lab["per_turn"]), "rope")
         note("rope")
+        long_context.live(page, model, L)
         table(words.swa_table(ref, L), "swa")
 if tabs[5]:
     with tabs[5]:

@@ -34,6 +34,17 @@ class ConfigError(ValueError):
     """A config that Operator Lab cannot run, with the reason in words."""
 
 
+class Refused(ConfigError):
+    """A config field whose value changes the arithmetic in a way Operator Lab does not compute, refused when the
+    model loads (docs/models.md lists every such field). field and value name what the config says; reason is the
+    name of the app's sentence about it in both languages (assets/words/models.<lang>.json, key refused_<reason>)."""
+
+    def __init__(self, field: str, value, reason: str):
+        super().__init__(f"config field {field} = {value!r} is refused: Operator Lab does not compute it "
+                         f"({reason.replace('_', ' ')}; see docs/models.md)")
+        self.field, self.value, self.reason = field, value, reason
+
+
 class LoadError(Exception):
     """A model source that cannot be loaded, with the file/tensor and the reason in words."""
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from content.refusals import load_error
 from content.words import say
 from ops.arith.costs import human
 from ops.lab import compare_models
@@ -71,7 +72,8 @@ def load(source: str):
         try:
             config = compare_models.source_config(source)
         except Exception as e:                  # a broken file must never become a traceback
-            st.error(t("读不出第二个模型的配置：", "Could not read the second model's config: ") + str(e))
+            st.error(t("读不出第二个模型的配置：", "Could not read the second model's config: ")
+                     + load_error(e, session.lang()))
             return None
         need, free = compare_models.load_need_bytes(config, s.dtype), state.mem_available()
         if not compare_models.fits(need, free):
@@ -86,7 +88,7 @@ def load(source: str):
         with st.spinner(t("正在加载第二个模型……", "Loading the second model...")):
             model = state.load_model(*key)
     except Exception as e:
-        st.error(t("第二个模型加载失败：", "Could not load the second model: ") + str(e))
+        st.error(t("第二个模型加载失败：", "Could not load the second model: ") + load_error(e, session.lang()))
         return None
     _LOADED.add(key)
     return model

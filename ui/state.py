@@ -17,6 +17,7 @@ from pathlib import Path
 import streamlit as st
 
 import ops
+from content.refusals import load_error
 from ops.engine import inputs
 from ops.engine.config import ConfigError
 from ops.engine.model import InputError, PromptTooLong
@@ -139,7 +140,7 @@ def get_model():
         with contextlib.nullcontext() if known else st.spinner(t("正在加载模型……", "Loading the model...")):
             model = load_model(s.source, s.device, s.dtype)
     except Exception as e:                     # a broken model file must never become a traceback
-        st.error(t("模型加载失败：", "Could not load the model: ") + str(e))
+        st.error(t("模型加载失败：", "Could not load the model: ") + load_error(e, lang()))
         if good is None or good == (s.source, s.device, s.dtype):
             return None
         # keep the session on the last model that loaded, and say so

@@ -14,6 +14,7 @@ import math
 
 import torch
 
+from ..engine import rope
 from ..engine.config import ModelConfig
 from ..errors import InputError
 from . import costs
@@ -140,18 +141,11 @@ def rope_wavelengths(c: ModelConfig) -> torch.Tensor:
 def yarn_inv_freq(c: ModelConfig, factor: float, original: int, beta_fast: float = 32, beta_slow: float = 1):
     """YaRN ("NTK-by-parts"): pairs that turn more than beta_fast times within the original context keep their
     frequency, pairs that turn less than beta_slow times are slowed by `factor`, a linear ramp in between; the
-    attention logits are scaled by 0.1·ln(factor) + 1. Returns (inv_freq (hd/2,), attention_factor)."""
-    hd, base = c.head_dim, c.rope_theta
-
-    def dim_for(rotations):        # the pair index at which the wavelength fits `rotations` times into `original`
-        return hd * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(base))
-
-    low, high = max(math.floor(dim_for(beta_fast)), 0), min(math.ceil(dim_for(beta_slow)), hd - 1)
-    high = high + 0.001 if low == high else high
-    pos = base ** (torch.arange(0, hd, 2, dtype=torch.float32) / hd)
-    ramp = ((torch.arange(hd // 2, dtype=torch.float32) - low) / (high - low)).clamp(0, 1)   # 0 keep .. 1 slow
-    inv_freq = (1 / pos) * (1 - ramp) + (1 / (factor * pos)) * ramp
-    return inv_freq, 0.1 * math.log(factor) + 1.0
+    attention logits are scaled by 0.1·ln(factor) + 1. Returns (inv_freq (hd/2,), attention_factor): the forward
+    pass's own function (ops/engine/rope.py) on this config with that rope_scaling."""
+    yarn = dict(rope_type="yarn", factor=factor, original_max_position_embeddings=original, beta_fast=beta_fast,
+                beta_slow=beta_slow)
+    return rope.frequencies(c.replace(rope_scaling=tuple(sorted(yarn.items()))))
 
 
 def long_context(c: ModelConfig, yarn: dict = QWEN25_YARN) -> dict:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..errors import ConfigError
+from ..errors import ConfigError, Refused
+from . import rope
 
 SUPPORTED_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "llama")
 
@@ -28,7 +29,10 @@ class ModelConfig:
     rms_norm_eps: float = 1e-6           # epsilon inside RMSNorm's square root
     tie_word_embeddings: bool = False    # lm_head reuses embed_tokens when true
     hidden_act: str = "silu"             # SwiGLU's gate activation
-    attention_bias: bool = True          # bias on q/k/v (Qwen2: yes; Qwen3 and llama: no)
+    attention_bias: bool = True          # bias on q/k/v (Qwen2: yes; Qwen3 and llama: no, o_proj's too when yes)
+    mlp_bias: bool = False               # bias on gate/up/down (llama's mlp_bias)
+    rope_scaling: tuple = ()             # RoPE scaling as sorted (key, value) pairs, () = plain (ops/engine/rope.py)
+    rope_freq_factors: tuple = ()        # a GGUF's rope_freqs: per-pair divisors of the frequencies (llama.cpp)
     # mixture of experts (qwen2_moe / qwen3_moe only)
     num_experts: int = 0                 # E, routed experts per MoE layer
     num_experts_per_tok: int = 0         # k, experts each token is sent to
@@ -56,23 +60,37 @@ class ModelConfig:
         if self.is_moe and not (0 < self.num_experts_per_tok <= self.num_experts):
             raise ConfigError(f"num_experts_per_tok={self.num_experts_per_tok} must be in "
                               f"1..num_experts={self.num_experts}")
+        if self.hidden_act not in ("silu", "swish"):
+            raise Refused("hidden_act", self.hidden_act, "hidden_act")
+        rope.check(self)
 
     @classmethod
     def from_dict(cls, d: dict, **overrides) -> "ModelConfig":
-        """Build from a Hugging Face config.json dict; unknown keys are ignored."""
+        """Build from a Hugging Face config.json dict. A field that changes the arithmetic in a way the engine
+        does not compute is refused (Refused, naming it: refuse_fields); other unknown keys are ignored."""
         d = dict(d)
         d.update(overrides)
         model_type = d.get("model_type", "qwen2")
-        rope = d.get("rope_parameters") or d.get("rope_scaling") or {}
-        if "rope_theta" not in d and isinstance(rope, dict) and "rope_theta" in rope:
-            d["rope_theta"] = rope["rope_theta"]
+        refuse_fields(d, model_type)
+        params = d.get("rope_scaling") or d.get("rope_parameters") or {}
+        if isinstance(params, dict) and params.get("rope_theta") is not None:   # transformers: the dict's wins
+            d["rope_theta"] = params["rope_theta"]
+        if not isinstance(d.get("rope_scaling"), tuple):
+            d["rope_scaling"] = rope.standardize(d)
+        if d.get("num_key_value_heads") is None and d.get("num_attention_heads"):
+            d["num_key_value_heads"] = d["num_attention_heads"]
         if "num_experts" not in d and "num_local_experts" in d:   # transformers 5 writes this name
             d["num_experts"] = d["num_local_experts"]
         if "head_dim" in d:
             d["head_dim_"] = d.pop("head_dim")
-        if "attention_bias" not in d:
-            # Qwen2 and Qwen2-MoE always put a bias on q/k/v (config field qkv_bias in newer files)
-            d["attention_bias"] = d.get("qkv_bias", model_type in ("qwen2", "qwen2_moe"))
+        # Qwen2 always puts a bias on q/k/v whatever attention_bias says, Qwen2-MoE when qkv_bias (default yes)
+        if model_type == "qwen2":
+            d["attention_bias"] = True
+        elif model_type == "qwen2_moe":
+            d["attention_bias"] = d.get("qkv_bias", True)
+        else:                                   # llama, Qwen3: attention_bias, default no
+            d["attention_bias"] = bool(d.get("attention_bias"))
+        d["mlp_bias"] = bool(d.get("mlp_bias")) and model_type == "llama"     # only llama's MLP reads it
         if isinstance(d.get("eos_token_id"), list):
             d["eos_token_id"] = tuple(d["eos_token_id"])
         d["mlp_only_layers"] = tuple(d.get("mlp_only_layers") or ())
@@ -87,6 +105,10 @@ class ModelConfig:
         d["head_dim"] = self.head_dim
         del d["head_dim_"]
         d["mlp_only_layers"] = list(self.mlp_only_layers)
+        d.pop("rope_freq_factors")
+        d["rope_scaling"] = dict(self.rope_scaling) or None
+        if not self.mlp_bias:
+            d.pop("mlp_bias")
         if isinstance(d["eos_token_id"], tuple):
             d["eos_token_id"] = list(d["eos_token_id"])
         arch = {"qwen2": "Qwen2ForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM", "qwen3": "Qwen3ForCausalLM",
@@ -102,6 +124,20 @@ class ModelConfig:
     @property
     def head_dim(self) -> int:
         return self.head_dim_ or self.hidden_size // self.num_attention_heads
+
+    @property
+    def o_bias(self) -> bool:
+        """o_proj has a bias: llama and Qwen3 put attention_bias on all four projections, Qwen2 only on q/k/v."""
+        return self.attention_bias and self.model_type in ("llama", "qwen3", "qwen3_moe")
+
+    @property
+    def rope_type(self) -> str:
+        return rope.params(self)["rope_type"]
+
+    @property
+    def context_length(self) -> int:
+        """The longest context this model runs: max_position_embeddings, or longer under dynamic / yarn scaling."""
+        return rope.context_length(self)
 
     @property
     def n_rep(self) -> int:
@@ -127,3 +163,56 @@ class ModelConfig:
 
     def replace(self, **changes) -> "ModelConfig":
         return dataclasses.replace(self, **changes)
+
+
+# ---- fields that change the arithmetic and are not computed: refused when the model loads (docs/models.md) ----
+# field -> (value that is fine, reason): a config with any other value is refused. Fields only some families read
+# (sliding windows) are handled in refuse_fields.
+OFF_VALUES = {
+    "attn_logit_softcapping": (None, "softcapping"), "final_logit_softcapping": (None, "softcapping"),
+    "logit_softcapping": (None, "softcapping"), "logit_scale": (None, "multiplier"),
+    "logits_scaling": (None, "multiplier"), "embedding_multiplier": (None, "multiplier"),
+    "residual_multiplier": (None, "multiplier"), "attention_multiplier": (None, "multiplier"),
+    "query_pre_attn_scalar": (None, "multiplier"), "use_qk_norm": (None, "qk_norm"),
+    "no_rope_layers": (None, "no_rope"), "attn_temperature_tuning": (None, "no_rope"),
+    "quantization_config": (None, "quantized"),
+}
+NEUTRAL = {"use_qk_norm": (False,), "attn_temperature_tuning": (False, 0), "logit_scale": (1, 1.0),
+           "logits_scaling": (1, 1.0), "embedding_multiplier": (1, 1.0), "residual_multiplier": (1, 1.0),
+           "no_rope_layers": ((), [])}
+
+
+def sliding_layers(d: dict, model_type: str) -> list[int]:
+    """The layers transformers runs with a sliding window for this config.json dict (its config classes' rule)."""
+    L = int(d.get("num_hidden_layers") or 0)
+    types = d.get("layer_types")
+    if types:
+        return [i for i, t in enumerate(types) if t != "full_attention"]
+    if not d.get("use_sliding_window") or not d.get("sliding_window"):
+        return []
+    if model_type == "qwen2_moe":
+        return [i for i in range(L) if (i + 1) % 2 and i < d.get("max_window_layers", 28)]
+    if model_type == "qwen3_moe":
+        return list(range(L))
+    if model_type in ("qwen2", "qwen3"):
+        return [i for i in range(L) if i >= d.get("max_window_layers", 28)]
+    return []
+
+
+def refuse_fields(d: dict, model_type: str) -> None:
+    """Refused for the first field of a config.json dict that would change the arithmetic in a way the engine does
+    not compute (sliding windows, soft-capping, multipliers, quantized weights, ...); RoPE's: rope.check."""
+    for field, (off, reason) in OFF_VALUES.items():
+        v = d.get(field, off)
+        if v != off and v not in NEUTRAL.get(field, ()):
+            raise Refused(field, v.get("quant_method", v) if isinstance(v, dict) else v, reason)
+    types = d.get("layer_types") or ()
+    odd = [t for t in types if t not in ("full_attention", "sliding_attention")]
+    if odd:
+        raise Refused("layer_types", odd[0], "layer_types")
+    sliding = sliding_layers(d, model_type)
+    if sliding and types:
+        raise Refused("layer_types", f"sliding_attention in {len(sliding)} of {len(types)} layers", "sliding_window")
+    if sliding:
+        raise Refused("use_sliding_window", f"True (sliding_window {d.get('sliding_window')}, "
+                      f"layers {sliding[0]}..{sliding[-1]})", "sliding_window")

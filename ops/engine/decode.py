@@ -133,7 +133,7 @@ class Decoder:
         dtype = W.dtype
         self.compute_dtype = str(dtype).replace("torch.", "")
         self.weight_dtype = getattr(W, "weight_dtype", self.compute_dtype)
-        self.budget = min(max_new_tokens, model.config.max_position_embeddings - len(prompt_ids))  # tokens in all
+        self.budget = min(max_new_tokens, model.config.context_length - len(prompt_ids))  # tokens in all
         self.cache = KVCache(model.config, 1, len(prompt_ids) + max(self.budget, 1), model.cache_devices, dtype)
         self.eos = set(getattr(model.tokenizer, "eos_token_ids", ()) or ()) | set(model.config.eos_ids)
         self.stop_at_eos = stop_at_eos

@@ -6,6 +6,7 @@ Dimension legend (also used in every shape comment below):
     T   key positions (cached + new)          H   hidden size (residual stream width)
     nh  query heads        nkv  key/value heads        hd  head dim (H = nh * hd for Qwen2)
     I   MLP width          V    vocabulary rows         E   experts       k  experts per token
+    hp  RoPE's dimension pairs (hd / 2)
 """
 from __future__ import annotations
 
@@ -38,12 +39,13 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
     return F.linear(x, weight, bias)
 
 
-def rope_cos_sin(positions: torch.Tensor, head_dim: int, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """Rotary angles: position p turns dimension pair j by p * theta^(-2j/hd).  (B, S) -> 2 x (B, S, hd)"""
-    inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32, device=positions.device) / head_dim)
-    freqs = positions.float()[..., None] * inv_freq      # (B, S, hd/2)
+def rope_cos_sin(positions: torch.Tensor, inv_freq: torch.Tensor, scale: float = 1.0):
+    """Rotary angles: position p turns dimension pair j by p * inv_freq[j].  (B, S) -> 2 x (B, S, hd)
+    inv_freq (hd/2,) is theta^(-2j/hd), or its scaled form (ops/engine/rope.py: linear, dynamic, yarn, llama3);
+    scale multiplies cos and sin (YaRN's attention factor, 1 otherwise), as transformers does. -> (cos, sin)"""
+    freqs = positions.float()[..., None] * inv_freq.to(positions.device)   # (B, S, hd/2)
     emb = torch.cat((freqs, freqs), dim=-1)               # (B, S, hd): pair j is (j, j + hd/2)
-    return emb.cos(), emb.sin()
+    return emb.cos() * scale, emb.sin() * scale
 
 
 def rotate_half(x: torch.Tensor) -> torch.Tensor:

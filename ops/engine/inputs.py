@@ -48,7 +48,7 @@ def token_limit(config=None) -> int:
     """Longest prompt in tokens: the server's limit, never past the context."""
     limit = LIMITS.max_tokens
     if config is not None:
-        limit = min(limit, config.max_position_embeddings)
+        limit = min(limit, config.context_length)
     return max(1, limit)
 
 

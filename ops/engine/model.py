@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from ..errors import InputError, PromptTooLong, TraceTooBig  # noqa: F401  (re-exported: old imports)
 from ..fast.quant import int8_copy
 from ..models.tokenizer import MODEL_DEFAULT
-from . import functional as fn, inputs
+from . import functional as fn, inputs, rope
 from .config import ModelConfig
 from .decode import Decoder, Generation, GenerationStep, KVCache, decode_path  # noqa: F401  (re-exported)
 from .inputs import MAX_BATCH, token_limit  # noqa: F401  (re-exported)
@@ -86,8 +86,8 @@ class Pass:
     """What every layer of one forward call shares: its configuration and this call's positions."""
     W: Weights
     attend: Callable                 # ATTENTION[name]
-    cos: torch.Tensor                # (B, S, hd) rotary angles of this call's positions
-    sin: torch.Tensor
+    cos: torch.Tensor | None         # (B, S, hd) rotary angles of this call's positions (set once the
+    sin: torch.Tensor | None         # frequencies are recorded)
     mask: torch.Tensor | None        # (B, 1, S, T) additive mask, or None (causal order only, SDPA)
     cache: KVCache | None
     rec: Callable                    # x = rec(name, x): records x and returns it, or its edit (ops/engine/recording.py)
@@ -161,14 +161,17 @@ class Model:
         mask = None                 # SDPA needs no mask tensor when causal order is all there is to enforce
         if attention != "sdpa" or (S > 1 and past) or not bool(key_valid.all()):
             mask = fn.attention_mask(key_valid, positions, k_positions, dtype=torch.float32)   # (B, 1, S, T)
-        cos, sin = fn.rope_cos_sin(positions, c.head_dim, c.rope_theta)                         # (B, S, hd)
-        run = Pass(self.weight_set(weights), ATTENTION[attention], cos, sin, mask, cache, recorder(record, edits))
+        run = Pass(self.weight_set(weights), ATTENTION[attention], None, None, mask, cache, recorder(record, edits))
 
         if hidden is None:
             ids = run.rec("tokens.ids", ids.to(self.place("model.embed_tokens")))
             x = run.rec("embed.out", fn.embedding(ids, run.W["model.embed_tokens.weight"]))      # (B, S, H)
         else:
             x = hidden.to(self.device, self.dtype)
+        inv_freq, scale = rope.call_frequencies(c, positions)      # (hd/2,): scaled as the config says (rope.py)
+        run.rec("rope.inv_freq_base", rope.base_inv_freq(c))
+        inv_freq = run.rec("rope.inv_freq", inv_freq)
+        run.cos, run.sin = fn.rope_cos_sin(positions, inv_freq, scale)                          # (B, S, hd)
         for i in range(start, c.num_hidden_layers):
             if self.device_map is not None:                          # placed on several devices: go to layer i's
                 x, run = self._move(x, run, self.place(f"model.layers.{i}"))

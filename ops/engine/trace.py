@@ -20,6 +20,8 @@ from .config import ModelConfig
 CONTRACT = {
     "tokens.ids": ("B S", "token ids, right-padded with the pad id"),
     "embed.out": ("B S H", "the embedding rows the ids pick"),
+    "rope.inv_freq_base": ("hp", "RoPE's unscaled frequencies theta^(-2j/hd), one per dimension pair"),
+    "rope.inv_freq": ("hp", "the frequencies this pass rotated by, after the config's RoPE scaling"),
     "layers.{i}.attn_norm.out": ("B S H", "input_layernorm"),
     "layers.{i}.attn.q": ("B nh S hd", "after q_proj (+bias), before RoPE"),
     "layers.{i}.attn.k": ("B nkv S hd", "after k_proj (+bias), before RoPE"),
@@ -44,12 +46,14 @@ CONTRACT = {
     "logits": ("B S V", "one score per vocabulary row"),
 }
 INTEGER_NAMES = ("tokens.ids", "moe.topk_idx")      # int64 tensors; the rest are floating point
+UNBATCHED = ("rope.inv_freq_base", "rope.inv_freq")  # one per pass, no batch dimension (hp = hd/2 pairs)
 
 
 def dims(config: ModelConfig, B: int, S: int) -> dict[str, int]:
     """The legend's letters with their values for this config and batch."""
     c = config
     return dict(B=B, S=S, H=c.hidden_size, nh=c.num_attention_heads, nkv=c.num_key_value_heads, hd=c.head_dim,
+                hp=c.head_dim // 2,
                 I=c.intermediate_size, V=c.vocab_size, E=c.num_experts or 0, k=c.num_experts_per_tok or 0)
 
 

@@ -19,6 +19,7 @@ from ..engine import functional as fn
 from ..engine.config import ModelConfig
 from ..engine.decode import PATHS, Decoder, KVCache
 from ..engine.sampling import SamplingParams
+from ..engine.trace import UNBATCHED
 from ..errors import InputError
 from .checks import Check
 
@@ -134,9 +135,9 @@ def compare_rows(alone, batch, b: int = 0) -> list[dict]:
     positions): max |diff|, in pipeline order."""
     out = []
     for name in alone.names():
-        a = alone[name][0]
-        if name not in batch:
+        if name not in batch or name in UNBATCHED:        # RoPE's frequencies are one per pass, not per row
             continue
+        a = alone[name][0]
         t = batch[name][b]
         t = t[tuple(slice(0, d) for d in a.shape)]                         # the row's own positions and keys
         out.append(dict(name=name, max_diff=_max_diff(a, t), scale=float(a.float().abs().max())))

@@ -3,6 +3,8 @@
 computes on tensors itself, and viz/ draws from these."""
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 
@@ -92,19 +94,35 @@ def attention_head(trace, i: int, b: int, h: int) -> dict:
     return dict(raw=raw, mask=mask, allowed=allowed, probs=probs)
 
 
-def rope_pair(trace, i: int, b: int, h: int, j: int, theta: float) -> dict:
+def rope_frequencies(trace) -> dict:
+    """Per dimension pair j: RoPE's unscaled frequency θ^(-2j/hd) and the one the pass rotated by (after the
+    config's scaling: ops/engine/rope.py), as the trace recorded them; their wavelengths (tokens per full turn), the
+    ratio used / unscaled, how many pairs the scaling changed, and the factor on cos and sin."""
+    from ..engine import rope
+    c = trace.config
+    base = trace["rope.inv_freq_base"] if "rope.inv_freq_base" in trace else rope.base_inv_freq(c)
+    used = trace["rope.inv_freq"] if "rope.inv_freq" in trace else rope.frequencies(c, trace.S)[0]
+    base, used = base.double(), used.double()
+    return dict(pairs=torch.arange(len(base)), base=base, used=used, wave_base=2 * math.pi / base,
+                wave_used=2 * math.pi / used, ratio=used / base, rope_type=c.rope_type,
+                changed=int((~torch.isclose(used, base, rtol=1e-6)).sum()), scale=rope.attention_factor(c))
+
+
+def rope_pair(trace, i: int, b: int, h: int, j: int) -> dict:
     """q's dimension pair (j, j + hd/2) of head h, row b's real positions, before and after RoPE: the
-    (n, 2) points, the angle θ_j·p RoPE turns each by, and the angle measured between them (degrees)."""
+    (n, 2) points, the angle θ_j·p RoPE turns each by (θ_j the frequency the pass used, scaled as the config
+    says; inv_freq_base the unscaled one), and the angle measured between them (degrees)."""
     n = trace.lengths[b]
     q, q_rope = trace.layer(i, "attn.q"), trace.layer(i, "attn.q_rope")
     hd = q.shape[-1]
     half = hd // 2
-    inv_freq = theta ** (-2 * j / hd)
+    fq = rope_frequencies(trace)
+    inv_freq = float(fq["used"][j])
     angles = torch.arange(n, dtype=torch.float64) * inv_freq
     before = torch.stack([q[b, h, :n, j], q[b, h, :n, j + half]], -1).float()
     after = torch.stack([q_rope[b, h, :n, j], q_rope[b, h, :n, j + half]], -1).float()
     measured = torch.atan2(after[:, 1], after[:, 0]) - torch.atan2(before[:, 1], before[:, 0])
-    return dict(inv_freq=inv_freq, angles=angles, before=before, after=after,
+    return dict(inv_freq=inv_freq, inv_freq_base=float(fq["base"][j]), angles=angles, before=before, after=after,
                 angle_deg=torch.rad2deg(angles) % 360, measured_deg=torch.rad2deg(measured.double()) % 360,
                 len_before=before.norm(dim=-1), len_after=after.norm(dim=-1))
 

@@ -36,6 +36,8 @@ def expected_shapes(config: ModelConfig) -> dict[str, tuple]:
             s[p + "self_attn.q_proj.bias"] = (q,)
             s[p + "self_attn.k_proj.bias"] = (kv,)
             s[p + "self_attn.v_proj.bias"] = (kv,)
+        if config.o_bias:                                   # llama / Qwen3: attention_bias covers o_proj too
+            s[p + "self_attn.o_proj.bias"] = (H,)
         if config.has_qk_norm:
             s[p + "self_attn.q_norm.weight"] = (hd,)
             s[p + "self_attn.k_norm.weight"] = (hd,)
@@ -49,6 +51,9 @@ def expected_shapes(config: ModelConfig) -> dict[str, tuple]:
                 s[p + "mlp.shared_expert_gate.weight"] = (1, H)
         else:
             s.update(_mlp_shapes(p + "mlp.", H, config.intermediate_size))
+            if config.mlp_bias:                             # llama's mlp_bias
+                s.update({p + f"mlp.{m}_proj.bias": (n,) for m, n in
+                          (("gate", config.intermediate_size), ("up", config.intermediate_size), ("down", H))})
     s["model.norm.weight"] = (H,)
     if not config.tie_word_embeddings:
         s["lm_head.weight"] = (V, H)

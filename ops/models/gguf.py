@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from ..engine.config import ModelConfig
-from ..errors import ConfigError, GGUFError, LoadError
+from ..errors import ConfigError, GGUFError, LoadError, Refused
 from .tokenizer import Tokenizer
 
 GGUF_MAGIC = b"GGUF"
@@ -183,6 +183,7 @@ def gguf_config(f: GGUFFile, name: str | None = None) -> ModelConfig:
     )
     # float32 metadata: print 1e-06 rather than 9.999999974752427e-07
     d["rms_norm_eps"] = float(f"{d['rms_norm_eps']:.7g}")
+    d.update(gguf_rope(f, get, d["head_dim"], d["max_position_embeddings"]))
     if model_type in ("qwen2_moe", "qwen3_moe"):
         d.update(num_experts=int(get("expert_count", 0)), num_experts_per_tok=int(get("expert_used_count", 0)),
                  moe_intermediate_size=int(get("expert_feed_forward_length", 0)),
@@ -194,6 +195,38 @@ def gguf_config(f: GGUFFile, name: str | None = None) -> ModelConfig:
         if get("expert_weights_norm") is not None:  # else: Qwen3-MoE always renormalises, Qwen2-MoE never
             d["norm_topk_prob"] = bool(get("expert_weights_norm"))
     return ModelConfig.from_dict(d)
+
+
+# RoPE keys llama.cpp may write whose meaning differs from transformers' parameters: refused unless neutral
+_ROPE_NEUTRAL = {"rope.scaling.attn_factor": 1.0, "rope.scaling.yarn_attn_factor": 1.0,
+                 "rope.scaling.yarn_log_multiplier": 0.0, "rope.scaling.yarn_ext_factor": None}
+
+
+def gguf_rope(f: GGUFFile, get, head_dim: int, context: int) -> dict:
+    """The config's RoPE fields from {arch}.rope.* metadata and the rope_freqs tensor (llama.cpp writes it for
+    llama3 scaling: per-pair divisors of the frequencies). Refused for what the engine does not compute."""
+    out, kind = {}, str(get("rope.scaling.type", "none"))
+    dims = get("rope.dimension_count")
+    if dims is not None and int(dims) != head_dim:
+        raise Refused("rope.dimension_count", int(dims), "partial_rotary")
+    for key, neutral in _ROPE_NEUTRAL.items():
+        v = get(key)
+        if v is not None and (neutral is None or float(v) != neutral):
+            raise Refused(key, float(v), "rope_key")
+    factor = get("rope.scaling.factor")
+    if kind == "linear":
+        out["rope_scaling"] = dict(rope_type="linear", factor=float(factor))
+    elif kind == "yarn":
+        out["rope_scaling"] = dict(rope_type="yarn", factor=float(factor), original_max_position_embeddings=int(
+            get("rope.scaling.original_context_length", context)))
+        for key in ("beta_fast", "beta_slow"):
+            if get(f"rope.scaling.yarn_{key}") is not None:
+                out["rope_scaling"][key] = float(get(f"rope.scaling.yarn_{key}"))
+    elif kind != "none":
+        raise Refused("rope.scaling.type", kind, "rope_type")
+    if "rope_freqs.weight" in f.tensors:
+        out["rope_freq_factors"] = tuple(float(x) for x in dequantize(f, f.tensors["rope_freqs.weight"]).reshape(-1))
+    return out
 
 
 # ---- tensors ------------------------------------------------------------

@@ -75,7 +75,7 @@ def test_swiglu_is_silu_gate_times_up():
 def test_rope_rotates_pairs_and_keeps_norms():
     hd, theta = 8, 10000.0
     pos = torch.arange(5)[None]
-    cos, sin = fn.rope_cos_sin(pos, hd, theta)
+    cos, sin = fn.rope_cos_sin(pos, theta ** -(torch.arange(0, hd, 2) / hd))
     x = torch.randn(1, 1, 5, hd)
     y = fn.apply_rope(x, cos, sin)
     half = hd // 2
@@ -92,8 +92,8 @@ def test_rope_scores_depend_only_on_relative_position():
     hd = 16
     q, k = torch.randn(1, 1, 1, hd), torch.randn(1, 1, 1, hd)
     def score(pq, pk):
-        cq, sq = fn.rope_cos_sin(torch.tensor([[pq]]), hd, 1e6)
-        ck, sk = fn.rope_cos_sin(torch.tensor([[pk]]), hd, 1e6)
+        cq, sq = fn.rope_cos_sin(torch.tensor([[pq]]), 1e6 ** -(torch.arange(0, hd, 2) / hd))
+        ck, sk = fn.rope_cos_sin(torch.tensor([[pk]]), 1e6 ** -(torch.arange(0, hd, 2) / hd))
         return (fn.apply_rope(q, cq, sq) * fn.apply_rope(k, ck, sk)).sum()
     torch.testing.assert_close(score(7, 3), score(104, 100), atol=1e-4, rtol=1e-4)
 

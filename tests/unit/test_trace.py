@@ -13,7 +13,7 @@ LAYER_NAMES = ["attn_norm.out", "attn.q", "attn.k", "attn.v", "attn.q_rope", "at
 
 
 def golden_names(L):
-    return (["tokens.ids", "embed.out"] + [f"layers.{i}.{n}" for i in range(L) for n in LAYER_NAMES]
+    return (["tokens.ids", "embed.out", "rope.inv_freq_base", "rope.inv_freq"] + [f"layers.{i}.{n}" for i in range(L) for n in LAYER_NAMES]
             + ["final_norm.out", "logits"])
 
 
