@@ -7,8 +7,10 @@ stage is a registry key (content/stages.py); difficulty 1 (recall) .. 3 (derive 
 ops/arith/costs.py at render time (FORMULAS below) and fills {answer} (exact, thousands separators) and
 {answer_h} (human units); a question with a compute block is "computed". Its config's own values are
 {cfg_H}, {cfg_L}, ... (every name of content.texts.config_numbers), so worked arithmetic is never typed.
-Texts may also use every placeholder of content.texts.numbers(). `quiz: false` keeps a question out of the live
-quiz (a follow-up that reads only after the question before it); the bank still shows it.
+Texts may also use every placeholder of content.texts.numbers(). `scenario` lists the numbers a question sets
+itself (a batch of 64, groups of 128) that happen to equal a config field (tests/unit/test_model_aware.py).
+`quiz: false` keeps a question out of the live quiz (a follow-up that reads only after the question before it);
+the bank still shows it.
 
 The live quiz (quiz_pool) draws from three groups, every answer computed as the page renders: "trace" (shapes
 and numbers of the trace just run, and its config), "experiment" (the experiments engine rerun on that trace:

@@ -48,7 +48,7 @@ def test_secondary_views_draw_only_when_unfolded(tiny_app_dense, english, monkey
     at.session_state["more-attention-rope"] = True                  # what a click on the label does
     at.run()
     assert not at.exception
-    assert charts(at) == ["probs", "grid", "rope"] and at.slider(key="pair")
+    assert charts(at) == ["probs", "grid", "rope", "rope_freq"] and at.slider(key="pair")   # + the frequencies used
     at.slider(key="head").set_value(1).run()                        # a picker above: the view stays open
     assert not at.exception and "rope" in charts(at)
 

@@ -80,7 +80,7 @@ def test_two_models_attention_labels_are_whole_and_apart():
     from viz.labels import short
     from viz.models import ROW_PX, attention_pair
 
-    piece = "<0xE6␣0xAD>"
+    piece = "<0xE6 0xAD>"                  # bytes of a partial character, a plain space between them (viz.labels)
     assert short(piece, 12) == piece
     labels = [piece] * 24
     fig = attention_pair(np.eye(24), np.eye(24), labels, labels, "A", "B")
