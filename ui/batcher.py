@@ -1,0 +1,169 @@
+"""The server's decode batcher: one thread per process runs the next decode steps of every session generating at
+that moment as one forward pass (ops/engine/batch.py): continuous batching, on the traffic of the room.
+
+A session's decode step (ui/jobs.decode_step) hands its Decoder in (submit) and waits for its own step
+(Ticket.wait): the same token, the same GenerationStep, as its step alone. The thread takes what is waiting: the
+oldest ticket's group (one model, one path), up to `cap` of them, the rest wait for the next step, each told its
+place. Before a step it waits at most `window` seconds for the sessions of the step before to come back with their
+next one (they are drawing their text meanwhile), so that a room's generations keep stepping together; a session
+that does not come back (its generation ended, or its user left) is simply not in the next step.
+
+A session that leaves (Streamlit stops its script: on_wait raises) while its ticket waits is taken out of the queue
+at once; while its step runs, it waits for the step to end, so no step ever writes into a decoding whose session
+has moved on. A failure in one decoding's step reaches that session only (its Ticket.wait raises it).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from ops.engine import batch
+
+WINDOW_S = 0.02          # at most this long to wait for the sessions of the step before (a step is ~30-100 ms)
+POLL_S = 0.25            # how often a waiting session is asked whether it is still there (on_wait)
+KEEP = 512               # steps kept for the Serving page's figures
+
+
+@dataclass
+class Ticket:
+    """One session's next decode step: handed in, taken into a step, done (result: GenerationStep or exception)."""
+    decoder: object
+    done: threading.Event = field(default_factory=threading.Event)
+    taken: bool = False
+    result: object = None
+
+    def wait(self, batcher: Batcher, on_wait=None, poll_s: float = POLL_S):
+        """The step, once run; its exception raised here. on_wait(place) is called about every poll_s seconds while
+        it waits (place 0: in the step now running or the next one; n: n-th beyond the batch cap); if on_wait raises
+        (the session left), the ticket leaves the queue, or, already taken, waits for its step to end, and the
+        exception goes on."""
+        while not self.done.wait(poll_s):
+            if on_wait is None:
+                continue
+            try:
+                on_wait(batcher.place(self))
+            except BaseException:
+                if not batcher.withdraw(self):
+                    self.done.wait()
+                raise
+        if isinstance(self.result, BaseException):
+            raise self.result
+        return self.result
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One batched step as the Serving page shows it: rows, seconds, when it ended (time.monotonic)."""
+    rows: int
+    seconds: float
+    ended: float
+
+
+class Batcher:
+    def __init__(self, cap: int, window: float = WINDOW_S, spawn=None):
+        """spawn(loop): starts a thread running loop() (ui/jobs.py hands in its joined-at-exit background thread);
+        None: no thread, whoever made it calls run_once() (the tests)."""
+        if cap < 1:
+            raise ValueError(f"a batch holds at least one decoding, got cap={cap}")
+        self.cap, self.window, self._spawn = cap, window, spawn
+        self._cond = threading.Condition()
+        self._waiting: deque[Ticket] = deque()
+        self._expected = 0                     # decodings of the last step that may come back for their next
+        self._thread: threading.Thread | None = None
+        self.running = 0                       # rows of the step running now (0: none)
+        self.steps: deque[StepRecord] = deque(maxlen=KEEP)
+
+    # ---- the sessions' side ------------------------------------------------------------------------------
+    def submit(self, decoder) -> Ticket:
+        """Queue decoder's next step (batch.can_join(decoder) must hold); the thread starts with the first."""
+        ticket = Ticket(decoder)
+        with self._cond:
+            self._waiting.append(ticket)
+            self._cond.notify_all()
+        if self._spawn is not None and self._thread is None:
+            with self._cond:
+                if self._thread is None:
+                    self._thread = self._spawn(self.loop)
+        return ticket
+
+    def withdraw(self, ticket: Ticket) -> bool:
+        """Take a ticket that has not been taken into a step out of the queue (True), else False."""
+        with self._cond:
+            if ticket.taken or ticket not in self._waiting:
+                return False
+            self._waiting.remove(ticket)
+            self._cond.notify_all()
+            return True
+
+    def place(self, ticket: Ticket) -> int:
+        """0: in the running or the next step; n: the n-th waiting beyond the batch cap."""
+        with self._cond:
+            if ticket.taken or ticket not in self._waiting:
+                return 0
+            return max(0, list(self._waiting).index(ticket) + 1 - self.cap)
+
+    def queued(self) -> int:
+        """Tickets waiting (not yet taken into a step)."""
+        with self._cond:
+            return len(self._waiting)
+
+    # ---- the thread's side ---------------------------------------------------------------------------------
+    def take(self) -> list[Ticket]:
+        """The next step's tickets: the oldest one's group, up to cap, in arrival order (taken out of the queue)."""
+        with self._cond:
+            if not self._waiting:
+                return []
+            key = batch.group(self._waiting[0].decoder)
+            tickets = [t for t in self._waiting if batch.group(t.decoder) == key][:self.cap]
+            for t in tickets:
+                self._waiting.remove(t)
+                t.taken = True
+            self.running = len(tickets)
+            return tickets
+
+    def run(self, tickets: list[Ticket]) -> None:
+        """One step of these tickets' decodings; each ticket gets its own result."""
+        t0 = time.perf_counter()
+        try:
+            results = batch.step_together([t.decoder for t in tickets])
+        except Exception as e:                 # step_together catches per row; this is a last guard
+            results = [e] * len(tickets)
+        seconds = time.perf_counter() - t0
+        with self._cond:
+            self.steps.append(StepRecord(len(tickets), seconds, time.monotonic()))
+            self._expected = sum(1 for t in tickets if batch.can_join(t.decoder))
+            self.running = 0
+        for t, r in zip(tickets, results):
+            t.result = r
+            t.done.set()
+
+    def run_once(self) -> int:
+        """Take and run one step (no waiting): the rows it ran."""
+        tickets = self.take()
+        if tickets:
+            self.run(tickets)
+        return len(tickets)
+
+    def gather(self, stop: threading.Event, idle_s: float = 0.5) -> bool:
+        """Wait for work: something waiting, then up to `window` seconds for the last step's decodings to come back
+        (as many as the cap allows). False when stop is set."""
+        with self._cond:
+            while not self._waiting:
+                if stop.is_set():
+                    return False
+                self._cond.wait(idle_s)
+            end = time.monotonic() + self.window
+            while len(self._waiting) < min(self.cap, self._expected) and (left := end - time.monotonic()) > 0:
+                self._cond.wait(left)
+            return True
+
+    def loop(self, stop: threading.Event):
+        """The thread: gather, run one step, again, until stop is set."""
+        while self.gather(stop):
+            self.run_once()
+
+    def records(self) -> list[StepRecord]:
+        with self._cond:
+            return list(self.steps)
