@@ -10,12 +10,13 @@ from __future__ import annotations
 import streamlit as st
 
 from content import generate_text as gt
+from content.words import say
 from ops.engine import decode
 from ops.engine.model import InputError
 from viz.labels import pieces, short
 
 from . import predict
-from .jobs import decode_step
+from .jobs import batcher, decode_step
 from .session import lang, t
 
 OPTIONS = 5           # candidates offered to guess from (the answer added when a draw falls outside them)
@@ -86,3 +87,17 @@ def step_rows(d: decode.Decoder) -> list[dict]:
              t("KV 缓存条目", "KV entries"): s.kv_tokens, t("KV 字节", "KV bytes"): s.kv_bytes,
              t("概率", "prob"): round(s.chosen_prob, 4), t("第几次前向", "pass"): passes[j]}
             for j, (s, p) in enumerate(zip(d.steps, pieces(d.model.tokenizer, d.token_ids)))]
+
+
+def queue_note():
+    """on_wait for a decode step handed to the batcher (ui/jobs.decode_step): while the step waits beyond the batch
+    cap, its place in the queue, in a caption that goes away once it is in a step. Drawing is also how a session
+    whose user left is noticed (Streamlit stops the script at its next element), so its place is freed."""
+    spot = st.empty()
+
+    def on_wait(place: int):
+        if place:
+            spot.caption(say("batching.queued", lang(), place=place, cap=batcher().cap))
+        else:
+            spot.empty()
+    return on_wait

@@ -214,3 +214,22 @@ def test_the_thread_serves_sessions_generating_at_once(tiny):
     threads[0].join()
     assert not errors and [d.token_ids for d in ds] == [r.token_ids for r in refs]
     assert sum(r.rows for r in b.records()) == sum(len(r.token_ids) - 1 for r in refs)   # every decode step, once
+
+
+def test_the_serving_view_of_the_batcher_by_hand():
+    """ops/lab/batching.batching_view on steps worked by hand: sizes 1 (40, 60 ms), 4 (100 ms), 8 (160, 200 ms)."""
+    from ops.lab.batching import batching_view
+    from ui.batcher import StepRecord
+
+    recs = [StepRecord(1, 0.04, 10.0), StepRecord(4, 0.10, 50.0), StepRecord(1, 0.06, 70.0), StepRecord(8, 0.16, 90.0),
+            StepRecord(8, 0.20, 95.0)]
+    v = batching_view(recs, now=100.0, span=30.0)
+    assert v["rows_now"] == 8 and v["last_ms"] == pytest.approx(200) and v["one_ms"] == pytest.approx(50)
+    assert v["tokens_per_s"] == pytest.approx((1 + 8 + 8) / 30)              # the steps that ended at t >= 70
+    assert [(r["rows"], r["steps"]) for r in v["by_rows"]] == [(1, 2), (4, 1), (8, 2)]
+    eight = v["by_rows"][2]
+    assert eight["ms"] == pytest.approx(180) and eight["ms_per_token"] == pytest.approx(22.5)
+    assert eight["vs_one"] == pytest.approx(3.6)
+    assert batching_view(recs[1:2], now=100.0, running=3)["rows_now"] == 3          # a step running now
+    assert batching_view(recs[1:2], now=100.0)["by_rows"][0]["vs_one"] is None       # no step of one to compare
+    assert batching_view([], now=0.0)["by_rows"] == []
