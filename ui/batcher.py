@@ -4,9 +4,11 @@ that moment as one forward pass (ops/engine/batch.py): continuous batching, on t
 A session's decode step (ui/jobs.decode_step) hands its Decoder in (submit) and waits for its own step
 (Ticket.wait): the same token, the same GenerationStep, as its step alone. The thread takes what is waiting: the
 oldest ticket's group (one model, one path), up to `cap` of them, the rest wait for the next step, each told its
-place. Before a step it waits at most `window` seconds for the sessions of the step before to come back with their
-next one (they are drawing their text meanwhile), so that a room's generations keep stepping together; a session
-that does not come back (its generation ended, or its user left) is simply not in the next step.
+place. Before a step it waits at most `window` seconds for the decodings running to their end (submit(more=True))
+to come back with their next step: they come back at once, or after drawing their text, and a room's generations
+then step together rather than in the groups they happened to start in (on a loaded machine a woken session thread
+may wait tens of ms for a core: with a 20 ms window 8 sessions stepped 1.6 rows a step, with 200 ms 5.5). One that
+does not come back within the window (its user left) is not in the next step, and no longer waited for.
 
 A session that leaves (Streamlit stops its script: on_wait raises) while its ticket waits is taken out of the queue
 at once; while its step runs, it waits for the step to end, so no step ever writes into a decoding whose session
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 
 from ops.engine import batch
 
-WINDOW_S = 0.02          # at most this long to wait for the sessions of the step before (a step is ~30-100 ms)
+WINDOW_S = 0.2           # at most this long to wait for the generating sessions to come back (bench/batching.py)
 POLL_S = 0.25            # how often a waiting session is asked whether it is still there (on_wait)
 KEEP = 512               # steps kept for the Serving page's figures
 
@@ -30,6 +32,7 @@ KEEP = 512               # steps kept for the Serving page's figures
 class Ticket:
     """One session's next decode step: handed in, taken into a step, done (result: GenerationStep or exception)."""
     decoder: object
+    more: bool = False               # its session will come back with the next step at once (running to the end)
     done: threading.Event = field(default_factory=threading.Event)
     taken: bool = False
     result: object = None
@@ -70,15 +73,16 @@ class Batcher:
         self.cap, self.window, self._spawn = cap, window, spawn
         self._cond = threading.Condition()
         self._waiting: deque[Ticket] = deque()
-        self._expected = 0                     # decodings of the last step that may come back for their next
+        self._live: dict = {}                  # id(decoder) -> decoder: running to its end, coming back
         self._thread: threading.Thread | None = None
         self.running = 0                       # rows of the step running now (0: none)
         self.steps: deque[StepRecord] = deque(maxlen=KEEP)
 
     # ---- the sessions' side ------------------------------------------------------------------------------
-    def submit(self, decoder) -> Ticket:
-        """Queue decoder's next step (batch.can_join(decoder) must hold); the thread starts with the first."""
-        ticket = Ticket(decoder)
+    def submit(self, decoder, more: bool = False) -> Ticket:
+        """Queue decoder's next step (batch.can_join(decoder) must hold); the thread starts with the first.
+        more: its session will ask for the next step as soon as this one is done (the next step waits for it)."""
+        ticket = Ticket(decoder, more)
         with self._cond:
             self._waiting.append(ticket)
             self._cond.notify_all()
@@ -103,6 +107,11 @@ class Batcher:
             if ticket.taken or ticket not in self._waiting:
                 return 0
             return max(0, list(self._waiting).index(ticket) + 1 - self.cap)
+
+    def waited_for(self) -> int:
+        """Decodings running to their end that the next step waits for."""
+        with self._cond:
+            return len(self._live)
 
     def queued(self) -> int:
         """Tickets waiting (not yet taken into a step)."""
@@ -133,7 +142,11 @@ class Batcher:
         seconds = time.perf_counter() - t0
         with self._cond:
             self.steps.append(StepRecord(len(tickets), seconds, time.monotonic()))
-            self._expected = sum(1 for t in tickets if batch.can_join(t.decoder))
+            for t in tickets:
+                if t.more and batch.can_join(t.decoder):
+                    self._live[id(t.decoder)] = t.decoder
+                else:
+                    self._live.pop(id(t.decoder), None)
             self.running = 0
         for t, r in zip(tickets, results):
             t.result = r
@@ -147,16 +160,18 @@ class Batcher:
         return len(tickets)
 
     def gather(self, stop: threading.Event, idle_s: float = 0.5) -> bool:
-        """Wait for work: something waiting, then up to `window` seconds for the last step's decodings to come back
-        (as many as the cap allows). False when stop is set."""
+        """Wait for work: something waiting, then up to `window` seconds for the decodings running to their end to
+        come back (as many as the cap allows); those that did not are no longer waited for. False when stop is set."""
         with self._cond:
             while not self._waiting:
                 if stop.is_set():
                     return False
                 self._cond.wait(idle_s)
             end = time.monotonic() + self.window
-            while len(self._waiting) < min(self.cap, self._expected) and (left := end - time.monotonic()) > 0:
+            back = lambda: {id(t.decoder) for t in self._waiting} & self._live.keys()
+            while len(back()) < min(self.cap, len(self._live)) and (left := end - time.monotonic()) > 0:
                 self._cond.wait(left)
+            self._live = {k: self._live[k] for k in back()}
             return True
 
     def loop(self, stop: threading.Event):

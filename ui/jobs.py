@@ -100,16 +100,17 @@ def batcher() -> Batcher | None:
     return _BATCHER[0]
 
 
-def decode_step(decoder, on_wait=None):
+def decode_step(decoder, on_wait=None, more: bool = False):
     """One forward pass of decoder (a token, or several verified drafts). A decode step past the prefill on the int8
     or float32 path goes to the process's batcher, which runs it together with the other sessions' steps of that
-    moment (the same token as alone; on_wait(place) as it waits, see ui/batcher.Ticket.wait). Anything else (a
+    moment (the same token as alone; on_wait(place) as it waits, see ui/batcher.Ticket.wait; more: this session asks
+    for its next step as soon as this one is done, so the next step waits for it). Anything else (a
     prefill, a draft's verifying pass, bf16, or the batcher off) runs here in one of the server's decode slots
     (DECODE_SLOTS): thirty steps at once in one process each hand the GIL back and forth many times a step and all
     crawl (bench/RESULTS_load.md)."""
     b = batcher()
     if b is not None and can_join(decoder):
-        b.submit(decoder).wait(b, on_wait)
+        b.submit(decoder, more).wait(b, on_wait)
         return
     with DECODE_SLOTS:
         decoder.advance()
@@ -121,7 +122,7 @@ def decode_to_end(decoder, draw, every: float = 0.2, on_wait=None):
     (bench/RESULTS.md, "Figures once in code comments")."""
     shown = time.perf_counter()
     while not decoder.done:
-        decode_step(decoder, on_wait)
+        decode_step(decoder, on_wait, more=True)
         if time.perf_counter() - shown > every:
             draw()
             shown = time.perf_counter()

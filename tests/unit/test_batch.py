@@ -36,12 +36,7 @@ ROWS = [("the cat sat", SamplingParams(), 9),
 
 @pytest.fixture(scope="module")
 def tiny():
-    """A 2-layer qwen2 with seeded random weights, scaled so its logits are not all near-ties."""
-    c = ModelConfig(model_type="qwen2", name="tiny", **TINY, max_position_embeddings=512)
-    g = torch.Generator().manual_seed(0)
-    w = {n: torch.ones(s) if n.endswith("norm.weight") else torch.randn(s, generator=g) * (3.0 / s[-1] ** 0.5)
-         for n, s in expected_shapes(c).items()}
-    return Model(c, w, tokenizer=tiny_tokenizer(), device="cpu")
+    return tiny_model()
 
 
 def decoder(model, path, row):
@@ -233,3 +228,35 @@ def test_the_serving_view_of_the_batcher_by_hand():
     assert batching_view(recs[1:2], now=100.0, running=3)["rows_now"] == 3          # a step running now
     assert batching_view(recs[1:2], now=100.0)["by_rows"][0]["vs_one"] is None       # no step of one to compare
     assert batching_view([], now=0.0)["by_rows"] == []
+
+
+def test_a_step_waits_for_the_sessions_running_to_their_end():
+    """After a step of A and B (both running to their end), the next step waits for both: a thread gathering while
+    only A is back runs once B is back too, as one step of two. One that does not come back within the window is no
+    longer waited for (window 0 here: the gather returns at once)."""
+    model = tiny_model()
+    a, b_ = decoder_after_prefill(model, ROWS[0]), decoder_after_prefill(model, ROWS[1])
+    b = Batcher(cap=8, window=600.0)
+    b.submit(a, more=True), b.submit(b_, more=True)
+    assert b.run_once() == 2 and b.waited_for() == 2
+    stop = threading.Event()
+    b.submit(a, more=True)
+    stepper = threading.Thread(target=lambda: b.gather(stop) and b.run_once())
+    stepper.start()
+    b.submit(b_, more=True)
+    stepper.join()
+    assert b.records()[-1].rows == 2
+    quick = Batcher(cap=8, window=0.0)
+    quick.submit(a, more=True), quick.submit(b_, more=True)
+    quick.run_once()
+    quick.submit(a, more=True)
+    assert quick.gather(stop) and quick.waited_for() == 1 and quick.run_once() == 1
+
+
+def tiny_model():
+    """A 2-layer qwen2 with seeded random weights, scaled so its logits are not all near-ties."""
+    c = ModelConfig(model_type="qwen2", name="tiny", **TINY, max_position_embeddings=512)
+    g = torch.Generator().manual_seed(0)
+    w = {n: torch.ones(s) if n.endswith("norm.weight") else torch.randn(s, generator=g) * (3.0 / s[-1] ** 0.5)
+         for n, s in expected_shapes(c).items()}
+    return Model(c, w, tokenizer=tiny_tokenizer(), device="cpu")
