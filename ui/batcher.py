@@ -7,8 +7,9 @@ oldest ticket's group (one model, one path), up to `cap` of them, the rest wait 
 place. Before a step it waits at most `window` seconds for the decodings running to their end (submit(more=True))
 to come back with their next step: they come back at once, or after drawing their text, and a room's generations
 then step together rather than in the groups they happened to start in (on a loaded machine a woken session thread
-may wait tens of ms for a core: with a 20 ms window 8 sessions stepped 1.6 rows a step, with 200 ms 5.5). One that
-does not come back within the window (its user left) is not in the next step, and no longer waited for.
+may wait tens of ms for a core: waiting 20 ms for the last step's rows, 8 sessions stepped 1.6 rows a step; waiting
+200 ms for those running to their end, 3.6; bench/RESULTS_load.md). One that does not come back within the window
+(its user left) is not in the next step, and no longer waited for.
 
 A session that leaves (Streamlit stops its script: on_wait raises) while its ticket waits is taken out of the queue
 at once; while its step runs, it waits for the step to end, so no step ever writes into a decoding whose session
