@@ -82,9 +82,9 @@ def show_text(live=False):
 if clicked_reset or (clicked_run and d.done):
     d = gs.restart()
 if clicked_next and not d.done:
-    decode_step(d)
+    decode_step(d, gs.queue_note())
 elif clicked_run:
-    decode_to_end(d, lambda: show_text(live=True))      # drawn as tokens come, at most 5 times a second
+    decode_to_end(d, lambda: show_text(live=True), on_wait=gs.queue_note())     # drawn at most 5 times a second
 show_text()
 greedy = params.greedy and params.repetition_penalty == 1
 tr = get_trace(model)

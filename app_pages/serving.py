@@ -5,7 +5,7 @@ from content import serving_numbers, serving_page, serving_text as words, servin
 from ops.arith import costs, formats, scheduling, serving_math as sv
 from ops.errors import InputError, LoadError
 from ops.lab import online_softmax, phases
-from ui import experiments_state, long_context
+from ui import batching_panel, experiments_state, long_context
 from ui.blocks import metrics, table as html_table
 from ui.page import StagePage
 from ui.pickers import picker
@@ -23,7 +23,6 @@ def table(rows, key=None, height=None, **live):
     html_table(rows, height)
     if key:
         note(key, **live)
-
 
 def note(key, **live):
     st.caption(words.caption(key, L, nums, **live))
@@ -77,6 +76,7 @@ if tabs[1]:
         table(words.kv_table(ref, L), "kv")
         table(words.paged_table(ref, L), "paged")
         table(words.batching_table(L), "batching")
+        batching_panel.show(L)
         sys_tokens = sv.system_prompt_tokens(model.tokenizer)
         table(words.prefix_table(ref, L, sys_tokens), "prefix", sys=sys_tokens)
 if tabs[2]:

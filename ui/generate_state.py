@@ -18,7 +18,7 @@ from viz.labels import pieces, short
 from viz.sampling import candidates_chart
 
 from . import predict
-from .jobs import decode_step
+from .jobs import batcher, decode_step
 from .pickers import ranged
 from .session import lang, t
 
@@ -130,3 +130,17 @@ def step_chart(page, d: decode.Decoder, trace, weights: str):
         st.caption(say("agree.weights_after", L, own=str(d.model.dtype).replace("torch.", ""), path=weights,
                        token=short(pieces(d.model.tokenizer, [gap["token"]])[0], 12), preview=f"{gap['preview']:.4f}",
                        run=f"{gap['run']:.4f}"))
+
+
+def queue_note():
+    """on_wait for a decode step handed to the batcher (ui/jobs.decode_step): while the step waits beyond the batch
+    cap, its place in the queue, in a caption that goes away once it is in a step. Drawing is also how a session
+    whose user left is noticed (Streamlit stops the script at its next element), so its place is freed."""
+    spot = st.empty()
+
+    def on_wait(place: int):
+        if place:
+            spot.caption(say("batching.queued", lang(), place=place, cap=batcher().cap))
+        else:
+            spot.empty()
+    return on_wait

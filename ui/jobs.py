@@ -1,6 +1,7 @@
-"""Server machinery shared by every session: slots that bound how many runs and decode steps go at once, the
-record of runs under way (so background work waits for a quiet moment), background threads joined at exit, and
-handing freed heap pages back to the OS.
+"""Server machinery shared by every session: slots that bound how many runs and decode steps go at once, the decode
+batcher that runs the sessions' decode steps of one moment together (ui/batcher.py), the record of runs under way
+(so background work waits for a quiet moment), background threads joined at exit, and handing freed heap pages
+back to the OS.
 
 Importing this module starts, reads and registers nothing: app.py sizes the slots from the settings
 (configure), and the exit hook is registered with the first background thread."""
@@ -10,6 +11,9 @@ import atexit
 import threading
 import time
 
+from ops.engine.batch import can_join
+
+from .batcher import Batcher
 from .settings import current as server_settings
 
 
@@ -80,21 +84,45 @@ class Runs:
 RUNS = Runs()
 
 
-def decode_step(decoder):
-    """decoder.advance() (one forward pass: a token, or several verified drafts) in one of the server's decode slots
-    (DECODE_SLOTS): a class's generations take turns a few at a time. Thirty at once in one process each hand the GIL
-    back and forth many times a step and all crawl (bench/RESULTS_load.md)."""
+_BATCHER: list = []                     # the process's decode batcher, made at its first use
+_BATCHER_LOCK = threading.Lock()
+
+
+def batcher() -> Batcher | None:
+    """This process's decode batcher (ui/batcher.py), its cap the OPERATOR_LAB_DECODE_BATCH setting fixed at first
+    use; None when that setting is 0 (every step alone, in a decode slot)."""
+    if not _BATCHER:
+        with _BATCHER_LOCK:
+            if not _BATCHER:
+                cap = server_settings().decode_batch
+                spawn = lambda loop: background(loop, (STOPPING,), "decode-batcher")  # noqa: E731
+                _BATCHER.append(Batcher(cap, spawn=spawn) if cap else None)
+    return _BATCHER[0]
+
+
+def decode_step(decoder, on_wait=None, more: bool = False):
+    """One forward pass of decoder (a token, or several verified drafts). A decode step past the prefill on the int8
+    or float32 path goes to the process's batcher, which runs it together with the other sessions' steps of that
+    moment (the same token as alone; on_wait(place) as it waits, see ui/batcher.Ticket.wait; more: this session asks
+    for its next step as soon as this one is done, so the next step waits for it). Anything else (a
+    prefill, a draft's verifying pass, bf16, or the batcher off) runs here in one of the server's decode slots
+    (DECODE_SLOTS): thirty steps at once in one process each hand the GIL back and forth many times a step and all
+    crawl (bench/RESULTS_load.md)."""
+    b = batcher()
+    if b is not None and can_join(decoder):
+        b.submit(decoder, more).wait(b, on_wait)
+        return
     with DECODE_SLOTS:
         decoder.advance()
 
 
-def decode_to_end(decoder, draw, every: float = 0.2):
+def decode_to_end(decoder, draw, every: float = 0.2, on_wait=None):
     """decode_step until the decoder is done, calling draw() at most once every `every` seconds on the way. Drawn at
     every token, the browser's work took cores from the decoding itself where both share a small machine
     (bench/RESULTS.md, "Figures once in code comments")."""
     shown = time.perf_counter()
     while not decoder.done:
-        decode_step(decoder)
+        decode_step(decoder, on_wait, more=True)
         if time.perf_counter() - shown > every:
             draw()
             shown = time.perf_counter()

@@ -56,6 +56,9 @@ SETTINGS = (
             "所有会话同时运行模型的个数"),
     Setting("OPERATOR_LAB_CONCURRENT_DECODES", "int", 2, "generation steps at once across all sessions",
             "所有会话同时进行的解码步数"),
+    Setting("OPERATOR_LAB_DECODE_BATCH", "int", 8, "decode steps of different sessions run together as one forward "
+            "pass, at most (continuous batching, ui/batcher.py); 0: each step alone in a decode slot",
+            "最多合并成一次前向的解码步数（连续批处理）；0 = 每步单独运行", lo=0, hi=64),
     Setting("OPERATOR_LAB_SWEEPS", "int", 1, "experiment sweeps (the heaviest runs) at once", "同时运行的扫描数"),
     Setting("OPERATOR_LAB_SWEEP_QUEUE", "int", 8, "sweeps that may wait; one more is told to come back later",
             "扫描排队上限", lo=0),
@@ -83,6 +86,7 @@ class Settings:
     session_mb: float
     concurrent_runs: int
     concurrent_decodes: int
+    decode_batch: int
     sweeps: int
     sweep_queue: int
     teacher_key: str | None = None    # compared in constant time (ui/poll.py); never shown, never in a URL

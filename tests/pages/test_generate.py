@@ -98,30 +98,34 @@ def test_generate_tiny(tiny_app_dense):
     check_generate(page_ok(PAGE, source=tiny_app_dense, prompt="I like shanghai\nHello there, friend"))
 
 
-def test_every_decode_step_takes_a_decode_slot(tiny_app_dense, monkeypatch):
-    """Decode steps run inside ui.jobs.DECODE_SLOTS, the semaphore that bounds a server's concurrent decode steps:
-    a class's generations take turns instead of all crawling at once."""
-    import threading
+class Counting:
+    """Stands in for ui.jobs.DECODE_SLOTS: counts the steps that enter it, and the most inside at once."""
 
+    def __init__(self):
+        import threading
+
+        self.entered, self.inside, self.most, self.lock = 0, 0, 0, threading.Lock()
+
+    def __enter__(self):
+        with self.lock:
+            self.entered += 1
+            self.inside += 1
+            self.most = max(self.most, self.inside)
+
+    def __exit__(self, *exc):
+        with self.lock:
+            self.inside -= 1
+
+
+def test_every_decode_step_takes_a_decode_slot_with_the_batcher_off(tiny_app_dense, monkeypatch):
+    """With no batcher (OPERATOR_LAB_DECODE_BATCH=0), decode steps run inside ui.jobs.DECODE_SLOTS, the semaphore
+    that bounds a server's concurrent decode steps: a class's generations take turns instead of all crawling at once."""
     from ui import jobs
-
-    class Counting:
-        def __init__(self):
-            self.entered, self.inside, self.most, self.lock = 0, 0, 0, threading.Lock()
-
-        def __enter__(self):
-            with self.lock:
-                self.entered += 1
-                self.inside += 1
-                self.most = max(self.most, self.inside)
-
-        def __exit__(self, *exc):
-            with self.lock:
-                self.inside -= 1
 
     at = page_ok(PAGE, source=tiny_app_dense)
     slots = Counting()
     monkeypatch.setattr(jobs, "DECODE_SLOTS", slots)
+    monkeypatch.setattr(jobs, "batcher", lambda: None)
     button(at, "gen_next").click()
     at.run()
     no_exception(at)
@@ -131,6 +135,25 @@ def test_every_decode_step_takes_a_decode_slot(tiny_app_dense, monkeypatch):
     no_exception(at)
     steps = len(at.dataframe[0].value)
     assert steps > 2 and slots.entered == steps and slots.most == 1
+
+
+def test_decode_steps_go_to_the_batcher_and_the_prefill_to_a_slot(tiny_app_dense, monkeypatch):
+    """With the batcher on (the default), the prefill runs in a decode slot and every later step in the process's
+    batcher (ui/batcher.py), which records each step it ran; the text is the one stepped alone (tests/unit/test_batch.py
+    checks the tokens)."""
+    from ui import jobs
+
+    b = jobs.batcher()
+    before = sum(r.rows for r in b.records())
+    at = page_ok(PAGE, source=tiny_app_dense)
+    slots = Counting()
+    monkeypatch.setattr(jobs, "DECODE_SLOTS", slots)
+    button(at, "gen_run").click()
+    at.run()
+    no_exception(at)
+    steps = len(at.dataframe[0].value)
+    assert steps > 2 and slots.entered == 1
+    assert sum(r.rows for r in b.records()) - before == steps - 1
 
 
 def test_generate_tiny_moe(tiny_app_moe):

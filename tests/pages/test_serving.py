@@ -65,3 +65,25 @@ def test_serving_2026_topics_draw_in_both_languages(tiny_app_dense, request, lan
                  "en": ("radix tree (per token)", "automaton state", "linear (gated delta) state")}[lang]:
         assert word in body, (lang, word)
     assert "'-' '0' '1' '2' '3' '4'" in body
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_serving_shows_this_servers_own_batching(tiny_app_dense, request, lang):
+    """The KV cache tab's live panel: this process's decode batcher, its steps by size (two steps of 3 and one of 1
+    recorded here), with the step time against a step of one; with the batcher off, a line that says so."""
+    from ui import batcher as batcher_module, jobs
+
+    if lang == "en":
+        request.getfixturevalue("english")
+    b = batcher_module.Batcher(cap=8)
+    for rows, s in ((1, 0.05), (3, 0.08), (3, 0.07)):
+        b.steps.append(batcher_module.StepRecord(rows, s, 0.0))
+    request.getfixturevalue("monkeypatch").setattr(jobs, "batcher", lambda: b)
+    at = page_ok(PAGE, source=tiny_app_dense, lang=lang, **dict(EXPECT, passing=()))
+    open_tab(at, "serving-topics", {"zh": "KV cache 与调度", "en": "KV cache"}[lang])
+    body = texts(at)
+    assert {"zh": "连续批处理", "en": "continuous batching"}[lang] in body
+    assert "3 / 8" in body and "1.50×" in body                  # 75 ms / 50 ms
+    request.getfixturevalue("monkeypatch").setattr(jobs, "batcher", lambda: None)
+    open_tab(at, "serving-topics", {"zh": "KV cache 与调度", "en": "KV cache"}[lang])
+    assert "OPERATOR_LAB_DECODE_BATCH=0" in texts(at)

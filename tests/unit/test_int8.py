@@ -120,7 +120,7 @@ def test_native_product_same_bits_at_both_widths():
     of x (a decode step, two blocks at a time) and for several (a prefill, two rows of x per converted weight);
     each lane does the multiply-adds of the 8-wide AVX2 loops in the same order, so y is bitwise the same, on the
     model's shapes (the LM head's 151,936 rows included), on tails (N % 8 rows, K % 8 columns, an odd block
-    count) and on M = 5 (two 2-row tiles and one row). isa(256)
+    count) and on M = 5 (two 2-row tiles and one row; with AVX-512 a 4-row tile and one row), 6 and 9. isa(256)
     always gives the 8-wide loop; isa(512) gives 256 where the CPU lacks AVX-512F."""
     if native.load() is None:
         pytest.skip(f"the native kernel cannot be built here: {native.why_not()}")
@@ -133,7 +133,7 @@ def test_native_product_same_bits_at_both_widths():
     g = torch.Generator().manual_seed(5)
     try:
         for N, K, M in ((1152, 896, 1), (896, 4864, 1), (151936, 896, 1), (899, 4867, 1), (13, 21, 1), (1152, 896, 5),
-                        (899, 4867, 5), (13, 21, 4)):
+                        (899, 4867, 5), (13, 21, 4), (1152, 896, 9), (899, 4867, 6)):
             q = torch.randint(-128, 128, (N, K), generator=g, dtype=torch.int8)
             p, s, x = native.pack(q), torch.rand(N, generator=g) + 0.5, torch.randn(M, K, generator=g)
             native.isa(256)

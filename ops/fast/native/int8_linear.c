@@ -8,8 +8,8 @@
  * A thread then reads one sequential stream, which the hardware prefetcher follows; in row order the eight
  * 896-byte rows of a block are eight short streams, and the same product ran at half the speed (bench/int8.py).
  * Each 8 int8 become 8 float32 in registers (no float copy of W is ever written) and are multiplied into
- * 8-wide partial sums, one per row. A prefill (M > 1) takes two rows of x per converted weight, four weight rows
- * at a time, as converting is then what costs. Blocks are split over OpenMP threads (the libgomp that PyTorch
+ * 8-wide partial sums, one per row. A prefill (M > 1) takes two rows of x per converted weight (four with AVX-512:
+ * a batched decode step's rows), as converting is then what costs. Blocks are split over OpenMP threads (the libgomp that PyTorch
  * has already loaded). Built and loaded by ops/fast/native/__init__.py; bench/int8.py measures it.
  * Where the CPU has AVX-512 (checked when the library runs, not when it is built), a decode step and a prefill
  * convert 16 int8 at a time: the 16 bytes of rows r and r + 1 at columns k..k+7, against x[k..k+7] twice. Every lane does
@@ -164,6 +164,37 @@ static void pair_512(const float *x, const float *x1, const int8_t *c, long K, f
         }
 }
 
+/* pair_512 for four rows of x: each converted weight serves four products (a batched decode step: one row per
+ * sequence, B = 4 to 16), the same multiply-adds per lane as block1_512 and pair_512, so the same bits. 16 sums, 4
+ * rows of x and the weight fit the 32 registers. */
+__attribute__((target("avx512f")))
+static void quad_512(const float *x, long K, const int8_t *c, float out[4][R]) {
+    long K8 = K - K % 8, T = K % 8;
+    __m512 a[4][4];
+    for (int m = 0; m < 4; m++)
+        for (int p = 0; p < 4; p++)
+            a[m][p] = _mm512_setzero_ps();
+    for (long k = 0; k < K8; k += 8, c += 64) {
+        __m512 xv[4];
+        for (int m = 0; m < 4; m++)
+            xv[m] = twice8(x + m * K + k);
+        for (int p = 0; p < 4; p++) {
+            __m512 w = CVT16(c + 16 * p);
+            for (int m = 0; m < 4; m++)
+                a[m][p] = _mm512_fmadd_ps(w, xv[m], a[m][p]);
+        }
+    }
+    for (int m = 0; m < 4; m++)
+        for (int p = 0; p < 4; p++)
+            hsum_halves(a[m][p], &out[m][2 * p], &out[m][2 * p + 1]);
+    for (int r = 0; r < R; r++)
+        for (long t = 0; t < T; t++) {                             /* K not a multiple of 8 */
+            int8_t v = c[r * T + t];
+            for (int m = 0; m < 4; m++)
+                out[m][r] += v * x[m * K + K8 + t];
+        }
+}
+
 /* 512: the 16-lane functions above (a decode step block2_512 / block1_512, a prefill pair_512); 256: block1 and
  * half2; the default is the widest the CPU has. int8_isa(0) says
  * which runs; int8_isa(256 or 512) asks for one (512 only where the CPU has AVX-512F) and says which runs now. */
@@ -245,6 +276,13 @@ void int8_linear(const float *x, const int8_t *p, const float *s, float *y, long
             if (b == blocks) {
                 for (long r = n; r < N; r++)
                     ym[r] = row1(xm, p + r * K, K) * s[r];
+            } else if (m + 3 < M && wide) {                /* four rows of x at a time, 16 lanes */
+                float acc[4][R];
+                quad_512(xm, K, c, acc);
+                for (int j = 0; j < 4; j++)
+                    for (int r = 0; r < R; r++)
+                        ym[j * N + n + r] = acc[j][r] * s[n + r];
+                m += 3;
             } else if (m + 1 < M && wide) {                /* two rows of x at a time (a prefill), 16 lanes */
                 float acc[R], acc1[R];
                 pair_512(xm, xm + K, c, K, acc, acc1);

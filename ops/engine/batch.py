@@ -1,0 +1,119 @@
+"""Continuous batching: the next decode step of several decodings, run as one forward pass.
+
+Each Decoder (ops/engine/decode.py) keeps its own KV cache, length, sampling settings and torch.Generator. A batched
+step stacks one row per decoding: the embedding, norms, every projection and the LM head run on the (B, 1, H) rows
+together, so a step reads each weight once for all of them (on a CPU, reading the weights is what a decode step
+costs: int8 ~0.5 GB for Qwen2.5-0.5B, whatever B). Attention runs row by row, each query over its own cache with the
+path's own attention function, exactly as that decoding's step alone. Then each decoding picks its token from its
+own logits with its own settings and generator, and records it (Decoder.pick, Decoder.record).
+
+So a row's numbers are its numbers alone except where a product over the stacked rows rounds differently: the
+native int8 kernel gives the same bits for a row whatever the rows beside it (ops/fast/native/int8_linear.c), so
+int8 decoding is bit for bit its decoding alone; float32 F.linear may pick another kernel for B rows (differences
+at float32 rounding, tests/unit/test_batch.py states the bound).
+
+Decodings join and leave between steps: a step is any set of decodings of one model and path (same_group). A
+decoding whose step fails alone, or a pass that fails, reaches only its own decoding: each row's sampling is
+caught on its own, and a failed pass (caches not advanced) is run again row by row, each row's error its own.
+"""
+from __future__ import annotations
+
+import time
+
+import torch
+
+from . import functional as fn
+from .decode import Decoder, GenerationStep
+from .model import ATTENTION, Pass
+from .recording import recorder
+
+PATHS = ("eager", "int8")    # the model's own weights (float32), and int8 rows: the paths a batched step runs
+
+
+def can_join(d) -> bool:
+    """Whether this decoding's next step can run in a batch: a plain Decoder past its prefill, on a batched path,
+    with no draft (a verifying pass runs several tokens), on a model on one device."""
+    return (isinstance(d, Decoder) and bool(d.steps) and not d.done and d.drafter is None and d.path in PATHS
+            and d.model.device_map is None)
+
+
+def group(d) -> tuple:
+    """Decodings that may share a step: one model, one path."""
+    return id(d.model), d.path
+
+
+class Rows:
+    """The KV caches of a batched step's rows, each its own length: update() writes row b's new key and value into
+    row b's cache and hands back the rows' keys so far and their values, two lists (Model.attention passes them on
+    to the attention function, row_attention here)."""
+
+    def __init__(self, caches: list):
+        self.caches = caches
+
+    def update(self, i: int, k: torch.Tensor, v: torch.Tensor) -> tuple[list, list]:
+        kv = [c.update(i, k[b:b + 1], v[b:b + 1]) for b, c in enumerate(self.caches)]       # (1, nkv, T_b, hd)
+        return [k for k, _ in kv], [v for _, v in kv]
+
+
+def row_attention(attend, masks: list):
+    """The path's attention function run row by row: query row b (1, nh, 1, hd) against row b's own keys."""
+    def run(q, keys, values, _mask, rec, n):
+        return torch.cat([attend(q[b:b + 1], k, v, masks[b], rec, n) for b, (k, v) in enumerate(zip(keys, values))])
+    return run
+
+
+def forward_rows(decoders: list[Decoder]) -> torch.Tensor:
+    """One pass of each decoding's last token after its own cache: logits (B, V). The caches advance only once the
+    whole pass has run, so a pass that fails leaves every decoding as it was."""
+    d0 = decoders[0]
+    model, c = d0.model, d0.model.config
+    ids = torch.tensor([[d.token_ids[-1]] for d in decoders], device=model.device)                  # (B, 1)
+    positions = torch.tensor([[d.cache.length] for d in decoders], device=model.device)             # (B, 1)
+    k_positions = [torch.cat([d.cache.positions, positions[b:b + 1]], dim=1) for b, d in enumerate(decoders)]
+    masks = [None if d0.attention == "sdpa" else                                                    # as Model.forward
+             fn.attention_mask(torch.ones_like(kp, dtype=torch.bool), positions[b:b + 1], kp, dtype=torch.float32)
+             for b, kp in enumerate(k_positions)]
+    cos, sin = fn.rope_cos_sin(positions, c.head_dim, c.rope_theta)                                 # (B, 1, hd)
+    run = Pass(model.weight_set(d0.weights), row_attention(ATTENTION[d0.attention], masks), cos, sin, None,
+               Rows([d.cache for d in decoders]), recorder())
+    x = fn.embedding(ids, run.W["model.embed_tokens.weight"])                                       # (B, 1, H)
+    for i in range(c.num_hidden_layers):
+        x = model.layer(i, x, run)
+    x = fn.rms_norm(x, run.W["model.norm.weight"], c.rms_norm_eps)
+    logits = run.W.linear(x, "lm_head")[:, -1]                                                      # (B, V)
+    for d, kp in zip(decoders, k_positions):
+        d.cache.positions = kp
+        d.cache.advance(1)
+        d.forward_passes += 1
+    return logits
+
+
+@torch.inference_mode()
+def step_together(decoders: list[Decoder]) -> list:
+    """The next step of every decoding (each can_join, all of one group) in one forward pass. Returns, per decoding,
+    its GenerationStep (recorded, as Decoder.step records it) or the exception its step raised."""
+    t0 = time.perf_counter()
+    try:
+        logits = forward_rows(decoders)
+    except Exception:                                   # whose fault? each row alone says
+        return [alone(d) for d in decoders]
+    passed = time.perf_counter() - t0
+    out = []
+    for b, d in enumerate(decoders):
+        t1 = time.perf_counter()
+        try:
+            step = d.pick(logits[b], d.prompt_ids + d.token_ids, 1, "decode")
+            step.seconds = passed + time.perf_counter() - t1          # the shared pass, and this row's sampling
+            d.record(step)
+            out.append(step)
+        except Exception as e:                          # handed to that decoding's session alone
+            out.append(e)
+    return out
+
+
+def alone(d: Decoder) -> GenerationStep | Exception:
+    """d's step by itself; its exception, if any, returned for its own session."""
+    try:
+        return d.step()
+    except Exception as e:
+        return e

@@ -1,0 +1,35 @@
+"""The Serving page's live view of this server's own continuous batching (ui/batcher.py): from the steps the
+batcher ran (rows, seconds, when each ended), what the room's generations cost now.
+
+Pure functions of the records, so a test hands in steps and checks the figures by hand.
+"""
+from __future__ import annotations
+
+import statistics
+
+SPAN_S = 30.0            # the class's tokens per second: the tokens of the steps that ended in the last SPAN_S seconds
+
+
+def batching_view(records, now: float, running: int = 0, span: float = SPAN_S) -> dict:
+    """records: objects with .rows, .seconds, .ended (time.monotonic), oldest first; now: time.monotonic().
+    Returns
+      rows_now      the rows of the step running now, else of the last step (0 when none ran)
+      last_ms       the last step's time, ms
+      one_ms        the median step time with one row among the records (None if no step ran alone)
+      tokens_per_s  tokens made by the steps that ended in the last `span` seconds, per second
+      by_rows       one dict per batch size seen: rows, steps, ms (median per step), ms_per_token, vs_one
+                    (median step time / one_ms, None without one_ms)"""
+    records = list(records)
+    sizes: dict[int, list[float]] = {}
+    for r in records:
+        sizes.setdefault(r.rows, []).append(r.seconds)
+    one = statistics.median(sizes[1]) * 1000 if 1 in sizes else None
+    by_rows = []
+    for rows in sorted(sizes):
+        ms = statistics.median(sizes[rows]) * 1000
+        by_rows.append(dict(rows=rows, steps=len(sizes[rows]), ms=ms, ms_per_token=ms / rows,
+                            vs_one=ms / one if one else None))
+    recent = sum(r.rows for r in records if now - r.ended <= span)
+    return dict(rows_now=running or (records[-1].rows if records else 0),
+                last_ms=records[-1].seconds * 1000 if records else None, one_ms=one,
+                tokens_per_s=recent / span, by_rows=by_rows)
