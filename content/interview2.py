@@ -95,3 +95,28 @@ def preempt_rows(p: dict, ref: dict, lang: str) -> list[dict]:
             row("row_rtime", f"{1e6 * p['recompute_s']:.1f} µs", f"{1e3 * ref['recompute_s']:.0f} ms"),
             row("row_swap", human(p["swap_bytes"], "B"), human(ref["swap_bytes"], "B")),
             row("row_stime", f"{1e6 * p['swap_s']:.1f} µs", f"{1e3 * ref['swap_s']:.1f} ms")]
+
+
+# ---- computed from the configs (ops/arith/interview_math.py) -------------------------------------------------------
+def capacity_text(r: dict, lang: str) -> str:
+    if not r["feasible"]:
+        return w("cap_infeasible", lang, pre=f"{r['t_prefill_s']:.3g}", step=f"{1000 * r['step_s']:.3g}")
+    return w("cap_result", lang, pre=f"{r['t_prefill_s']:.3g}", batch=r["batch"], fit=r["kv_fit"],
+             step=f"{1000 * r['step_s']:.3g}", n=f"{r['in_system']:.1f}", exact=f"{r['gpus_exact']:.2f}",
+             gpus=r["gpus"], good=f"{r['goodput_per_gpu']:.2f}")
+
+
+def tp_rows(rows: list[dict], lang: str) -> list[dict]:
+    return [{w("col_tp", lang): r["tp"], w("col_weights_ms", lang): f"{1000 * r['weights_s']:.3f}",
+             w("col_comm_ms", lang): f"{1000 * r['comm_s']:.3f}", w("col_step_ms", lang): f"{1000 * r['step_s']:.3f}",
+             w("col_gpu_ms", lang): f"{1000 * r['gpu_s']:.3f}"} for r in rows]
+
+
+def tier_rows(r: dict, lang: str) -> list[dict]:
+    return [{w("col_tier", lang): k, w("col_load_ms", lang): f"{1000 * s:.3g}",
+             w("col_vs", lang): f"{s / r['recompute_s']:.2g}×"} for k, s in r["tiers"].items()]
+
+
+def ep_rows(rows: list[dict], lang: str) -> list[dict]:
+    return [{w("col_ep", lang): r["ep"], w("col_a2a", lang): human(r["bytes_per_step"], "B"),
+             w("col_imb", lang): f"{r['imbalance']:.2f}×"} for r in rows]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from content import interview as words, interview2 as w2
-from ops.arith import costs
+from ops.arith import costs, interview_math as im
 from ops.lab import fp8, interview as iv, lora_batch as lb, quant4 as q4, step_time as stt, tree_verify as tv
 from viz import interview2 as fig
 
@@ -14,7 +14,7 @@ from . import experiments_state as lab
 from .blocks import chart, table
 from .session import t
 
-TABS = ("tab_tree", "tab_lora", "tab_quant4", "tab_fp8", "tab_step", "tab_preempt")
+TABS = ("tab_tree", "tab_lora", "tab_quant4", "tab_fp8", "tab_step", "tab_preempt", "tab_computed")
 LORA_ROWS = (0, 1, -1, 0)            # the adapter of each row (-1: none): two adapters, a plain row, a repeat
 EVICT, DECODE = 8, 24
 
@@ -97,3 +97,37 @@ def round_two(page, model, trace, L: str, key: tuple, b: int = 0):
                 st.markdown(w2.w("preempt_result", L, recomputed=p["recomputed"], same="✓" if p["same"] else "✗"))
                 ref = stt.recompute_vs_swap(costs.reference_config("Qwen2.5-32B-Instruct"), 4096)
                 table(w2.preempt_rows(p, ref, L))
+    if tabs[6]:
+        with tabs[6]:
+            computed(L)
+
+
+def computed(L: str, gpu: str = "H200 141GB"):
+    """The whiteboard sums from the configs: capacity (with its inputs), TP, KV tiers, wide EP, decode attention."""
+    g, ref = costs.GPUS[gpu], costs.reference_config("Qwen2.5-32B-Instruct")
+    st.caption(w2.w("computed_intro", L, gpu=gpu, tflops=f"{g['tflops_bf16']:.0f}", tbs=g["tb_per_s"]))
+    st.subheader(w2.w("cap_head", L, model=ref.name))
+    cols = st.columns(5)
+    qps = cols[0].number_input(w2.w("cap_qps", L), 0.1, 1000.0, 10.0, key="iv2-qps")
+    prompt = cols[1].number_input(w2.w("cap_prompt", L), 1, 32000, 2000, key="iv2-prompt")
+    out = cols[2].number_input(w2.w("cap_output", L), 1, 8000, 300, key="iv2-out")
+    ttft = cols[3].number_input(w2.w("cap_ttft", L), 0.01, 60.0, 1.0, key="iv2-ttft")
+    tpot = cols[4].number_input(w2.w("cap_tpot", L), 1.0, 1000.0, 50.0, key="iv2-tpot")
+    st.markdown(w2.capacity_text(im.capacity(ref, qps, int(prompt), int(out), ttft, tpot / 1000, gpu), L))
+    small = costs.reference_config("Qwen2.5-0.5B-Instruct")
+    for c in (ref, small):
+        link = "NVLink 4 (H100/H200)"
+        st.markdown(w2.w("tp_head", L, model=c.name, batch=1, link=link, bw=f"{im.LINKS_GB_S[link]:.0f}",
+                         lat=f"{1e6 * im.ALLREDUCE_LATENCY_S:.0f}"))
+        table(w2.tp_rows(im.tp_allreduce(c, 1, gpu=gpu), L))
+    tiers = im.kv_tiers(ref, 4096, gpu)
+    st.markdown(w2.w("tier_head", L, tokens="4,096", bytes=costs.human(tiers["bytes"], "B"),
+                     re=f"{1000 * tiers['recompute_s']:.0f}"))
+    table(w2.tier_rows(tiers, L))
+    st.caption(w2.w("tier_route", L, r=tiers["replicas"], rand=f"{tiers['hit_random']:.1%}"))
+    moe = costs.reference_config("Qwen3-30B-A3B")
+    st.markdown(w2.w("ep_head", L, model=moe.name, batch=256))
+    table(w2.ep_rows(im.wide_ep(moe, 256), L))
+    a = im.decode_attn(ref, gpu)
+    st.markdown(w2.w("attn_head", L, gpu=gpu, ridge=f"{a['ridge']:.0f}"))
+    st.caption(w2.w("attn_rows", L, model=ref.name, rep=a["n_rep"], gqa=f"{a['gqa']:.1f}", mla=f"{a['mla']:.0f}"))

@@ -13,11 +13,12 @@ from __future__ import annotations
 import torch
 
 from ..engine.decode import KVCache
-from ..engine.speculate import MAX_NGRAM
+from ..engine.speculate import MAX_DRAFT, MAX_NGRAM
 from ..errors import InputError
 
 
-def lookup_branches(ids: list[int], branches: int = 4, depth: int = 6, max_ngram: int = MAX_NGRAM) -> list[list[int]]:
+def lookup_branches(ids: list[int], branches: int = 4, depth: int = MAX_DRAFT,
+                    max_ngram: int = MAX_NGRAM) -> list[list[int]]:
     """Up to `branches` distinct continuations of the text's suffix: for the longest suffix (max_ngram tokens
     down to 1) first, every earlier occurrence, latest first, gives the `depth` tokens that followed it; shorter
     suffixes add theirs while there is room."""
@@ -106,7 +107,7 @@ def keep_path(cache: KVCache, past: int, path: list[int]):
 
 
 @torch.inference_mode()
-def tree_decode(model, prompt_ids: list[int], new_tokens: int, branches: int = 4, depth: int = 6) -> dict:
+def tree_decode(model, prompt_ids: list[int], new_tokens: int, branches: int = 4, depth: int = MAX_DRAFT) -> dict:
     """Greedy decoding where each pass verifies a prompt-lookup tree (a plain step when nothing can be copied):
     tokens, forward passes (the prefill's included), and each tree's nodes, leaves and accepted drafts."""
     if not isinstance(new_tokens, int) or not 1 <= new_tokens <= model.config.max_position_embeddings - len(prompt_ids):
@@ -132,9 +133,10 @@ def tree_decode(model, prompt_ids: list[int], new_tokens: int, branches: int = 4
     return dict(tokens=out, passes=passes, trees=trees)
 
 
-def tree_runs(model, prompt: str, new_tokens: int = 32, branches: int = 4, depth: int = 6) -> dict:
+def tree_runs(model, prompt: str, new_tokens: int = 32, branches: int = 4, depth: int = MAX_DRAFT) -> dict:
     """Plain greedy, one-branch prompt lookup and the tree, on one prompt (no chat template): tokens, passes, and
-    the widest tree verified (for drawing its mask)."""
+    the widest tree verified (for drawing its mask). The tree's first branch is prompt lookup's own draft (same
+    suffix, same depth), so it accepts at least as much per pass from the same text."""
     _, _, rows = model.encode_prompts(prompt, False)
     plain = model.generate(prompt, chat=False, max_new_tokens=new_tokens, stop_at_eos=False)
     line = model.generate(prompt, chat=False, max_new_tokens=new_tokens, stop_at_eos=False, draft="prompt-lookup")

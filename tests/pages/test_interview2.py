@@ -26,3 +26,8 @@ def test_round_two_runs_every_button(tiny_app_dense, request, lang):
         no_exception(at)
         assert not at.error and say(f"interview2.{word}", lang) in texts(at), tab
         assert "✗" not in texts(at), tab
+    open_tab(at, TABS, say("interview2.tab_computed", lang))           # the sums from the configs, no button
+    no_exception(at)
+    assert "Little" in texts(at) and any("→ **3**" in m.value for m in at.markdown)
+    at.number_input(key="iv2-qps").set_value(20.0).run(timeout=120)
+    assert not at.exception and any("→ **5**" in m.value for m in at.markdown)      # twice the traffic: 3 -> 5 GPUs

@@ -67,6 +67,7 @@ def test_tree_decoding_gives_plain_greedy_tokens(tiny):
         assert r["same"] and r["tree"] == r["plain"] and r["line"] == r["plain"], p
         accepted = sum(t["accepted"] for t in r["trees"])
         assert r["tree_passes"] == 24 - accepted                     # a pass yields its accepted nodes + 1 token
+        assert r["tree_passes"] <= r["line_passes"]                   # its first branch is prompt lookup's draft
     with pytest.raises(InputError):
         tv.tree_decode(tiny, [1, 2], 0)
 
