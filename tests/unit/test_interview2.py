@@ -169,7 +169,8 @@ def test_fp8_scales_by_hand():
 
 def test_fp8_on_the_tiny_model(tiny):
     rows = fp8.weight_errors(tiny)
-    assert len(rows) == 7 and all(r["row"] <= r["tensor"] + 1e-9 for r in rows)
+    # e4m3's 3 mantissa bits: ~2.5 % whatever the scale when no outlier reaches the subnormals (measured 2.48-2.71 %)
+    assert len(rows) == 7 and all(0.02 < r[m] < 0.035 for r in rows for m in ("tensor", "row", "block"))
     acts = fp8.activation_errors(tiny.trace(PROMPTS[1]), 1)
     assert [a["name"] for a in acts] == ["layers.1.resid_out", "layers.1.attn_norm.out", "layers.1.mlp.act"]
     assert all(a["tensor"]["rel"] < 0.1 for a in acts)          # 3 mantissa bits: a few % (2^-4 at most per entry)
