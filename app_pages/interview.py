@@ -9,6 +9,7 @@ from ops.arith import costs
 from ops.lab import interview as iv
 from ui import experiments_state as lab
 from ui.blocks import table
+from ui.interview2 import round_two
 from ui.page import StagePage
 from ui.session import lang, t
 
@@ -78,4 +79,5 @@ if tabs[4]:
         table(words.outlier_rows(figs, L))
         st.caption(words.outlier_caption(L, loud))
 
+round_two(page, model, trace, L, key, b)
 page.checks(iv.split_kv_checks(split, i))

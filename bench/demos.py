@@ -1,7 +1,10 @@
 """The interview demos' measured figures (issue 41 §3) on the bundled Qwen2.5 and on SmolLM2-135M, each beside its
 reference, for bench/RESULTS.md:
 
-    python bench/demos.py [--models bundled,smollm2]
+    python bench/demos.py [--models bundled,smollm2] [--rounds 1,2]
+
+Round 2 (issue 50: tree verification, many LoRAs, 4-bit and FP8 weights, the decode step's time, preemption) is
+bench/demos2.py's, run here with --rounds 2 or 1,2.
 
 chunked prefill   first-token logits' max |diff| vs the one-pass prefill, and whether 8 greedy tokens match
 split-KV decode   max |diff| of the merged splits (K = 1, 2, 4, 8) vs eager attention, first and last layer
@@ -79,11 +82,18 @@ def demos(model) -> None:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="bundled,smollm2")
+    ap.add_argument("--rounds", default="1", help="1, 2 (bench/demos2.py) or 1,2")
     args = ap.parse_args()
     print(C.machine())
     torch.manual_seed(0)
+    rounds = args.rounds.split(",")
     for name in args.models.split(","):
-        demos(load_model(None if name == "bundled" else str(smollm2_path()), dtype="float32"))
+        model = load_model(None if name == "bundled" else str(smollm2_path()), dtype="float32")
+        if "1" in rounds:
+            demos(model)
+        if "2" in rounds:
+            from demos2 import demos2
+            demos2(model)
     ref = costs.reference_config("Qwen2.5-32B-Instruct")
     kv = iv.kv_bound(ref)
     print(f"\nKV-bound Qwen2.5-32B-Instruct (config): {kv['kv_bytes_per_token']:,} B/token, "
