@@ -9,7 +9,7 @@ import streamlit as st
 
 from content.words import say
 
-from . import poll, settings
+from . import poll, predict, settings
 from .session import lang, t
 
 RESULTS = "lesson_poll_results"      # session: the poll whose results the next run shows in a dialog
@@ -29,6 +29,7 @@ def ask(q, lesson):
 
 def cell(q, lesson):
     """The bar's poll button (a teacher's, on a step with a question); a reveal asked for opens its dialog."""
+    st.session_state[predict.HOLD] = "voting"       # until _live finds this step's poll revealed
     shown = st.session_state.pop(RESULTS, None)
     if shown is not None:
         _dialog(shown)
@@ -52,6 +53,9 @@ def _live(q, lesson):
         st.error(t(f"课堂投票暂时不可用：{e}", f"The class poll is unavailable for now: {e}"))
         return
     ours = current is not None and current.question == q.en and current.prompt == "\n".join(lesson.prompts)
+    # the page's predict-first gate: the answer held back (no guess box to click on the projector) until this
+    # step's poll is revealed (ui/predict.HOLD)
+    ss[predict.HOLD] = "revealed" if ours and not current.is_open else "voting"
     if not ours:
         st.button("🗳️ " + say("poll.ask", lang()), key="lesson_poll", type="primary", width="stretch",
                   on_click=_act, args=(ask, q, lesson))

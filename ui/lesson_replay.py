@@ -166,6 +166,7 @@ def follow(page: str):
 def bar(page: str):
     """◀ / ▶, the step number, the notes and the poll question in one row (app.py, before the page runs)."""
     follow(page)
+    st.session_state[predict.HOLD] = None           # the class poll's hold holds on its own step only
     r = replaying()
     if not r:
         return

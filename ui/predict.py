@@ -36,6 +36,9 @@ def _plain(text: str) -> str:
 
 
 STATE = "predict_on"          # session: the one switch, for every page and the lesson replay
+HOLD = "predict_hold"         # session, set by the lesson bar on every run: "voting" while the class poll on this
+                              # step's question is unrevealed (no guess box on the projector, the answer held back),
+                              # "revealed" once the teacher revealed it (the answer drawn), None otherwise
 URL = "predict"               # ?predict=1 while it is on (a teacher's link; kept as the student moves between pages)
 
 
@@ -86,10 +89,23 @@ def _on(page: str) -> bool:
     return is_on()
 
 
+def _class_vote() -> str | None:
+    """The lesson bar's hold (HOLD); while "voting", says so where the guess box would be."""
+    hold = st.session_state.get(HOLD)
+    if hold == "voting":
+        st.info(say("agree.class_voting", lang()))
+    return hold
+
+
 def first(page: str, key: str, question: str, options: list[str], answer: str, why: str):
     """Gate the rest of the page behind a committed guess when the switch is on (see the module docstring)."""
     if not _on(page):
         return
+    hold = _class_vote()
+    if hold == "revealed":
+        return
+    if hold == "voting":
+        st.stop()
     options = sorted(set(options))         # the model's ranking would give the answer away
     guesses = st.session_state.setdefault("predict-guesses", {})
     guess = guesses.get((page, key))
@@ -116,6 +132,9 @@ def gate(page: str, key, ask, name: str) -> bool:
     ask() -> content.predict.Question; the page draws its switch with on() before (first() on lm_head)."""
     if not is_on(page):
         return True
+    hold = _class_vote()
+    if hold is not None:
+        return hold == "revealed"
     q = ask()
     if q is None:
         return True

@@ -10,7 +10,7 @@ import json
 import re
 
 import pytest
-from apptest_utils import no_exception, open_page
+from apptest_utils import no_exception, open_page, page_path
 
 KEY = "s3cret-teacher-key"
 PAGE = "lm_head"
@@ -318,3 +318,39 @@ def test_the_lesson_bar_asks_counts_and_reveals_without_the_panel(classroom, lan
     bars = chart["data"][0]
     assert bars["x"] == [1] + [0] * (len(q.options) - 1) and any("←" in y for y in bars["y"])
     assert not teacher.toast and by_key(teacher, "lesson_results") is not None
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_lesson_step_holds_its_answer_while_the_class_votes(classroom, lang):
+    """The fresh-eyes walk: a lesson step turns predict first on, and the page's own guess box put the answer on the
+    projector with 0 votes in. For a teacher replaying in classroom mode the step's page draws no guess box and holds
+    its answer back while the class poll on the step is unasked or open; the answer appears with the poll's reveal."""
+    from content import lessons
+
+    lesson = lessons.load(lessons.shipped()["first-lesson"])
+    k = next(i for i, s in enumerate(lesson.steps) if s.question and s.page == "lm_head")
+    teacher = enter_key(open_page("tour", source=classroom, lang=lang, folds=False), KEY)
+    teacher.selectbox(key="lesson_choice").set_value("first-lesson").run()
+    by_key(teacher, "lesson_start").click().run()
+    for _ in range(k):
+        by_key(teacher, "lesson_next").click().run()
+    teacher.switch_page(page_path("lm_head")).run()            # where the bar's step sends the browser
+    no_exception(teacher)
+
+    def page_charts():
+        return [c for c in teacher.get("plotly_chart") if "poll" not in c.proto.id]
+
+    def guess_box():
+        return [b for b in teacher.button if b.label in ("确定，揭晓", "Commit and reveal")]
+
+    voting = "全班正在为这一步的问题投票" if lang == "zh" else "The class is voting on this step's question"
+    for click in ("lesson_poll", None):              # before the question is asked, then while the poll is open
+        assert not page_charts() and not guess_box(), [c.proto.id for c in page_charts()]
+        assert any(voting in i.value for i in teacher.info)
+        if click:
+            by_key(teacher, click).click().run()
+            no_exception(teacher)
+    by_key(teacher, "lesson_reveal").click().run()
+    no_exception(teacher)
+    assert page_charts() and not guess_box()
+    assert not any(voting in i.value for i in teacher.info)
