@@ -211,13 +211,16 @@ def next_token_top(trace, b: int, s: int, k: int) -> dict:
 
 def sampling_view(trace, b: int, params, N: int) -> dict:
     """Every sampling stage at row b's last position (ops.engine.sampling.sample_stages, seeded), the N candidates
-    with the highest raw logit, and how many tokens top-k/top-p/min-p left at -inf."""
+    with the highest raw logit (the drawn token in the last place when the draw fell outside them: the chart's red
+    bar is always there), and how many tokens top-k/top-p/min-p left at -inf."""
     from ..engine import sampling as smp
     n = trace.lengths[b]
     logits = trace.logits[b, n - 1].float()                                 # (V,)
     stages = smp.sample_stages(logits, trace.token_ids[b, :n].tolist(), params, smp.make_generator(params.seed))
-    return dict(logits=logits, stages=stages, cand=torch.topk(stages["logits"], N).indices,
-                n_inf=int((~torch.isfinite(stages["min_p"])).sum()))
+    cand = torch.topk(stages["logits"], N).indices
+    if int(stages["chosen"]) not in cand.tolist():
+        cand[-1] = int(stages["chosen"])
+    return dict(logits=logits, stages=stages, cand=cand, n_inf=int((~torch.isfinite(stages["min_p"])).sum()))
 
 
 def draw_frequencies(probs: torch.Tensor, draws: int, seed: int, greedy_pick: int | None = None):
