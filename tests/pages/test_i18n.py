@@ -40,14 +40,16 @@ NOT_PROSE = [
     re.compile(r"␣\S*|↵"),                                                # token pieces as the pages show them
     re.compile(r"LM [Hh]ead|Hugging Face|Alibaba Cloud|[Ll]ogit lens"),   # names of more than one word
     re.compile(r"(?<=[^\s（(])（[A-Za-z][A-Za-z \-/]*）"),                # a gloss on a term: 稠密（dense）
+    re.compile(r"[A-Z][A-Za-z\-]+(?: (?:&|和) [A-Z][A-Za-z\-]+)? 等|Qwen Team"),  # a citation's authors: Vaswani 等
 ]
 QUOTED = re.compile(r"'[^'\n]{1,40}'|\"[^\"\n]{1,40}\"|“[^”\n]{1,40}”|‘[^’\n]{1,40}’")
 
 EN_ALLOWED = set("""
     qwen instruct smollm llama pytorch transformers accelerate nvidia python unicode kimi english
+    punica hopper mooncake medusa gemma
     cpu cuda eager sdpa
     token tokens id ids logit logits softmax trace config dtype cache vs eos bos top top-k top-p min-p log-sum-exp
-    prefill decode gather one-hot all-to-all batch base query key value pre-norm post-norm roofline goodput
+    prefill decode gather one-hot all-to-all all-reduce all-gather reduce-scatter batch base query key value pre-norm post-norm roofline goodput
     max min exp log cos sin sqrt rsqrt silu relu gelu argmax inf
     nh nkv hd sq skv rad ms true false none
     """.split())
@@ -200,6 +202,8 @@ def test_the_checks_find_what_they_should():
         ["if", "real", "otherwise"]
     assert stray_english("每行 attn.out 与 q_proj、softmax、Qwen2.5-32B-Instruct、FLOPs、12 KiB、PyTorch 的 LM head") == []
     assert stray_english("带宽受限（memory-bound），不是 memory-bound") == ["memory-bound"]
+    assert stray_english("- 原始架构：Vaswani 等，2017；Qwen Team，2024；Zhang 和 Sennrich 等") == []
+    assert stray_english("Vaswani 说 attention") == ["Vaswani", "attention"]
     assert stray_english("提示词 I like shanghai", tokens=["I", " like", " sh", "anghai"]) == []
     assert stray_english("选中“,”与 ' and'，␣like") == []
     assert stray_english("第 0 行：decode(encode(text)) == NFC(text)") == []
