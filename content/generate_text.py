@@ -69,7 +69,8 @@ def why(greedy: bool, T: float, seed: int, lang: str) -> str:
 def preview_title(greedy: bool, lang: str) -> str:
     return _l(lang, "预览：下一个 token 的前 8 个候选", "Preview: the top 8 candidates for the next token") + (
         _l(lang, "（贪心取红色那个）", " (greedy takes the red one)") if greedy
-        else _l(lang, "（按上面的设置抽样）", " (drawn with the settings above)"))
+        else _l(lang, "（模型的原始概率，T = 1；生成时再按上面的设置抽样）",
+                " (the model's own probabilities, T = 1; a run then draws with the settings above)"))
 
 
 def finished(stopped: str, budget: int, lang: str) -> str:

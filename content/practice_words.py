@@ -33,10 +33,12 @@ WORDS = {  # key: (zh, en); {name} is filled by say()
                      "V vocab rows"),
     "mock_intro": (
         "从题库里抽 N 道题，尽量分散到不同阶段和难度，从易到难一题一题问。先写下你的回答，再揭晓参考答案，"
-        "然后如实给自己打分：答对 1 分，部分对 0.5 分，答错 0 分。刷新页面题目不变，点“新的面试”重新抽题。",
+        "然后如实给自己打分：答对 1 分，部分对 0.5 分，答错 0 分。"
+        "在本页上操作时题目不变；刷新浏览器或点“新的面试”会重新抽题。",
         "N questions drawn from the bank, spread across stages and difficulty levels, asked one at a time from easy "
         "to hard. Write your answer, reveal the model answer, then grade yourself honestly: right 1 point, partly "
-        "0.5, wrong 0. A rerun keeps the same questions; “New interview” draws again."),
+        "0.5, wrong 0. Working on the page keeps the same questions; reloading the browser or “New interview” "
+        "draws again."),
     "mock_empty": ("先写下你的回答（哪怕只有几个词），再点“揭晓”。",
                    "Write your answer first (a few words will do), then press Reveal."),
     "mock_computed": ("［实算］这道题的数值此刻按 {config} 的 config 算出（ops/arith/）：**{value}**。",
