@@ -1,0 +1,156 @@
+"""Words are data: the Python under content/, app_pages/ and ui/ holds keys and short labels, never a sentence.
+
+A sentence, for this check, is a string literal (docstrings and the messages of a raise or a log call aside) with more than 12 CJK characters, or an English
+literal of 8 or more words. Short UI labels stay as one `t(zh, en)` call; anything longer lives in assets/words/
+(read through content.words.say) or assets/explain/. Run it as a script to list a file's sentences:
+
+    python tests/unit/test_no_prose_in_code.py ui/poll.py content/scale.py
+"""
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DIRS = ("content", "app_pages", "ui")
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+MAX_CJK, MAX_WORDS = 12, 8
+
+
+# Files whose words are still being moved to assets (issue 49): this list only shrinks. A file leaves it when its
+# sentences are gone; the test fails if a listed file has none left, or if a file not listed has one.
+OPEN = {
+    "app_pages/atlas.py",
+    "app_pages/compare.py",
+    "app_pages/embedding.py",
+    "app_pages/interview.py",
+    "app_pages/lm_head.py",
+    "app_pages/mlp.py",
+    "app_pages/models.py",
+    "app_pages/overview.py",
+    "app_pages/precision.py",
+    "app_pages/residual.py",
+    "app_pages/rmsnorm.py",
+    "app_pages/sampling.py",
+    "app_pages/scale.py",
+    "app_pages/tokenize.py",
+    "app_pages/tour.py",
+    "content/attention.py",
+    "content/costs_text.py",
+    "content/experiments.py",
+    "content/facts.py",
+    "content/generate_text.py",
+    "content/interview.py",
+    "content/interview2.py",
+    "content/lessons.py",
+    "content/mlp.py",
+    "content/models.py",
+    "content/part_labels.py",
+    "content/practice.py",
+    "content/practice_words.py",
+    "content/predict.py",
+    "content/prompts.py",
+    "content/scale.py",
+    "content/serving_page.py",
+    "content/serving_text.py",
+    "content/serving_topics.py",
+    "content/stages.py",
+    "content/tour.py",
+    "ui/batcher.py",
+    "ui/blocks.py",
+    "ui/browser.py",
+    "ui/by_hand.py",
+    "ui/experiments_state.py",
+    "ui/explain.py",
+    "ui/generate_state.py",
+    "ui/lesson_builder.py",
+    "ui/lesson_export.py",
+    "ui/lesson_replay.py",
+    "ui/placement.py",
+    "ui/poll.py",
+    "ui/poll_gate.py",
+    "ui/poll_store.py",
+    "ui/predict.py",
+    "ui/runqueue.py",
+    "ui/second.py",
+    "ui/session.py",
+    "ui/settings.py",
+    "ui/sidebar.py",
+    "ui/state.py",
+    "ui/widgets.py",
+}
+
+
+def is_sentence(text: str) -> bool:
+    if len(CJK.findall(text)) > MAX_CJK:
+        return True
+    return len(CJK.findall(text)) == 0 and len(WORD.findall(text)) >= MAX_WORDS
+
+
+def docstrings(tree: ast.AST) -> set[int]:
+    """ids of the constant nodes that are docstrings (module, class, function)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                out.add(id(first.value))
+    return out
+
+
+def for_developers(tree: ast.AST) -> set[int]:
+    """ids of the nodes inside a raise or a log call: messages for a developer's log, not for the screen."""
+    out = set()
+    for node in ast.walk(tree):
+        is_log = (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and isinstance(node.func.value, ast.Name) and node.func.value.id in ("log", "logger", "logging", "warnings"))
+        if isinstance(node, ast.Raise) or is_log:
+            out |= {id(n) for n in ast.walk(node)}
+    return out
+
+
+def sentences(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text("utf-8"))
+    skip = docstrings(tree) | for_developers(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+            if is_sentence(node.value):
+                found.append((node.lineno, node.value[:60]))
+        elif isinstance(node, ast.JoinedStr):      # an f-string: its literal pieces joined
+            text = "".join(v.value for v in node.values if isinstance(v, ast.Constant))
+            if is_sentence(text):
+                found.append((node.lineno, text[:60]))
+    return sorted(set(found))
+
+
+def product_files() -> list[Path]:
+    return sorted(p for d in DIRS for p in (ROOT / d).rglob("*.py"))
+
+
+def test_the_rule_itself():
+    assert is_sentence("这是一个很长的句子，它解释了注意力在做什么。")
+    assert not is_sentence("注意力权重")
+    assert is_sentence("The attention weights of the last token over every position.")
+    assert not is_sentence("Attention weights")
+    assert not is_sentence("SELECT id, texts FROM poll")                  # 4 words: code, not prose
+
+
+def test_no_sentence_in_product_python():
+    offenders = {str(p.relative_to(ROOT)): s for p in product_files() if (s := sentences(p))}
+    new = {f: s for f, s in offenders.items() if f not in OPEN}
+    assert not new, "\n".join(f"{f}:{n}: {t!r}" for f, s in new.items() for n, t in s[:3])
+    assert not OPEN - set(offenders), f"no sentence left in {sorted(OPEN - set(offenders))}: take them off OPEN"
+
+
+if __name__ == "__main__":
+    paths = [Path(a) for a in sys.argv[1:]] or product_files()
+    total = 0
+    for p in paths:
+        for n, t in sentences(p):
+            total += 1
+            print(f"{p}:{n}: {t!r}")
+    print(f"{total} sentences")
