@@ -121,3 +121,18 @@ def test_decode_text_gives_this_runs_kv_cache_in_both_dtypes():
     for lang in texts.LANGS:
         text = texts.explain("decode", lang, "academic", nums)
         assert nums["kv_run"] in text and nums["kv_run_fp32"] in text and "float32" in text
+
+
+def test_cheatsheet_numbers_the_steps_as_the_overview_table_does():
+    """The overview page shows the academic table (7 steps, the decoder layers as step 3) above the cheat sheet (one row
+    per operator): a row's number must name the same step in both, so the layers' operators are 3.1, 3.2, ..."""
+    import re
+    rows = texts.cheatsheet(texts.numbers(costs.reference_config(), B=1, S=4))
+    for lang in ("en", "zh"):
+        table = texts.template("overview", lang, "academic")
+        steps = {int(n): op for n, op in re.findall(r"^\| (\d+) \| ([^|]+)\|", table, re.M)}
+        assert sorted(steps) == list(range(1, 8))
+        assert {int(str(r["step"]).split(".")[0]) for r in rows} == set(steps)
+        by_step = {str(r["step"]): r["operator"] for r in rows}
+        assert "RMSNorm" in by_step["4"] and "RMSNorm" in steps[4] and "LM head" in by_step["5"] and "LM head" in steps[5]
+        assert all(str(r["step"]).startswith("3.") for r in rows if "Residual" in r["operator"])
