@@ -34,8 +34,9 @@ def visible(piece: str) -> str:
 BYTES = re.compile(r"<0x[0-9A-F]{2}(?:␣0x[0-9A-F]{2})*>")      # readable()'s bytes, after the spaces were drawn
 
 
-def short(piece: str, n: int = 8) -> str:
-    """A piece fit for an axis: visible whitespace, cut to n characters."""
+def short(piece: str, n: int = 12) -> str:
+    """A piece fit for an axis: visible whitespace, cut to n characters (12 keeps an English word and its ␣ whole,
+    e.g. "␣lighthouse", which 8 cut to "ighthou…" on the attention map)."""
     s = visible(piece)
     return s if len(s) <= n else s[: n - 1] + "…"
 
@@ -49,7 +50,7 @@ def pieces(tokenizer, ids) -> list[str]:
         return [str(i) for i in ids]
 
 
-def row_labels(tokenizer, trace, b: int, n: int | None = 8, with_pad: bool = False) -> list[str]:
+def row_labels(tokenizer, trace, b: int, n: int | None = 12, with_pad: bool = False) -> list[str]:
     """Labels of row b's real tokens (cut to n characters; None keeps them whole), then 'pad' for padding."""
     length = trace.lengths[b]
     out = pieces(tokenizer, trace.token_ids[b, :length].tolist())

@@ -101,3 +101,11 @@ def test_tour_logit_bars_keep_their_token_names_above_the_fold():
         fig = view(key, {}, {"short": labels, "top": top, "top_labels": labels}, "en")
         assert fig.layout.height == BARS_HEIGHT < HEIGHT
         assert list(fig.data[0].x) == labels
+
+
+def test_axis_labels_keep_an_english_word_whole():
+    """Walk leftover (issue 48): the attention map labelled ' lighthouse' as "ighthou…" (a cut at 8 characters, the ␣
+    counted). The default cut keeps a word of up to 11 letters and its ␣; a longer piece is still cut, with …"""
+    from viz.labels import short
+    assert short(" lighthouse") == "␣lighthouse" and short(" because") == "␣because"
+    assert short(" internationalisation") == "␣internatio…" and len(short(" internationalisation")) == 12
