@@ -100,7 +100,7 @@ class StagePage:
             s = self.token(b, default_last)
         return i, b, s
 
-    def labels(self, b: int, n: int | None = 8, with_pad: bool = False) -> list[str]:
+    def labels(self, b: int, n: int | None = 12, with_pad: bool = False) -> list[str]:
         return lbl.row_labels(self.model.tokenizer, self.trace, b, n, with_pad)
 
     def merged_note(self, b: int):
