@@ -51,7 +51,6 @@ OPEN = {
     "content/practice_words.py",
     "content/predict.py",
     "content/scale.py",
-    "content/serving_topics.py",
     "content/stages.py",
     "content/tour.py",
     "ui/batcher.py",
