@@ -50,7 +50,6 @@ OPEN = {
     "content/practice.py",
     "content/practice_words.py",
     "content/predict.py",
-    "content/scale.py",
     "content/stages.py",
     "content/tour.py",
     "ui/batcher.py",

@@ -4,7 +4,7 @@ import string
 
 import pytest
 
-from content import mlp as mlp_words, scale as scale_words
+from content import mlp as mlp_words
 from ops.arith import costs, scale_data
 
 
@@ -43,7 +43,7 @@ def test_reference_rows_and_param_check(refs):
     assert not scale_data.param_check(refs["SmolLM2-135M-Instruct"], 134_515_009)["same"]
 
 
-@pytest.mark.parametrize("notes", [scale_words.NOTES, mlp_words.NOTES])
+@pytest.mark.parametrize("notes", [mlp_words.NOTES])   # scale's notes: assets/words (tests/unit/test_words.py)
 def test_both_languages_take_the_same_numbers(notes):
     names = lambda s: {f for _, f, _, _ in string.Formatter().parse(s) if f}
     for key, (zh, en) in notes.items():
