@@ -39,7 +39,6 @@ OPEN = {
     "app_pages/tokenize.py",
     "app_pages/tour.py",
     "content/attention.py",
-    "content/experiments.py",
     "content/facts.py",
     "content/generate_text.py",
     "content/interview.py",
