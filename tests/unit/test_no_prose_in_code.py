@@ -42,7 +42,6 @@ OPEN = {
     "content/generate_text.py",
     "content/interview.py",
     "content/lessons.py",
-    "content/mlp.py",
     "content/models.py",
     "content/practice.py",
     "content/practice_words.py",
