@@ -46,7 +46,6 @@ OPEN = {
     "content/practice.py",
     "content/practice_words.py",
     "content/predict.py",
-    "content/tour.py",
     "ui/batcher.py",
     "ui/blocks.py",
     "ui/browser.py",
