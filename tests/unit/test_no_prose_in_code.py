@@ -38,7 +38,6 @@ OPEN = {
     "app_pages/scale.py",
     "app_pages/tokenize.py",
     "app_pages/tour.py",
-    "content/facts.py",
     "content/generate_text.py",
     "content/interview.py",
     "content/lessons.py",
