@@ -2,7 +2,7 @@
 next token before and after, the stream's move, the logit attribution, a head sweep. Every setting is in the URL."""
 import streamlit as st
 
-from content.experiments import ATTR_RUNS, FIELDS, KINDS, MODES, formulas, pair, texts
+from content.experiments import ATTR_RUNS, FIELDS, KINDS, MODES, formulas, pair, text
 from content.part_labels import part_label
 from ops.lab import attribution, checks, edits, experiments_data, stage_data, sweeps
 from ui import experiments_state as xstate, predict, questions
@@ -16,7 +16,7 @@ from viz.labels import pieces, short
 page = StagePage("experiments")
 model, trace, c = page.model, page.trace, page.config
 L, nh, tok = c.num_hidden_layers, c.num_attention_heads, model.tokenizer
-T = texts(lang())
+T = lambda key, **numbers: text(key, lang(), **numbers)   # noqa: E731
 
 kind = url_choice(t("编辑方式", "edit"), "x_edit", list(KINDS), format_func=lambda k: t(*KINDS[k][:2]))
 cols = st.columns([2, 2, 2, 5])
@@ -30,7 +30,7 @@ base = trace if trace.B == 1 else xstate.kept(key + ("base",), lambda: model.tra
 top = stage_data.next_token_top(base, 0, s, 10)
 top_ids = top["ids"].tolist()
 with cols[3]:
-    target = int(url_choice(T["target"], "x_target", [str(x) for x in top_ids[:5]],
+    target = int(url_choice(T("target"), "x_target", [str(x) for x in top_ids[:5]],
                             format_func=lambda x: repr(pieces(tok, [x])[0])))
 p = {}                                                             # this edit's settings (all in the URL)
 with cols[1]:
@@ -65,14 +65,14 @@ c1, c2 = st.columns(2)
 with c1:
     pb = experiments_data.token_prob(base, 0, s, target)
     page.chart(top_bars(top["probs"], label(top_ids), top_ids, target, xmax=xmax, height=400,
-                        title=T["before"].format(b=b, s=s, tgt=tgt, p=pb["prob"], logit=pb["logit"])), "x-before")
+                        title=T("before", b=b, s=s, tgt=tgt, p=pb["prob"], logit=pb["logit"])), "x-before")
 with c2:
     if after is None:
-        st.info(T["not_run"])
+        st.info(T("not_run"))
     elif shown:
         pa, a_ids = experiments_data.token_prob(edited, 0, s, target), after["ids"].tolist()
         page.chart(top_bars(after["probs"], label(a_ids), a_ids, target, xmax=xmax, height=400,
-                            title=T["after"].format(what=what, tgt=tgt, p=pa["prob"], logit=pa["logit"])), "x-after")
+                            title=T("after", what=what, tgt=tgt, p=pa["prob"], logit=pa["logit"])), "x-after")
 
 page.explain(formulas(lang()), edits.ablate_heads, attribution.logit_attribution)
 
@@ -81,10 +81,10 @@ if shown and edited is not None and (box := page.more(*pair("moved_fold"), "move
     with box:
         ch = experiments_data.residual_change(base, edited, 0, s)
         lines = {t(f"位置 {s}", f"position {s}"): ch["at"], t("所有位置中的最大值", "max over positions"): ch["max"]}
-        page.chart(layer_lines(lines, states, ylabel="‖x′ − x‖ / ‖x‖", height=380, title=T["moved_title"]),
+        page.chart(layer_lines(lines, states, ylabel="‖x′ − x‖ / ‖x‖", height=380, title=T("moved_title")),
                    "x-change")
         first = experiments_data.first_changed(ch["max"])
-        st.caption(T["moved_note"].format(first=states[first] if first is not None else t("无", "none")))
+        st.caption(T("moved_note", first=states[first] if first is not None else t("无", "none")))
 
 page.section(*pair("attr_section", tgt=tgt))
 which = url_choice(t("归因哪一次运行", "attribute which run"), "x_attr",
@@ -96,25 +96,25 @@ if box := page.more(*pair("attr_fold"), "attribution"):
     with box:
         steps, values = experiments_data.attribution_layers(attr, L)
         page.chart(waterfall([part_label(x, lang()) for x in steps], values, logit, total_label="logit", height=480,
-                             title=T["waterfall"].format(logit=logit)), "x-waterfall")
+                             title=T("waterfall", logit=logit)), "x-waterfall")
         c1, c2 = st.columns(2)
         with c1:
             page.chart(part_bars([(part_label(x, lang()), v) for x, v in experiments_data.top_head_parts(attr, 12)],
-                                 height=460, title=T["parts"],
+                                 height=460, title=T("parts"),
                                  xlabel=t("对 logit 的直接贡献", "direct contribution to the logit")), "x-parts")
         with c2:
             page.chart(layer_head_map(experiments_data.attribution_heads(attr, L, nh), zlabel="logit", height=460, **HL,
-                                      title=T["heads"]), "x-heads")
+                                      title=T("heads")), "x-heads")
 
 page.section(*pair("sweep_section", n=L * nh))
 res = xstate.sweep(key + ("sweep", target, mode),
                 lambda progress: sweeps.head_sweep(model, base, 0, s, target, mode=mode, progress=progress),
-                T["sweep_button"].format(n=L * nh, mode=t(*MODES[mode])), T["sweep_note"], "run-head-sweep")
+                T("sweep_button", n=L * nh, mode=t(*MODES[mode])), T("sweep_note"), "run-head-sweep")
 if res is not None:
     page.chart(layer_head_map(res["heads"], zlabel="Δ logit", highlight=(i, p["h"]) if kind == "head" else None, **HL,
-                              title=T["sweep_title"].format(tgt=tgt, base=res["base_logit"])), "x-sweep")
+                              title=T("sweep_title", tgt=tgt, base=res["base_logit"])), "x-sweep")
     page.chart(layer_lines({t("去掉注意力", "attention removed"): res["attn"], "MLP": res["mlp"]}, states[1:],
-                           ylabel="Δ logit", height=360, title=T["sweep_layers"]), "x-sweep-layers")
+                           ylabel="Δ logit", height=360, title=T("sweep_layers")), "x-sweep-layers")
 
 at = experiments_data.edited_layer(p["name"], L) if kind == "name" else i      # the stream before it is untouched
 page.checks(checks.attribution_sum(attr, logit) + (checks.untouched_before(base, edited, at)

@@ -2,19 +2,16 @@
 in either language from assets/words/interview2.<lang>.json. No streamlit, no model: rows in, rows out."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from content.words import say
 from ops.arith.costs import human
 
+TEXTS = Path(__file__).resolve().parents[1] / "assets" / "texts"
 # calibration inputs for AWQ's scale search and GPTQ's Hessian: prose and code, none of the evaluation text
-CALIBRATION = ("The library opens at nine and closes at six. Members may borrow up to five books for three weeks; "
-               "a late book costs ten cents a day.\n\ndef mean(xs):\n    return sum(xs) / len(xs)\n\n"
-               "for name in ['alpha', 'beta', 'gamma']:\n    print(name.upper())\n")
+CALIBRATION = (TEXTS / "calibration.txt").read_text("utf-8")
 # the short text the 4-bit models are scored on (next-token loss and agreement with float32)
-EVAL_TEXT = ("A river rises in the hills, gathers the rain of a thousand slopes and carries it to the sea. Along its "
-             "banks towns grew where the water was calm enough to cross, and mills where it fell fast enough to "
-             "turn a wheel. In spring the snow melts and the river floods the low fields, leaving a layer of silt "
-             "that makes them the richest land in the valley.")
-
+EVAL_TEXT = (TEXTS / "eval_text.txt").read_text("utf-8")
 
 
 def w(name: str, lang: str, **f) -> str:

@@ -9,7 +9,7 @@ from content.words import say
 
 PARTS = (                                                   # (pattern, text name in assets/words/parts)
     (re.compile(r"embed"), "embed"),
-    (re.compile(r"L(?P<i>\d+)\.attn\.h(?P<h>\d+)"), "head"),
+    (re.compile(r"L(?P<i>[0-9]+)\.attn\.h(?P<h>[0-9]+)"), "head"),
     (re.compile(r"L(?P<i>\d+)\.attn\.bias"), "bias"),
     (re.compile(r"L(?P<i>\d+) attn"), "attn"),
     (re.compile(r"L(?P<i>\d+)\.mlp"), "mlp"),

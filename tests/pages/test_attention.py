@@ -95,12 +95,12 @@ def test_an_example_prompt_fills_the_prompt_box(tiny_app_dense):
     at = page_ok(PAGE, source=tiny_app_dense, **EXPECT)
     at.sidebar.selectbox(key="w_example").select_index(1).run()          # the second: a repeated name
     no_exception(at)
-    assert at.session_state["prompt_text"] == get("induction").zh
-    assert at.sidebar.text_area(key="w_prompt_text").value == get("induction").zh
+    assert at.session_state["prompt_text"] == get("induction").prompt("zh")
+    assert at.sidebar.text_area(key="w_prompt_text").value == get("induction").prompt("zh")
     # the plain text's pointer (plain first) names the live prompt's last token, not the pronoun example's 她
     import tokenizers
     tok = tokenizers.Tokenizer.from_file(f"{tiny_app_dense}/tokenizer.json")
-    last = tok.decode([tok.encode(get("induction").zh).ids[-1]])
+    last = tok.decode([tok.encode(get("induction").prompt("zh")).ids[-1]])
     plain = next(m.value for m in at.markdown if "最下面一行" in m.value)
     assert f"“{last}”" in plain and "她" not in plain, plain
 

@@ -1,10 +1,7 @@
-"""ops/arith/scale_data.py (the Scale page's numbers in one call) against hand counts, and the scale / MLP pages'
-sentence tables (content/scale.py, content/mlp.py) for the same placeholders in both languages."""
-import string
-
+"""ops/arith/scale_data.py (the Scale page's numbers in one call) against hand counts. (The scale / MLP pages'
+sentences are in assets/words; tests/unit/test_words.py checks their placeholders in both languages.)"""
 import pytest
 
-from content import mlp as mlp_words, scale as scale_words
 from ops.arith import costs, scale_data
 
 
@@ -41,10 +38,3 @@ def test_reference_rows_and_param_check(refs):
     assert moe["moe"] and (moe["experts"], moe["top_k"]) == (128, 8) and moe["share"] < 0.2
     assert scale_data.param_check(refs["SmolLM2-135M-Instruct"], 134_515_008)["same"]
     assert not scale_data.param_check(refs["SmolLM2-135M-Instruct"], 134_515_009)["same"]
-
-
-@pytest.mark.parametrize("notes", [scale_words.NOTES, mlp_words.NOTES])
-def test_both_languages_take_the_same_numbers(notes):
-    names = lambda s: {f for _, f, _, _ in string.Formatter().parse(s) if f}
-    for key, (zh, en) in notes.items():
-        assert names(zh) == names(en), key
