@@ -128,7 +128,7 @@ def sentences(c: ModelConfig, tok: dict | None, lm_head_stored: bool | None, fmt
         p_tied = costs.total_params(c.replace(tie_word_embeddings=True))
         p_own = costs.total_params(c.replace(tie_word_embeddings=False))
         out.update(_both("tie_sentence", "twin", twin=twin.name, name=name, own=fmt(p_own), tied=fmt(p_tied)))
-        out.update(_both("tie_plain", "twin", twin=twin.name))
+        out.update(_both("tie_plain", "twin", twin=twin.name, name=name))
     else:
         out.update(_both("tie_sentence", "own", name=name, V=V, H=H))
         out.update(_both("tie_plain", "own", name=name))

@@ -136,3 +136,16 @@ def test_cheatsheet_numbers_the_steps_as_the_overview_table_does():
         by_step = {str(r["step"]): r["operator"] for r in rows}
         assert "RMSNorm" in by_step["4"] and "RMSNorm" in steps[4] and "LM head" in by_step["5"] and "LM head" in steps[5]
         assert all(str(r["step"]).startswith("3.") for r in rows if "Residual" in r["operator"])
+
+
+def test_lm_head_tying_text_names_the_loaded_model_beside_its_twin():
+    """Walk leftover (issue 48): with Qwen2.5-Coder-0.5B-Instruct loaded, the LM head's plain text said only
+    'Qwen2.5-0.5B-Instruct officially shares one table', a model the student never loaded. The twin (the published
+    config of the same shapes) is now named as such, beside the loaded model's own name."""
+    from content import facts
+    twin = costs.reference_config("Qwen2.5-0.5B-Instruct")
+    coder = twin.replace(name="Qwen2.5-Coder-0.5B-Instruct")
+    out = facts.sentences(coder, None, lm_head_stored=True, fmt=lambda n: f"{n:,}")
+    for lang in ("en", "zh"):
+        assert "Qwen2.5-Coder-0.5B-Instruct" in out[f"tie_plain_{lang}"] and "Qwen2.5-0.5B-Instruct" in out[f"tie_plain_{lang}"]
+        assert "Qwen2.5-Coder-0.5B-Instruct" in out[f"tie_sentence_{lang}"]
