@@ -62,7 +62,6 @@ OPEN = {
     "ui/batcher.py",
     "ui/blocks.py",
     "ui/browser.py",
-    "ui/by_hand.py",
     "ui/experiments_state.py",
     "ui/explain.py",
     "ui/generate_state.py",
