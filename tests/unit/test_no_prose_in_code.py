@@ -74,11 +74,8 @@ OPEN = {
     "ui/poll_store.py",
     "ui/predict.py",
     "ui/runqueue.py",
-    "ui/second.py",
     "ui/session.py",
     "ui/settings.py",
-    "ui/sidebar.py",
-    "ui/state.py",
     "ui/widgets.py",
 }
 
