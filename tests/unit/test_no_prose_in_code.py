@@ -60,23 +60,18 @@ OPEN = {
     "content/stages.py",
     "content/tour.py",
     "ui/batcher.py",
-    "ui/blocks.py",
-    "ui/browser.py",
     "ui/experiments_state.py",
     "ui/explain.py",
     "ui/generate_state.py",
     "ui/lesson_builder.py",
     "ui/lesson_export.py",
-    "ui/lesson_replay.py",
     "ui/placement.py",
-    "ui/poll.py",
     "ui/poll_gate.py",
     "ui/poll_store.py",
     "ui/predict.py",
     "ui/runqueue.py",
     "ui/session.py",
     "ui/settings.py",
-    "ui/widgets.py",
 }
 
 
