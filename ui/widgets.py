@@ -83,7 +83,7 @@ def url_choice(label: str, key: str, options: list[str], format_func=str, horizo
     if key not in st.session_state or st.session_state[key] not in options:
         v = st.query_params.get(key)
         if v is not None and v not in options:
-            st.warning(say("widgets.not_an_option", lang(), key=key, value=repr(v), options=", ".join(options),
+            st.warning(say("widgets.not_an_option", lang(), name=key, value=repr(v), options=", ".join(options),
                            first=options[0]))
         st.session_state[key] = v if v in options else options[0]
     value = st.radio(label, options, key=key, format_func=frozen(format_func, options), horizontal=horizontal)
