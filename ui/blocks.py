@@ -14,6 +14,7 @@ from viz import MODEBAR
 from viz.figures import projector_fonts, roomy_cell_text, upright_titles
 
 from . import session
+from .markup import css, tag
 from .session import projector, t
 
 
@@ -44,11 +45,13 @@ def pipeline_strip(key: str, io_text: str = ""):
     chips = []
     for s in stages.pipeline():
         lit = s.key == key or s.page == key
-        style = "background:#d62728;color:white;font-weight:700" if lit else "background:#eef1f5;color:#333"
-        chips.append(f'<span style="{style};padding:2px 9px;border-radius:12px;margin:1px;display:inline-block;'
-                     f'font-size:0.88rem">{s.number} {html.escape(s.zh if lang() == "zh" else s.en)}</span>')
-    shapes = (f'<span style="margin-left:12px;font-family:monospace;font-size:1rem;white-space:nowrap">'
-              f'{html.escape(io_text)}</span>') if io_text else ""
+        style = css(background="#d62728", color="white", font_weight="700") if lit else css(background="#eef1f5",
+                                                                                             color="#333")
+        chips.append(tag("span", f"{s.number} {html.escape(t(s.zh, s.en))}",
+                         style=f"{style};" + css(padding="2px 9px", border_radius="12px", margin="1px",
+                                                 display="inline-block", font_size="0.88rem")))
+    shapes = tag("span", html.escape(io_text), style=css(margin_left="12px", font_family="monospace", font_size="1rem",
+                                                         white_space="nowrap")) if io_text else ""
     st.markdown('<div style="line-height:1.9">' + " ".join(chips) + shapes + "</div>", unsafe_allow_html=True)
 
 
@@ -108,8 +111,8 @@ def metrics(pairs: list[tuple[str, str]], weights: list[float] | None = None):
     """Label / value pairs side by side, like a row of st.metric, drawn as one element (st.columns of st.metric
     are two per pair plus the row: the browser pays for each on every page switch). Values wrap, never cut."""
     weights = weights or [1] * len(pairs)
-    cells = "".join(f'<div class="ol-metric" style="flex:{w} 1 0"><div class="ol-metric-label">{html.escape(label)}'
-                    f'</div><div class="ol-metric-value">{html.escape(value)}</div></div>'
+    cells = "".join(tag("div", tag("div", html.escape(label), cls="ol-metric-label")
+                        + tag("div", html.escape(value), cls="ol-metric-value"), cls="ol-metric", style=f"flex:{w} 1 0")
                     for (label, value), w in zip(pairs, weights))
     st.markdown(f'<div class="ol-metrics">{cells}</div>', unsafe_allow_html=True)
 
@@ -162,5 +165,5 @@ def table(rows: list[dict], height: int | None = None):
     cell = lambda tag, v: f"<{tag}>{html.escape(str(v), quote=False)}</{tag}>"
     head = "".join(cell("th", c) for c in cols)
     body = "".join("<tr>" + "".join(cell("td", r.get(c, "")) for c in cols) + "</tr>" for r in rows)
-    st.markdown(f'<table class="ol-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>',
+    st.markdown(tag("table", tag("thead", tag("tr", head)) + tag("tbody", body), cls="ol-table"),
                 unsafe_allow_html=True)           # one line: a blank line would end Markdown's HTML block

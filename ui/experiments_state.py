@@ -15,13 +15,14 @@ from collections import OrderedDict
 
 import streamlit as st
 
+from content.words import say
 from ops.errors import InputError
 from ops.lab.steps import Plan, Step, trace_plan
 
 from . import progress
 from .jobs import RUN_SLOTS
 from .runqueue import RunQueue
-from .session import set_query, settings, t
+from .session import lang, set_query, settings, t
 from .settings import current as server_settings
 from .state import load_model
 
@@ -161,15 +162,11 @@ def sweep(key, run, label: str, note: str = "", button: str = "run-sweep"):
     bar = st.progress(0.0, text=t("开始……", "starting..."))
 
     def progress(done: int, total: int):
-        bar.progress(min(1.0, done / max(total, 1)), text=t(f"已完成 {done} / {total}（点击页面任意控件可中止）",
-                                                             f"{done} / {total} done (any click on the page stops it)"))
+        bar.progress(min(1.0, done / max(total, 1)), text=say("sweeps.progress", lang(), done=done, total=total))
     queue = sweeps()
 
     def waiting(place: int, queued: int):
-        bar.progress(0.0,
-                     text=t(f"排队中：你是第 {place} 个（共 {queued} 个在等；同一时间只跑 {queue.running} 个扫描）",
-                                 f"Queued: you are number {place} of {queued} waiting "
-                                 f"({queue.running} sweep(s) run at a time)"))
+        bar.progress(0.0, text=say("sweeps.queued", lang(), place=place, queued=queued, running=queue.running))
     try:
         with queue.turn(on_wait=waiting), RUN_SLOTS:
             value = run(progress)

@@ -7,6 +7,7 @@ import inspect
 import streamlit as st
 
 from content import costs_text, texts
+from content.words import say
 from ops.arith import costs
 
 from . import blocks
@@ -90,10 +91,7 @@ def at_scale(stage: str, B: int, S: int):
         st.info(t("规模数据暂不可用：", "Scale figures unavailable: ") + str(e))
         return
     layers = c.get("layers", 1)
-    st.caption(t(f"B = {B}, S = {S}（当前提示词），依据 Qwen2.5-32B 的 config 计算；"
-                 f"这个算子每次前向要跑 {layers} 次，下面是全部次数的合计。",
-                 f"B = {B}, S = {S} (your prompts), computed from Qwen2.5-32B's config; this operator "
-                 f"runs {layers} time(s) per forward pass, and the figures below add them all up."))
+    st.caption(say("explain_ui.scale_caption", lang(), B=B, S=S, layers=layers))
     metrics([(t("输入 → 输出", "input → output"), f"{shape_str(c['input_shape'])} → {shape_str(c['output_shape'])}"),
              (t("参数量", "parameters"), costs.human(c.get("params", 0))),
              ("FLOPs", costs.human(c.get("flops", 0), "FLOP")),

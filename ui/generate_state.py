@@ -96,7 +96,7 @@ def step_rows(d: decode.Decoder) -> list[dict]:
                           for i, p, x in zip(c["ids"], pieces(tok, c["ids"]), c["stages"]["probs"].tolist()))
 
     return [{"#": j + 1, "token": p, "id": s.token_id,
-             t("候选：采样各阶段之后的概率（✓ = 选中）", "candidates: p after sampling (✓ = chosen)"): top(s),
+             say("generate_table.candidates", lang()): top(s),
              t("模型概率（T = 1）", "model p (T = 1)"): round(s.stages["raw_probs"][s.candidates.index(s.token_id)], 4),
              t("采样后概率", "p after sampling"): round(s.chosen_prob, 4), t("阶段", "phase"): s.phase,
              t("这次前向处理的 token", "tokens processed"): s.processed, "ms": round(1000 * s.seconds, 1),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from content import lessons
+from content.words import say
 
 from . import lesson_export, state
 from .session import lang, t
@@ -58,7 +59,7 @@ def _add(draft: dict, page: str, zh: str, en: str):
     if not draft["prompts"]:
         draft["prompts"] = [p for p in str(ss.get("prompt_text", "")).splitlines() if p.strip()][:lessons.MAX_PROMPTS]
     draft["steps"].append({"page": page, "pickers": pickers, "notes": {"zh": zh, "en": en}})
-    st.success(t(f"已加入第 {len(draft['steps'])} 步。", f"Added as step {len(draft['steps'])}."))
+    st.success(say("lesson_builder.added", lang(), n=len(draft["steps"])))
 
 
 def _export(draft: dict):
@@ -68,7 +69,7 @@ def _export(draft: dict):
     if st.button(t("生成 HTML", "Build the HTML"), key="lesson-build"):
         try:
             lesson = lessons.load(choices[name]) if name in choices else lessons.parse(draft, "my-lesson")
-            with st.spinner(t("模型正在运行这一课的提示词…", "The model is running the lesson's prompts…")):
+            with st.spinner(say("lesson_builder.running", lang())):
                 text, _ = lesson_export.build(lesson, model=state.get_model())
             st.session_state["lesson-html"] = (name, text)
         except lessons.LessonError as e:

@@ -24,6 +24,7 @@ from content.tour import replay_text
 
 from . import lesson_poll, predict, sidebar, state
 from .lesson_builder import PICKER_KEYS
+from .markup import style_tag, tag
 from .pickers import TOP_N
 from .session import frozen, lang, projector, t
 
@@ -31,27 +32,10 @@ ACTIVE = "lesson_replay"          # session: {"lesson": Lesson, "step": int} whi
 GOTO = "_lesson_goto"             # session: the page the next run opens (set by a button's callback)
 ERROR = "lesson_error"            # session: what was wrong with the last lesson file the chooser was given
 UPLOADED = "lesson_uploaded"      # session: the uploaded lesson the loader accepted
-# The bar is one row (◀ ▶, the step and its notes, the question folded into a popover, ✕) so that the picture each
-# step's page exists for stays above the fold of a 1500x900 projector; the notes never drop below 18 px. With the
-# sidebar open the row is ~300 px narrower: a key hint that no longer fits its button is dropped (a container query
-# on the column), and the popover's chevron, which the label ran into, is not drawn.
-CSS = """<style>
-.st-key-lesson-bar {border: 3px solid #4a78c2; border-radius: 0.6rem; padding: 0.3rem 0.7rem; background: #f4f7fd;
-                    gap: 0.2rem;}
-.st-key-lesson-bar div[data-testid="stButton"] button p {font-size: max(18px, 1.1rem); font-weight: 700;}
-.st-key-lesson-bar [data-testid="stMarkdownContainer"] {margin-bottom: 0 !important;}
-.st-key-lesson-bar button .stMarkdownEllipsis {flex-shrink: 0; overflow: visible;}
-.st-key-lesson-bar button kbd {font-size: 0.7rem; overflow: hidden;}
-.st-key-lesson-bar [data-testid="stColumn"] {container-type: inline-size; min-width: 0;}
-@container (max-width: 115px) {.st-key-lesson-bar button kbd {display: none;}}
-.st-key-lesson-bar [data-testid="stPopover"] button [data-testid="stIconMaterial"] {display: none;}
-.st-key-lesson-bar button p {white-space: nowrap; overflow: hidden; text-overflow: clip;}
-.lesson-step {font-size: max(15px, 0.8rem); font-weight: 700; line-height: 1.3; color: #2c4f8a;}
-.lesson-notes {font-size: max(18px, 1rem); line-height: 1.35; margin: 0.1rem 0 0 0;}
-.lesson-question {font-size: max(18px, 1.1rem); line-height: 1.4; margin: 0.2rem 0; font-weight: 600;}
-.lesson-options span {display: inline-block; font-size: max(18px, 1rem); padding: 0.1rem 0.6rem; margin: 0.15rem;
-                      border-radius: 0.4rem; background: #e8f0fe; border: 2px solid #9ab;}
-</style>"""
+# The bar (its CSS: assets/web/lesson_bar.css) is one row (◀ ▶, the step and its notes, the question folded into a
+# popover, ✕) so that the picture each step's page exists for stays above the fold of a 1500x900 projector; the notes
+# never drop below 18 px. With the sidebar open the row is ~300 px narrower: a key hint that no longer fits its button
+# is dropped (a container query on the column), and the popover's chevron, which the label ran into, is not drawn.
 
 
 def replaying():
@@ -172,7 +156,7 @@ def bar(page: str):
         return
     lesson, k = r["lesson"], r["step"]
     n, step, language = len(lesson.steps), lesson.steps[k], lang()
-    st.html(CSS)
+    st.html(style_tag("lesson_bar.css"))
     with st.container(key="lesson-bar"):
         voting = bool(step.question) and lesson_poll.for_teacher()       # the class poll's button in the row
         back, nxt, where, ask, vote, pen, end = st.columns(
@@ -186,10 +170,10 @@ def bar(page: str):
         end.button("✕", key="lesson_end", on_click=stop, width="stretch", help=t("结束这一课", "End the lesson"))
         s = stages.get(step.page)
         with where:
-            st.markdown(f'<div class="lesson-step">📚 {_esc(lesson.title[language])} · '
-                        f'{t("第", "step")} {k + 1} / {n}{t(" 步", "")} · {s.icon} {_esc(s.title(language))}'
-                        f'{_pickers_text(step.pickers)}</div>'
-                        f'<div class="lesson-notes">{_esc(step.notes[language])}</div>', unsafe_allow_html=True)
+            head = (f'📚 {_esc(lesson.title[language])} · {t("第", "step")} {k + 1} / {n}{t(" 步", "")} · '
+                    f'{s.icon} {_esc(s.title(language))}{_pickers_text(step.pickers)}')
+            notes = tag("div", _esc(step.notes[language]), cls="lesson-notes")
+            st.markdown(tag("div", head, cls="lesson-step") + notes, unsafe_allow_html=True)
             if page != step.page:            # the teacher wandered off: one click back to the step's view
                 st.page_link(f"app_pages/{step.page}.py", label=t("回到这一步的页面", "Back to this step's page"),
                              icon="↩️")

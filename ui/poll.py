@@ -27,6 +27,7 @@ from viz.labels import pieces, visible
 from viz.poll import poll_bars
 
 from . import lesson_builder, settings, state
+from .markup import script_tag, style_tag
 from .poll_store import TOKEN_TTL, PollError, PollStore
 from .session import lang, t
 
@@ -106,19 +107,7 @@ def student_id() -> str:
 
 # One script sets (or with max-age 0 removes) the cookies. A new student's id is set only if the browser has none
 # yet: a second tab opened at the same moment made its own, and reloads once to take the browser's.
-COOKIE_JS = """<script>
-(() => {
-  const jar = (n) => (document.cookie.match(new RegExp("(?:^|; )" + n + "=([^;]*)")) || [])[1];
-  const put = (n, v, age) => { document.cookie = n + "=" + v + "; max-age=" + age + "; path=/; SameSite=Strict"; };
-  const send = %s;
-  for (const [name, [value, age, keep]] of Object.entries(send)) {
-    const had = jar(name);
-    if (keep && had && had !== value) {
-      if (!sessionStorage.getItem("ol-reloaded")) { sessionStorage.setItem("ol-reloaded", "1"); location.reload(); }
-    } else if (!keep || !had) { put(name, value, age); }
-  }
-})();
-</script>"""
+# The script: assets/web/poll_cookies.js, its %s the cookies to send.
 
 
 def _send(name: str, value: str, max_age: int):
@@ -130,7 +119,7 @@ def _send_cookies():
     send = st.session_state.pop(SEND, None)
     if send:
         body = {name: [value, age, name == STUDENT_COOKIE] for name, (value, age) in send.items()}
-        st.html(COOKIE_JS % json.dumps(body), unsafe_allow_javascript=True)
+        st.html(script_tag("poll_cookies.js", json.dumps(body)), unsafe_allow_javascript=True)
 
 
 def panel(page: str = ""):
@@ -269,11 +258,6 @@ def _options_html(options) -> str:
     return ('<div class="poll-options">' + "".join(f"<span>{_html(o)}</span>" for o in options) + "</div>")
 
 
-OPTIONS_CSS = """<style>
-.poll-options span {display: inline-block; font-size: max(18px, 1.1rem); padding: 0.15rem 0.7rem; margin: 0.2rem;
-                    border-radius: 0.4rem; background: #e8f0fe; border: 2px solid #9ab;}
-.poll-count {font-size: max(22px, 1.5rem); font-weight: 700;}
-</style>"""
 
 
 @st.fragment(run_every=REFRESH)
@@ -285,7 +269,7 @@ def _teacher_open(s: PollStore, key: str, shown: int):
     if poll is None or poll.id != shown or not poll.is_open:
         st.rerun(scope="app")
     question, options, _ = poll.text_in(lang())
-    st.html(OPTIONS_CSS)
+    st.html(style_tag("poll_options.css"))
     st.markdown(f"**{_escape(question)}**")
     st.markdown(_options_html(options), unsafe_allow_html=True)
     st.markdown(f'<div class="poll-count">✋ {say("poll.answered", lang(), n=s.answered(poll.id))}</div>',
@@ -340,7 +324,7 @@ def _html(text: str) -> str:
 def _student_live(s: PollStore):
     poll = s.current()
     if poll is None:
-        st.caption(t("老师开启投票后，它会出现在这里。", "When the teacher opens a poll, it appears here."))
+        st.caption(say("poll_room.waiting", lang()))
         return
     me = student_id()
     mine = s.my_answer(poll.id, me)
@@ -367,5 +351,4 @@ def _student_live(s: PollStore):
             st.error(str(e))
     if mine is not None:
         st.success(say("poll.answer_in", lang(), answer=shown.get(mine, mine)))
-    st.caption(t("老师揭晓之前，谁都看不到全班的答案。",
-                 "Nobody sees the room's answers until the teacher reveals them."))
+    st.caption(say("poll_room.hidden", lang()))

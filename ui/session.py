@@ -5,15 +5,17 @@ only when it changes (set_query).
 """
 from __future__ import annotations
 
-import sys
+import logging
 from collections import OrderedDict
 from dataclasses import dataclass
 
 import streamlit as st
 
+from content.words import say
 from ops.engine import inputs
 
 DEFAULT_PROMPT = "I like shanghai"
+log = logging.getLogger("operator-lab")
 
 
 @dataclass(frozen=True)
@@ -88,8 +90,8 @@ def guard_page_switch(page: str):
         kept = ss.get("_kept_" + key)
         if kept is not None and kept != default and ss.get(key) == default:
             ss[key] = kept
-            print(f"operator-lab: {key} came back at its default on a switch to {page}; the session's value is kept",
-                  file=sys.stderr)
+            log.warning("operator-lab: %s came back at its default on a switch to %s; the session's value is kept",
+                        key, page)
 
 
 def _from_url(key: str):
@@ -163,12 +165,10 @@ def query_int(name: str, default: int, lo: int, hi: int) -> int:
     try:
         v = int(raw)
     except (TypeError, ValueError):
-        st.warning(t(f"链接里的 {name}={raw!r} 不是整数，已改用 {default}。",
-                     f"The link's {name}={raw!r} is not an integer; using {default}."))
+        st.warning(say("session.not_an_integer", lang(), name=name, raw=repr(raw), default=default))
         return default
     if not lo <= v <= hi:
         clamped = max(lo, min(hi, v))
-        st.warning(t(f"链接里的 {name}={v} 超出范围 {lo}…{hi}（这个模型），已改用 {clamped}。",
-                     f"The link's {name}={v} is outside {lo}…{hi} for this model; using {clamped}."))
+        st.warning(say("session.out_of_range", lang(), name=name, value=v, lo=lo, hi=hi, clamped=clamped))
         return clamped
     return v

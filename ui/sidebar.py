@@ -5,6 +5,7 @@ import streamlit as st
 import torch
 
 from content import prompts
+from content.words import say
 from ops.engine import inputs
 from ops.engine.model import token_limit
 from ops.fast import native
@@ -34,8 +35,7 @@ def render(pages: dict | None = None):
     typed = str(st.session_state.get("prompt_text", ""))
     if inputs.sanitize(typed).surrogates:   # a lone surrogate (from a URL or the API) cannot be sent to the browser
         st.session_state.prompt_text = inputs.replace_surrogates(typed)
-        sb.info(t("提示词中的孤立代理字符已替换为 U+FFFD �。",
-                  "Lone surrogates in the prompt were replaced by U+FFFD �."))
+        sb.info(say("sidebar.surrogates_replaced", lang()))
     with sb:                                 # first, above the page links: what a class changes most (issue 42)
         prompt_box()
         examples()
@@ -43,9 +43,7 @@ def render(pages: dict | None = None):
     if pages:
         navigation(pages)
     bound(sb.toggle, t("投影模式", "Projector mode"), "projector",
-          help=t("大字号、收起侧栏、隐藏下载按钮和张量名行；链接里写作 `?projector=1`。",
-                 "Larger text, the sidebar folded away, no download buttons or tensor-name lines; "
-                 "`?projector=1` in a link."))
+          help=say("sidebar.projector_help", lang()))
     if st.session_state.projector:
         set_query("projector", "1")
     elif "projector" in st.query_params:
@@ -87,12 +85,9 @@ def render(pages: dict | None = None):
     sb.markdown(line)
     failed = state.BACKGROUND_FAILURES
     if failed:           # work done ahead of a page failed: that page does it (and reports it) when it is opened
-        sb.caption(t(f"⚠️ 后台预先准备有 {len(failed)} 项未完成（打开对应页面时会重新计算）：",
-                     f"⚠️ {len(failed)} job(s) prepared in the background failed (the page redoes them when opened):")
-                   + " " + "; ".join(failed[-3:]))
+        sb.caption(say("sidebar.background_failed", lang(), n=len(failed)) + " " + "; ".join(failed[-3:]))
     if why := native.why_not():          # the app's native build failed, or the CPU cannot take it
-        sb.caption(t("ℹ️ 这台机器上 int8 解码使用 PyTorch 自带的内核：",
-                     "ℹ️ int8 decoding here uses PyTorch's own kernel: ") + why)
+        sb.caption(say("sidebar.native_kernel", lang()) + why)
     return model
 
 
@@ -100,11 +95,8 @@ def prompt_box(where: str = ""):
     """The prompt text area, bound to the prompt_text setting; `where` names a second box of it (on a page: the
     tour's, projector mode's), which gets its own widget key and stays in step with the sidebar's."""
     batch = inputs.batch_limit()
-    bound(st.text_area, t(f"提示词（每行一个，最多 {batch} 行 = 批大小 B）",
-                          f"Prompts (one per line, up to {batch} = batch B)"),
-          "prompt_text", height=110, max_chars=inputs.MAX_CHARS, suffix=where,
-          help=t("不可见的控制字符会被删除（保留换行和制表符）；无法编码的孤立代理字符替换为 �。",
-                 "Invisible control characters are removed (newlines and tabs kept); lone surrogates become �."))
+    bound(st.text_area, say("sidebar.prompt_label", lang(), batch=batch),
+          "prompt_text", height=110, max_chars=inputs.MAX_CHARS, suffix=where, help=say("sidebar.prompt_help", lang()))
 
 
 def examples():
@@ -113,7 +105,7 @@ def examples():
     keys = [c.key for c in prompts.CURATED]
     st.selectbox(t("例句", "Example prompts"), keys, index=None, key="w_example", on_change=_use_example,
                  format_func=lambda k: prompts.get(k).title(lang()),
-                 placeholder=t("选一句：代词、重复的名字、事实…", "Pick one: a pronoun, a repeated name, a fact…"))
+                 placeholder=say("sidebar.examples_placeholder", lang()))
 
 
 def _use_example():
@@ -140,8 +132,7 @@ def _model_settings(room: bool):
         t("模型来源", "Model source"), ["default", "path"],
         index=0 if st.session_state.source == "default" else 1, format_func=labels.get)
     if choice == "path":
-        path = st.text_input(t("路径（含 config.json 的文件夹，或 .gguf 文件）",
-                               "Path (a folder with config.json, or a .gguf file)"),
+        path = st.text_input(say("sidebar.path_label", lang()),
                              value="" if st.session_state.source == "default" else st.session_state.source)
         if st.button(t("加载", "Load")) and path.strip():
             st.session_state.source = path.strip()
@@ -151,8 +142,7 @@ def _model_settings(room: bool):
     _choice(t("设备", "Device"), devices, "device")
     dtypes = ["float32", "bfloat16"] + (["float16"] if st.session_state.device == "cuda" else [])
     _choice(t("精度", "dtype"), dtypes, "dtype",
-            help=t("讲解页面用 float32 以便与 PyTorch 精确对照。",
-                   "The stage pages use float32 to match PyTorch exactly."))
+            help=say("sidebar.dtype_help", lang()))
 
 
 def _choice(label: str, options: list, setting: str, **kw):
@@ -187,9 +177,7 @@ def _classroom_models():
     labels = list(models)
     current = st.session_state.source
     if current not in models.values():          # e.g. a forged session value or an old shared link
-        st.error(t(f"课堂模式下不允许这个模型来源：{current}；已改用内置模型。",
-                   f"this model source is not allowed in classroom mode: {current}; using the bundled model."))
+        st.error(say("sidebar.source_refused", lang(), source=current))
     index = next((i for i, lab in enumerate(labels) if models[lab] == current), 0)
-    label = st.selectbox(t("模型（课堂模式：仅限允许的模型）", "Model (classroom mode: allowed models only)"), labels,
-                         index=index)
+    label = st.selectbox(say("sidebar.classroom_models", lang()), labels, index=index)
     st.session_state.source = models[label]

@@ -18,6 +18,7 @@ import streamlit as st
 
 import ops
 from content.refusals import load_error
+from content.words import say
 from ops.engine import inputs
 from ops.engine.config import ConfigError
 from ops.engine.model import InputError, PromptTooLong
@@ -130,8 +131,7 @@ def get_model():
     good = ss.get("_good_source")
     try:
         if classroom.classroom_mode() and not classroom.is_allowed(s.source):
-            raise InputError(t(f"课堂模式下不允许这个模型来源：{s.source}",
-                               f"this model source is not allowed in classroom mode: {s.source}"))
+            raise InputError(say("state.source_not_allowed", lang(), source=s.source))
         # a model this session has loaded before is in load_model's cache: no check of the files, no spinner (a
         # spinner starts a timer thread, which waits for the GIL on a busy server: milliseconds on every run)
         known = good == (s.source, s.device, s.dtype)
@@ -145,8 +145,7 @@ def get_model():
             return None
         # keep the session on the last model that loaded, and say so
         ss.source = good[0]
-        st.warning(t(f"继续使用上一个成功加载的模型：{good[0]}",
-                     f"Still showing the last model that loaded: {good[0]}"))
+        st.warning(say("state.last_good_model", lang(), source=good[0]))
         try:
             return load_model(*good)
         except Exception:
@@ -187,12 +186,11 @@ def get_trace(model=None, prompts=None):
         traces.move_to_end(key)
         return traces[key]
     if not s.prompts:
-        st.warning(t("请在左侧输入框中写一句话（每行一个提示词）。", "Type a prompt in the sidebar (one per line)."))
+        st.warning(say("state.no_prompt", lang()))
         return None
     batch = inputs.batch_limit()
     if len(s.prompts) > batch:
-        st.warning(t(f"共 {len(s.prompts)} 行，只使用前 {batch} 行（批大小上限）。",
-                     f"{len(s.prompts)} lines given; only the first {batch} are used (the batch limit)."))
+        st.warning(say("state.over_batch", lang(), n=len(s.prompts), batch=batch))
         return get_trace(model, s.prompts[:batch])
     note = inputs.sanitize(str(st.session_state.get("prompt_text", ""))).message(lang())
     if note:
@@ -259,8 +257,7 @@ def _fallback(s: Settings):
     """After a bad prompt: the last good trace stays available, labelled as such."""
     last = _last_good_trace(s)
     if last is not None:
-        st.info(t("下面显示的是上一个有效提示词的结果：", "Showing the last prompt that worked: ")
-                + " | ".join(last.prompts))
+        st.info(say("state.last_good_prompt", lang()) + " | ".join(last.prompts))
     return last
 
 

@@ -7,7 +7,9 @@ import re
 
 import streamlit as st
 
-from ui.session import frozen, set_query, t
+from content.words import say
+from ui.markup import css, tag
+from ui.session import frozen, lang, set_query, t
 from viz.labels import merged_cjk, pieces, token_color, visible
 
 SPECIAL_STYLE = "background:#6a1b9a;color:white"
@@ -30,12 +32,13 @@ def chips(infos: list[dict], pad_from: int | None = None, show_ids: bool = True,
             style = f"background:{token_color(k, light=True)};color:#111"
         border = "border:2px dashed #333;" if p.get("partial") and not padded else "border:1px solid #999;"
         title = html.escape(f"id {p['id']} · raw {p.get('raw', '')!r} · bytes {p.get('bytes', b'')!r}")
-        idline = (f'<div style="font-size:{int(size * 0.62)}px;color:#333;font-family:monospace">{p["id"]}</div>'
-                  if show_ids else "")
-        out.append(f'<span title="{title}" style="display:inline-block;text-align:center;margin:3px 2px;'
-                   f'vertical-align:top"><span class="tok" style="{style};{border}padding:2px 6px;border-radius:6px;'
-                   f'font-size:{size}px;white-space:pre;display:inline-block">{html.escape(visible(p["piece"]))}'
-                   f'</span>{idline}</span>')
+        idline = (tag("div", p["id"], style=css(font_size=f"{int(size * 0.62)}px", color="#333",
+                                                font_family="monospace")) if show_ids else "")
+        piece = tag("span", html.escape(visible(p["piece"])), cls="tok",
+                    style=f"{style};{border}" + css(padding="2px 6px", border_radius="6px", font_size=f"{size}px",
+                                                    white_space="pre", display="inline-block"))
+        out.append(tag("span", piece + idline, title=title,
+                       style=css(display="inline-block", text_align="center", margin="3px 2px", vertical_align="top")))
     return '<div style="line-height:1.2">' + "".join(out) + "</div>"
 
 
@@ -50,16 +53,12 @@ def merged_note(tokenizer, ids, most: int = 8):
     if not merged:
         return
     more = len(merged) > most
-    quoted = "".join(f"“{m}”" for m in merged[:most]) + ("……" if more else "")
-    quoted_en = ", ".join(f"“{m}”" for m in merged[:most]) + (", ..." if more else "")
+    quoted = t("", ", ").join(f"“{m}”" for m in merged[:most]) + (t("……", ", ...") if more else "")
     one = merged[min(len(merged), most) - 1]           # the example: the last one named, and its last character
-    ch = one[-1]
-    st.caption(t(f"合并的 token：{quoted} {'是一个' if len(merged) == 1 else '各是一个'} token，里面的单个字没有自己的"
-                 "一行："
-                 f"注意力图、选择器和各页的图里只有整块的一行一列（例如“{ch}”没有单独的一行，只能看“{one}”那一行）。",
-                 f"Merged tokens: {quoted_en} {'is one token' if len(merged) == 1 else 'are one token each'}; the "
-                 f"characters inside have no row of their own: the attention map, the pickers and the charts have one "
-                 f"row and column for the whole piece (“{ch}” has no row; read the row of “{one}”)."))
+    if len(merged) == 1:
+        st.caption(say("widgets.merged_one", lang(), quoted=quoted, ch=one[-1], one=one))
+    else:
+        st.caption(say("widgets.merged_each", lang(), quoted=quoted, ch=one[-1], one=one))
 
 
 def highlight_specials(text: str, specials) -> str:
@@ -71,8 +70,8 @@ def highlight_specials(text: str, specials) -> str:
         span = f'<span style="{SPECIAL_STYLE};padding:0 4px;border-radius:4px">'
         escaped = pat.sub(lambda m: f"{span}{m.group(0)}</span>", escaped)
     escaped = escaped.replace("\n", '<span style="color:#999">↵</span><br>')
-    return (f'<div class="tok" style="font-family:monospace;font-size:20px;line-height:1.6;background:#f7f7f9;'
-            f'padding:10px;border-radius:8px">{escaped}</div>')
+    return tag("div", escaped, cls="tok", style=css(font_family="monospace", font_size="20px", line_height="1.6",
+                                                    background="#f7f7f9", padding="10px", border_radius="8px"))
 
 
 def show_specials(text: str, specials):
@@ -84,8 +83,8 @@ def url_choice(label: str, key: str, options: list[str], format_func=str, horizo
     if key not in st.session_state or st.session_state[key] not in options:
         v = st.query_params.get(key)
         if v is not None and v not in options:
-            st.warning(t(f"链接里的 {key}={v!r} 不是可选项（{', '.join(options)}），已改用 {options[0]}。",
-                         f"The link's {key}={v!r} is not one of {', '.join(options)}; using {options[0]}."))
+            st.warning(say("widgets.not_an_option", lang(), name=key, value=repr(v), options=", ".join(options),
+                           first=options[0]))
         st.session_state[key] = v if v in options else options[0]
     value = st.radio(label, options, key=key, format_func=frozen(format_func, options), horizontal=horizontal)
     set_query(key, value)

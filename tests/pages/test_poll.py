@@ -149,7 +149,7 @@ def classroom_db():
 
 @pytest.fixture
 def sent(monkeypatch) -> list:
-    """(cookie, value, max-age) of every cookie the app sends a browser (the script ui.poll.COOKIE_JS sets them;
+    """(cookie, value, max-age) of every cookie the app sends a browser (the script assets/web/poll_cookies.js sets them;
     a test session may run twice before it is looked at, so the sends are recorded, not the elements)."""
     import ui.poll as poll
 

@@ -1,6 +1,7 @@
 """Words are data: the Python under content/, app_pages/ and ui/ holds keys and short labels, never a sentence.
 
-A sentence, for this check, is a string literal (docstrings and the messages of a raise or a log call aside) with more than 12 CJK characters, or an English
+A sentence, for this check, is a string literal (docstrings, the messages of a raise or a log call, and the SQL handed
+to a database aside) with more than 12 CJK characters, or an English
 literal of 8 or more words. Short UI labels stay as one `t(zh, en)` call; anything longer lives in assets/words/
 (read through content.words.say) or assets/explain/. Run it as a script to list a file's sentences:
 
@@ -45,28 +46,9 @@ OPEN = {
     "content/practice.py",
     "content/practice_words.py",
     "content/predict.py",
-    "ui/batcher.py",
-    "ui/blocks.py",
-    "ui/browser.py",
-    "ui/by_hand.py",
-    "ui/experiments_state.py",
-    "ui/explain.py",
-    "ui/generate_state.py",
-    "ui/lesson_builder.py",
     "ui/lesson_export.py",
-    "ui/lesson_replay.py",
-    "ui/placement.py",
-    "ui/poll.py",
-    "ui/poll_gate.py",
     "ui/poll_store.py",
-    "ui/predict.py",
-    "ui/runqueue.py",
-    "ui/second.py",
-    "ui/session.py",
     "ui/settings.py",
-    "ui/sidebar.py",
-    "ui/state.py",
-    "ui/widgets.py",
 }
 
 
@@ -87,13 +69,18 @@ def docstrings(tree: ast.AST) -> set[int]:
     return out
 
 
+SQL_CALLS = ("execute", "executemany", "executescript", "_sql")      # a query for the database, not for a reader
+
+
 def for_developers(tree: ast.AST) -> set[int]:
-    """ids of the nodes inside a raise or a log call: messages for a developer's log, not for the screen."""
+    """ids of the nodes inside a raise or a log call (messages for a developer's log, not for the screen), and in the
+    query of a database call."""
     out = set()
     for node in ast.walk(tree):
         is_log = (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                   and isinstance(node.func.value, ast.Name) and node.func.value.id in ("log", "logger", "logging", "warnings"))
-        if isinstance(node, ast.Raise) or is_log:
+        is_sql = (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SQL_CALLS)
+        if isinstance(node, ast.Raise) or is_log or is_sql:
             out |= {id(n) for n in ast.walk(node)}
     return out
 
@@ -106,7 +93,7 @@ def sentences(path: Path) -> list[tuple[int, str]]:
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
             if is_sentence(node.value):
                 found.append((node.lineno, node.value[:60]))
-        elif isinstance(node, ast.JoinedStr):      # an f-string: its literal pieces joined
+        elif isinstance(node, ast.JoinedStr) and id(node) not in skip:      # an f-string: its literal pieces joined
             text = "".join(v.value for v in node.values if isinstance(v, ast.Constant))
             if is_sentence(text):
                 found.append((node.lineno, text[:60]))
@@ -123,6 +110,17 @@ def test_the_rule_itself():
     assert is_sentence("The attention weights of the last token over every position.")
     assert not is_sentence("Attention weights")
     assert not is_sentence("SELECT id, texts FROM poll")                  # 4 words: code, not prose
+
+
+def test_messages_for_developers_and_queries_are_not_sentences(tmp_path):
+    code = tmp_path / "demo.py"
+    code.write_text("def f(n, cur, x):\n"
+                    "    if n < 1:\n"
+                    "        raise ValueError(f'a batch holds at least one decoding, got cap={n}')\n"
+                    "    log.warning('operator-lab: %s came back at its default on a switch to %s', n, x)\n"
+                    "    cur.execute(x._sql(f'SELECT failures, last_at FROM key_tries WHERE address = {n}'))\n"
+                    "    return f'a batch holds at least one decoding, got cap={n}'\n", "utf-8")
+    assert [line for line, _ in sentences(code)] == [6]
 
 
 def test_no_sentence_in_product_python():
