@@ -50,8 +50,6 @@ OPEN = {
     "content/models.py",
     "content/part_labels.py",
     "content/practice.py",
-    "content/practice_words.py",
-    "content/predict.py",
     "content/prompts.py",
     "content/scale.py",
     "content/serving_page.py",
