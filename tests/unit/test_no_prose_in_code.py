@@ -43,7 +43,6 @@ OPEN = {
     "content/experiments.py",
     "content/facts.py",
     "content/generate_text.py",
-    "content/interview.py",
     "content/interview2.py",
     "content/lessons.py",
     "content/mlp.py",
