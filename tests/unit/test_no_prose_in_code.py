@@ -42,7 +42,6 @@ OPEN = {
     "content/costs_text.py",
     "content/experiments.py",
     "content/facts.py",
-    "content/generate_text.py",
     "content/interview2.py",
     "content/lessons.py",
     "content/mlp.py",
