@@ -45,7 +45,6 @@ OPEN = {
     "content/interview2.py",
     "content/lessons.py",
     "content/mlp.py",
-    "content/models.py",
     "content/part_labels.py",
     "content/practice.py",
     "content/prompts.py",
