@@ -55,9 +55,10 @@ if quiz:
         if trace is None:
             st.info(ps.say("practice_ui.quiz_needs_trace"))
         else:
-            groups = {"all": ("全部", "all"), **practice.QUIZ_GROUPS}
-            group = st.radio(t("题目来源", "questions from"), list(groups), horizontal=True, key="quiz_group",
-                             on_change=ps.quiz_reset, format_func=frozen(lambda g: t(*groups[g]), list(groups)))
+            groups = ["all", *practice.QUIZ_GROUPS]
+            label = frozen(lambda g: t("全部", "all") if g == "all" else practice.group_label(g, LANG), groups)
+            group = st.radio(t("题目来源", "questions from"), groups, horizontal=True, key="quiz_group",
+                             on_change=ps.quiz_reset, format_func=label)
             with st.spinner(t("正在为测验重跑实验……", "Rerunning the experiments for the quiz...")):
                 qv = ps.quiz(model, trace, numbers, group)
             st.markdown(qv["intro"])

@@ -46,7 +46,6 @@ OPEN = {
     "content/lessons.py",
     "content/mlp.py",
     "content/part_labels.py",
-    "content/practice.py",
     "content/prompts.py",
     "content/scale.py",
     "content/serving_page.py",
