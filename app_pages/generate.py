@@ -91,7 +91,7 @@ tr = get_trace(model)
 if not d.steps and tr.token_ids[0, :tr.lengths[0]].tolist() == list(d.prompt_ids):
     top = stage_data.next_token_top(tr, 0, tr.lengths[0] - 1, gs.PREVIEW)          # the preview, from the trace
     page.chart(next_token_preview(top, pieces(model.tokenizer, top["ids"].tolist()), greedy,
-                                  t("概率", "probability"), gt.preview_title(greedy, L)), key="gen-preview",
+                                  t("概率", "probability"), gt.preview_title(greedy, L, gs.PREVIEW)), key="gen-preview",
                projector_height=310)
     if path != "eager":                            # the run's weights are not the preview's: said before it differs
         st.caption(say("agree.weights_before", L, own=own, path=names[path]))

@@ -34,7 +34,8 @@ if browse:
         name = frozen(lambda s: t("全部", "All") if s == ALL else stage_title(s, LANG), [ALL] + stages_all)
         stage = cols[0].selectbox(t("按阶段筛选", "Filter by stage"), [ALL] + stages_all, key="practice_stage",
                                   format_func=name)
-        query = cols[1].text_input(t("搜索关键词", "Search"), key="practice_search", placeholder=ps.say("search_hint"))
+        query = cols[1].text_input(t("搜索关键词", "Search"), key="practice_search",
+                                   placeholder=ps.say("practice_ui.search_hint"))
         view = ps.browse(bank, stage, query)
         st.caption(view["caption"])
         for title, questions in view["groups"]:
@@ -52,11 +53,12 @@ if browse:
 if quiz:
     with quiz:
         if trace is None:
-            st.info(ps.say("quiz_needs_trace"))
+            st.info(ps.say("practice_ui.quiz_needs_trace"))
         else:
-            groups = {"all": ("全部", "all"), **practice.QUIZ_GROUPS}
-            group = st.radio(t("题目来源", "questions from"), list(groups), horizontal=True, key="quiz_group",
-                             on_change=ps.quiz_reset, format_func=frozen(lambda g: t(*groups[g]), list(groups)))
+            groups = ["all", *practice.QUIZ_GROUPS]
+            label = frozen(lambda g: t("全部", "all") if g == "all" else practice.group_label(g, LANG), groups)
+            group = st.radio(t("题目来源", "questions from"), groups, horizontal=True, key="quiz_group",
+                             on_change=ps.quiz_reset, format_func=label)
             with st.spinner(t("正在为测验重跑实验……", "Rerunning the experiments for the quiz...")):
                 qv = ps.quiz(model, trace, numbers, group)
             st.markdown(qv["intro"])
@@ -80,7 +82,7 @@ if quiz:
 # ---- mock interview: N questions across stages and levels, graded by the learner --------------------------
 if interview:
     with interview:
-        st.caption(ps.say("mock_intro"))
+        st.caption(ps.say("practice_ui.mock_intro"))
         cols = st.columns([1, 2, 1], vertical_alignment="bottom")
         n = cols[0].selectbox(t("题数 N", "questions N"), mock.SIZES, key="mock_n")
         levels = cols[1].multiselect(t("难度（不选 = 全部）", "levels (none = all)"), mock.LEVELS, key="mock_levels",
@@ -91,7 +93,7 @@ if interview:
         page.metrics([(t("题号", "question"), iv["progress"]),
                       (t("得分", "score"), iv["score_text"]), (t("阶段", "stage"), iv["stage"] or "–")])
         if not iv["n"]:
-            st.info(ps.say("mock_none"))
+            st.info(ps.say("practice_ui.mock_none"))
         elif q is not None:
             st.markdown(f"### {iv['stars']} {q['question']}")
             if not iv["revealed"]:
@@ -99,7 +101,7 @@ if interview:
                 st.button(t("揭晓参考答案", "Reveal the model answer"), key="mock_reveal", on_click=ps.mock_reveal,
                           type="primary")
                 if iv["warn"]:
-                    st.warning(ps.say("mock_empty"))
+                    st.warning(ps.say("practice_ui.mock_empty"))
             else:           # the answer as saved at the reveal, beside the reference (not the box's own state)
                 mine, ref = st.columns(2)
                 mine.text_area(t("你的回答", "Your answer"), value=iv["answer"], key=iv["box"] + "-shown",
@@ -108,12 +110,12 @@ if interview:
                     answers(q)
                     if iv["computed"]:
                         st.info(iv["computed"])
-                st.markdown(f"**{ps.say('mock_grade')}**")
+                st.markdown(f"**{ps.say('practice_ui.mock_grade')}**")
                 for col, (grade, words) in zip(st.columns(3), mock.GRADE_LABELS.items()):
                     col.button(t(*words), key=f"mock_{grade}", on_click=ps.mock_grade, args=(grade,), width="stretch")
         else:
-            st.success(ps.say("mock_done", graded=result["graded"], points=f"{result['points']:g}",
-                              percent=result["percent"]))
+            st.success(ps.say("practice_ui.mock_done", graded=result["graded"], points=f"{result['points']:g}",
+                              percent=f"{result['percent']:.0f}"))
             blocks.table(iv["stages"])
             st.subheader(t("要复习的题", "Questions to review"))
             for label, r, yours in iv["review"]:
@@ -122,4 +124,4 @@ if interview:
                         st.markdown(f"**{t('你的回答', 'Your answer')}{t('：', ':')}** {yours}")
                         answers(r)
             if not iv["review"]:
-                st.info(ps.say("mock_review_none"))
+                st.info(ps.say("practice_ui.mock_review_none"))

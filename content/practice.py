@@ -23,6 +23,7 @@ import math
 import re
 
 from content import serving_numbers, texts
+from content.words import LANGS, say
 from ops.arith import costs
 from ops.engine.config import ModelConfig
 from ops.lab import stage_data
@@ -122,17 +123,22 @@ def questions(numbers: dict, lang: str = "en", stage: str | None = None) -> list
 
 
 # ---- quiz on the live trace ------------------------------------------------------------------
-_SHAPE_QUESTIONS = [  # (trace name, zh, en)
-    ("tokens.ids", "分词后 token id 张量的形状？", "Shape of the token-id tensor after tokenising?"),
-    ("embed.out", "嵌入层输出的形状？", "Shape of the embedding output?"),
-    ("layers.0.attn.q", "第 0 层投影后 q 的形状（[B, nh, S, hd]）？",
-     "Shape of layer 0's projected q ([B, nh, S, hd])?"),
-    ("layers.0.attn.k", "第 0 层投影后 k 的形状？", "Shape of layer 0's projected k?"),
-    ("layers.0.attn.probs", "第 0 层注意力概率的形状？", "Shape of layer 0's attention probabilities?"),
-    ("layers.0.attn.context", "第 0 层多头拼接后 context 的形状？", "Shape of layer 0's concatenated context?"),
-    ("layers.0.mlp.gate", "第 0 层 MLP gate 投影的形状？", "Shape of layer 0's MLP gate projection?"),
-    ("layers.0.moe.router_probs", "第 0 层路由概率的形状？", "Shape of layer 0's router probabilities?"),
-    ("logits", "logits 的形状？", "Shape of the logits?"),
+def _both(key: str, **fields) -> dict:
+    """One text of assets/words in every language, {lang: text}; a field may be a function of the language."""
+    return {lang: say(key, lang, **{k: v(lang) if callable(v) else v for k, v in fields.items()}) for lang in LANGS}
+
+
+def _same(text: str) -> dict:
+    """A text that reads the same in every language (a number)."""
+    return {lang: text for lang in LANGS}
+
+
+_SHAPE_QUESTIONS = [  # (trace name, its question in assets/words/practice_quiz.<lang>.json)
+    ("tokens.ids", "practice_quiz.shape_ids"), ("embed.out", "practice_quiz.shape_embed"),
+    ("layers.0.attn.q", "practice_quiz.shape_q"), ("layers.0.attn.k", "practice_quiz.shape_k"),
+    ("layers.0.attn.probs", "practice_quiz.shape_probs"), ("layers.0.attn.context", "practice_quiz.shape_context"),
+    ("layers.0.mlp.gate", "practice_quiz.shape_gate"), ("layers.0.moe.router_probs", "practice_quiz.shape_router"),
+    ("logits", "practice_quiz.shape_logits"),
 ]
 
 
@@ -142,42 +148,38 @@ def quiz_items(config: ModelConfig, trace_shapes: dict[str, tuple], lengths: lis
     lengths: real tokens per batch row (the rest is right padding); None: no padding.
     Each item: {question{zh,en}, answer (list of ints or number), kind "shape"|"number", source, tol}.
     """
-    items = [dict(question=dict(zh=zh, en=en), answer=list(trace_shapes[name]), kind="shape", source=name, tol=0)
-             for name, zh, en in _SHAPE_QUESTIONS if name in trace_shapes]
+    items = [dict(question=_both(key), answer=list(trace_shapes[name]), kind="shape", source=name, tol=0)
+             for name, key in _SHAPE_QUESTIONS if name in trace_shapes]
     c = config
+    q_proj = "practice_quiz.q_proj_params_bias" if c.attention_bias else "practice_quiz.q_proj_params_nobias"
     numbers = [
-        ("config.n_rep", "一个 KV 头被几个查询头共享？", "How many query heads share one KV head?", c.n_rep),
-        ("config.head_dim", "每个注意力头的维度 hd 是多少？", "What is the head dimension hd?", c.head_dim),
-        ("config.kv_bytes_per_token", "bf16 下每个 token 的 KV cache 有多少字节？",
-         "How many bytes of KV cache per token in bf16?", costs.kv_cache_bytes(c, 1, 2)),
-        ("config.q_proj_params", "一层 q_proj" + ("（含偏置）" if c.attention_bias else "（无偏置）") + "有多少参数？",
-         "How many parameters in one layer's q_proj" + (" (with bias)?" if c.attention_bias else " (it has no bias)?"),
+        ("config.n_rep", _both("practice_quiz.n_rep"), c.n_rep),
+        ("config.head_dim", _both("practice_quiz.head_dim"), c.head_dim),
+        ("config.kv_bytes_per_token", _both("practice_quiz.kv_bytes_per_token"), costs.kv_cache_bytes(c, 1, 2)),
+        ("config.q_proj_params", _both(q_proj),
          next(r["per_layer"] for r in costs.param_table(c) if r["operator"] == "attention q_proj")),
-        ("config.total_params", "整个模型有多少参数（共享权重只算一次）？",
-         "How many parameters in the whole model (tied weights counted once)?", costs.total_params(c)),
+        ("config.total_params", _both("practice_quiz.total_params"), costs.total_params(c)),
     ]
     if "layers.0.attn.probs" in trace_shapes:
         b, nh, s, _ = trace_shapes["layers.0.attn.probs"]
-        numbers.append(("layers.0.attn.probs", "第 0 层注意力概率张量一共有多少个元素？",
-                        "How many elements are in layer 0's attention-probability tensor?", b * nh * s * s))
+        numbers.append(("layers.0.attn.probs", _both("practice_quiz.probs_elements"), b * nh * s * s))
         n = lengths[0] if lengths else s
         # query i < n sees keys 0..i; a padding query (i >= n) sees the n real keys; every other entry is masked to 0
         zeros = s * s - n * (n + 1) // 2 - (s - n) * n
-        pad_zh = f"（这一行有 {n} 个真实 token，补齐到 S = {s}）" if n < s else ""
-        pad_en = f" (this row has {n} real tokens, padded to S = {s})" if n < s else ""
-        numbers.append(("layers.0.attn.probs",
-                        f"因果掩码和填充掩码下，第 0 行每个头的概率矩阵里有多少个恰好为 0 的元素？{pad_zh}",
-                        "Under the causal and padding masks, how many entries of one head's probability matrix in "
-                        "batch "
-                        f"row 0 are exactly 0?{pad_en}", zeros))
-    items += [dict(question=dict(zh=zh, en=en), answer=v, kind="number", source=src, tol=0.01 if v > 1000 else 0)
-              for src, zh, en, v in numbers]
+        pad = lambda lang: say("practice_quiz.zeros_pad", lang, n=n, s=s) if n < s else ""      # noqa: E731
+        numbers.append(("layers.0.attn.probs", _both("practice_quiz.zeros", pad=pad), zeros))
+    items += [dict(question=q, answer=v, kind="number", source=src, tol=0.01 if v > 1000 else 0)
+              for src, q, v in numbers]
     return items
 
 
 _UNITS = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "bn": 1e9, "g": 1e9, "t": 1e12, "kb": 1e3, "mb": 1e6, "gb": 1e9,
           "tb": 1e12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40, "万": 1e4, "亿": 1e8,
           "byte": 1, "bytes": 1, "字节": 1, "个": 1, "flops": 1, "flop": 1, "params": 1, "tokens": 1, "ms": 1}
+
+
+_NUMBER = r"-?\d+(?:\.\d+)?(?:e[+-]?\d+)?"        # 12, 1.5, 3.3e9
+_UNIT = r"[a-z\u4e00-\u9fff]*"                    # a key of _UNITS, Latin or CJK
 
 
 def parse_shape(text: str) -> list[int] | None:
@@ -190,7 +192,7 @@ def parse_number(text: str) -> float | None:
     """'1,073,741,824', '1 GiB', '32.76B', '3.3e9', '12 万' -> float; None if unreadable."""
     t = text.strip().lower().replace("_", "").replace("，", ",")
     t = re.sub(r"(?<=\d),(?=\d{3})", "", t)
-    m = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*([a-z\u4e00-\u9fff]*)\s*\.?", t)
+    m = re.fullmatch(rf"\s*({_NUMBER})\s*({_UNIT})\s*\.?", t)
     if not m or m.group(2) not in _UNITS:
         return None
     return float(m.group(1)) * _UNITS[m.group(2)]
@@ -209,12 +211,12 @@ def check_answer(item: dict, user_text: str) -> bool:
 
 
 # ---- the quiz's other groups: experiments on the live trace, and the serving chapter ---------------------------
-QUIZ_GROUPS = {"trace": ("你的提示词", "your trace"), "experiment": ("实验", "experiments"),
-               "serving": ("服务章节", "the serving chapter")}
+QUIZ_GROUPS = ("trace", "experiment", "serving")
 
 
-def _both(zh: str, en: str) -> dict:
-    return dict(zh=zh, en=en)
+def group_label(group: str, lang: str) -> str:
+    """A quiz group's name (QUIZ_GROUPS): assets/words/practice_quiz.<lang>.json's group_<group>."""
+    return say(f"practice_quiz.group_{group}", lang)
 
 
 def _item(group, source, question, answer, where, explain=None, tol=0.0, abs_tol=0.0, answer_text=None) -> dict:
@@ -229,26 +231,16 @@ def trace_extra_items(model, trace, b: int = 0) -> list[dict]:
     top = stage_data.next_token_top(trace, b, n - 1, 1)
     tid, prob = int(top["ids"][0]), float(top["probs"][0])
     word = tok.decode([tid])
-    items = [_item("trace", "softmax(logits)", _both(
-        f"第 {b} 行最后一个 token 之后，模型最看好的下一个 token 是 “{word}”。它的概率是多少？（0 到 1 之间的数，误差 "
-        "0.02 以内算对）",
-        f"After row {b}'s last token the model's favourite next token is “{word}”. What probability does it get? "
-        "(a number between 0 and 1; within 0.02 counts)"), prob,
-        _both("由 trace 的 logits 经 softmax 算出", "softmax of the trace's logits"), abs_tol=0.02,
-        answer_text=_both(f"{prob:.3f}", f"{prob:.3f}"))]
+    items = [_item("trace", "softmax(logits)", _both("practice_quiz.top_prob", b=b, word=word), prob,
+                   _both("practice_quiz.top_prob_where"), abs_tol=0.02, answer_text=_same(f"{prob:.3f}"))]
     last = c.num_hidden_layers - 1
-    if f"layers.{last}.attn.probs" in trace:
+    name = f"layers.{last}.attn.probs"
+    if name in trace:
         row = trace.attention_probs(last)[b, 0, n - 1, :n].float()
         j, w = int(row.argmax()), float(row.max())
-        items.append(_item("trace", f"layers.{last}.attn.probs", _both(
-            f"最后一层（第 {last} 层）的头 0 里，第 {b} 行最后一个 token（位置 {n - 1}）把最多的注意力给了哪个位置？（"
-            f"写位置号 0…{n - 1}）",
-            f"In the last layer (layer {last}), head 0: which position does row {b}'s last token (position {n - 1}) "
-            f"give the most attention to? (a position, 0…{n - 1})"), j,
-            _both(f"trace 中的 layers.{last}.attn.probs", f"layers.{last}.attn.probs in the trace"),
-            _both(f"它给位置 {j} 的权重是 {w:.3f}。许多头会把大量注意力放在位置 0 上，即注意力汇（attention sink）。",
-                  f"It gives position {j} a weight of {w:.3f}. Many heads put much of their attention on position 0, "
-                  "the so-called attention sink.")))
+        items.append(_item("trace", name, _both("practice_quiz.sink", layer=last, b=b, pos=n - 1), j,
+                           _both("practice_quiz.in_trace", name=name),
+                           _both("practice_quiz.sink_explain", j=j, w=f"{w:.3f}")))
     return items
 
 
@@ -257,46 +249,34 @@ def experiment_items(runs: dict) -> list[dict]:
     (ops.lab.practice_data.experiment_runs: an MLP zeroed at one position, and the top next token's logit
     attribution)."""
     b, L, nh, n, k, p, reach = (runs[x] for x in ("b", "L", "nh", "n", "layer", "position", "reach"))
-    ran = _both("由实验引擎在你的提示词上实际重跑算出（ops/lab/edits.py、ops.lab.experiments_data.ablation_reach）",
-                "computed by rerunning your prompt with the experiments engine (ops/lab/edits.py, "
-                "ops.lab.experiments_data.ablation_reach)")
-    setup = (f"实验：把第 {k} 层 MLP 的输出只在位置 {p} 置零（第 {b} 行，共 {n} 个 token，位置 0…{n - 1}），重新运行。",
-             f"Experiment: zero layer {k}'s MLP output at position {p} only (row {b}: {n} tokens, positions "
-             f"0…{n - 1}), and rerun. ")
+    ran = _both("practice_quiz.rerun_where")
+    setup = lambda lang: say("practice_quiz.setup", lang, k=k, p=p, b=b, n=n, last=n - 1)      # noqa: E731
+
+    def asked(key, **fields):
+        """A question after the experiment's setup."""
+        return _both("practice_quiz.with_setup", setup=setup,
+                     question=lambda lang: say(key, lang, **fields))
+
     items = []
     if reach["first_layer"] is not None:
         f = reach["first_layer"]
-        items.append(_item("experiment", f"edit layers.{k}.mlp.out", _both(
-            setup[0] + "从哪一层开始，层的输出 resid_out 出现变化？（写层号）",
-            setup[1] + "What is the first layer whose output resid_out changes? (a layer number)"), f, ran, _both(
-            f"resid_out = resid_mid + mlp.out，所以第 {f} 层自己的输出就变了；它之前的层完全没有受影响。",
-            f"resid_out = resid_mid + mlp.out, so layer {f}'s own output changes; "
-            "every layer before it is untouched.")))
+        items.append(_item("experiment", f"edit layers.{k}.mlp.out", asked("practice_quiz.first_layer"), f, ran,
+                           _both("practice_quiz.first_layer_explain", f=f)))
     ch = reach["changed"]
     span = f"{ch[0]}…{ch[-1]}" if ch else "–"
-    items.append(_item("experiment", f"edit layers.{k}.mlp.out", _both(
-        setup[0] + f"这一行的 {n} 个位置里，有几个位置的 logits 变了？",
-        setup[1] + f"At how many of the row's {n} positions do the logits change?"), len(ch), ran, _both(
-        f"变了的位置是 {span}：后面各层的注意力把改动带给后面的位置，而因果掩码让它到不了前面的位置，前面的一点不变。",
-        f"The positions that changed: {span}. The later layers' attention carries the edit to the positions after it, "
-        "and the causal mask keeps it from the ones before, which stay exactly the same.")))
+    items.append(_item("experiment", f"edit layers.{k}.mlp.out", asked("practice_quiz.changed", n=n), len(ch), ran,
+                       _both("practice_quiz.changed_explain", span=span)))
     attr = runs["attribution"]
     if attr is None:                          # a trace that did not keep attn.context / resid_out: no such question
         return items
     bias, word, logit = attr["bias"], attr["word"], attr["logit"]
     sum_txt = f"1 + {L}·{nh}" + (f" + {L}" if bias else "") + f" + {L} = {attr['parts']}"
-    items.append(_item("experiment", "ops/lab/attribution.py", _both(
-        f"直接 logit 归因把下一个 token “{word}” 的 logit（第 {b} 行最后一个位置）拆成几份：嵌入一份、每层每个头各一份"
-        "、"
-        + ("每层 o_proj 的偏置各一份、" if bias else "") + "每层的 MLP 各一份。一共多少份？",
-        f"Direct logit attribution splits the logit of the next token “{word}” (row {b}, last position) into parts: "
-        "one "
-        "for the embedding, one per head of every layer, " + ("one per layer for o_proj's bias, " if bias else "")
-        + "and one per layer for the MLP. How many parts?"), attr["parts"],
-        _both("由实验引擎的 logit 归因算出（ops/lab/attribution.py）",
-              "computed by the engine's logit attribution (ops/lab/attribution.py)"),
-        _both(f"{sum_txt}。这些份加起来是 {attr['total']:.4f}，正是 logit {logit:.4f}。",
-              f"{sum_txt}. They add up to {attr['total']:.4f}, which is the logit, {logit:.4f}.")))
+    bias_part = lambda lang: say("practice_quiz.attribution_bias", lang) if bias else ""      # noqa: E731
+    items.append(_item("experiment", "ops/lab/attribution.py",
+                       _both("practice_quiz.attribution", word=word, b=b, bias=bias_part), attr["parts"],
+                       _both("practice_quiz.attribution_where"),
+                       _both("practice_quiz.attribution_explain", sum=sum_txt, total=f"{attr['total']:.4f}",
+                             logit=f"{logit:.4f}")))
     return items
 
 
@@ -307,16 +287,15 @@ def serving_items(numbers: dict) -> list[dict]:
     for q in load_questions():
         if q["stage"] != "serving" or not is_computed(q) or q.get("quiz") is False:
             continue
-        r = {lang: render(q, numbers, lang) for lang in ("zh", "en")}
+        r = {lang: render(q, numbers, lang) for lang in LANGS}
         v, unit, cfg = r["en"]["answer"], q["compute"].get("unit", ""), q["compute"]["config"]
         exact, human = _format_answer(v, unit)
         shown = f"{exact} ({human})" if unit == "bytes" else exact
         whole = float(v).is_integer()
         tol = q["compute"].get("tol") or (0.01 if not whole or abs(v) > 1000 else 0)
-        out.append(_item("serving", q["id"], _both(r["zh"]["question"], r["en"]["question"]), v,
-                         _both(f"按 {cfg} 的 config 算出（服务章节）",
-                               f"computed from {cfg}'s config (the serving chapter)"),
-                         _both(r["zh"]["short"], r["en"]["short"]), tol=tol, answer_text=_both(shown, shown)))
+        out.append(_item("serving", q["id"], {lang: r[lang]["question"] for lang in LANGS}, v,
+                         _both("practice_quiz.serving_where", cfg=cfg),
+                         {lang: r[lang]["short"] for lang in LANGS}, tol=tol, answer_text=_same(shown)))
     return out
 
 
@@ -347,6 +326,5 @@ def where_text(item: dict, lang: str, trace_names) -> str:
     if item.get("where"):
         return item["where"][lang]
     if item["kind"] == "shape" and item["source"] in trace_names:
-        return f"来自 trace 中的 `{item['source']}`" if lang == "zh" else f"from `{item['source']}` in the trace"
-    return (f"由 config 与 trace 计算（{item['source']}）" if lang == "zh"
-            else f"computed from the config and trace ({item['source']})")
+        return say("practice_quiz.from_trace", lang, source=item["source"])
+    return say("practice_quiz.computed_from", lang, source=item["source"])

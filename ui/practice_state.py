@@ -1,14 +1,14 @@
 """The practice page's session state and view data (Streamlit): the bank rendered in the reader's language, the
 live quiz's progress with its button callbacks, and the mock interview's draw, answers and self-grades, kept in
 st.session_state across reruns. The pure parts live in content/: browsing in practice_bank.py, drawing and
-scoring in mock_interview.py, the sentences in practice_words.py."""
+scoring in mock_interview.py, the sentences in assets/words/practice_ui.<lang>.json."""
 from __future__ import annotations
 
 import random
 
 import streamlit as st
 
-from content import facts, mock_interview as mock, practice, practice_bank, practice_words, texts
+from content import facts, mock_interview as mock, practice, practice_bank, texts, words
 from content.practice_bank import stage_title
 from ops.arith import costs
 from ops.lab import practice_data
@@ -22,7 +22,8 @@ def lang() -> str:
 
 
 def say(key: str, **values) -> str:
-    return practice_words.say(key, lang(), **values)
+    """The text `key` (assets/words: "practice_ui.<name>") in the reader's language."""
+    return words.say(key, lang(), **values)
 
 
 def context(page) -> tuple:
@@ -44,14 +45,14 @@ def bank(page, numbers: dict) -> tuple[list[dict], str | None]:
     try:
         return page.memo(("questions", "all"), lambda: practice.questions(numbers, lang())), None
     except Exception as e:
-        return [], say("bank_error") + str(e)
+        return [], say("practice_ui.bank_error") + str(e)
 
 
 def browse(items: list[dict], stage: str, query: str) -> dict:
     """content.practice_bank.browse, plus the caption that counts what is shown."""
     view = practice_bank.browse(items, stage, query, lang())
     marks = {k: v[lang()] for k, v in practice_bank.MARKS.items()}
-    return dict(view, caption=say("browse_caption", count=view["count"], **marks))
+    return dict(view, caption=say("practice_ui.browse_caption", count=view["count"], **marks))
 
 
 # ---- the live quiz -------------------------------------------------------------------------------------------
@@ -98,25 +99,27 @@ def quiz(model, trace, numbers: dict, group: str) -> dict:
     pool = [q for q in practice.quiz_pool(model, trace, numbers, runs) if group in ("all", q["group"])]
     idx = ss.quiz_idx % len(pool)
     item, r, c = pool[idx], ss.quiz_result, model.config
-    hint = say("hint_shape") if item["kind"] == "shape" else say("hint_number") + (say("hint_tol") if item.get("tol")
-                                                                                    else "")
+    tol = say("practice_ui.hint_tol") if item.get("tol") else ""
+    hint = say("practice_ui.hint_shape") if item["kind"] == "shape" else say("practice_ui.hint_number") + tol
     verdict = None
     if r and r.get("idx") == idx and r["status"] == "empty":
-        verdict = ("warning", say("quiz_empty"))
+        verdict = ("warning", say("practice_ui.quiz_empty"))
     elif r and r.get("idx") == idx and r["status"] == "unparsable":
-        verdict = ("warning", say("quiz_unreadable", text=r["text"], hint=hint))
+        verdict = ("warning", say("practice_ui.quiz_unreadable", text=r["text"], hint=hint))
     elif r and r.get("idx") == idx:
         where, true = practice.where_text(item, lg, trace.shapes()), practice.answer_text(item, lg)
         verdict = ("success" if r["status"] == "right" else "error",
-                   say("quiz_" + r["status"], text=r["text"], true=true, where=where))
+                   say("practice_ui.quiz_right" if r["status"] == "right" else "practice_ui.quiz_wrong", text=r["text"],
+                       true=true, where=where))
     done = ss.quiz_attempted
-    return dict(intro=say("quiz_intro", name=c.name or c.model_type, B=trace.B, S=trace.S), n=len(pool), idx=idx,
+    return dict(intro=say("practice_ui.quiz_intro", name=c.name or c.model_type, B=trace.B, S=trace.S), n=len(pool),
+                idx=idx,
                 item=item, question=item["question"][lg], hint=hint, box=f"quiz_answer_{ss.quiz_round}_{idx}",
                 metrics=[(t("得分（对 / 答）", "score (correct / attempted)"), f"{ss.quiz_correct} / {done}"),
                          (t("题号", "question"), f"{idx + 1} / {len(pool)}"),
                          (t("正确率", "accuracy"), f"{100 * ss.quiz_correct / done:.0f}%" if done else "–")],
                 verdict=verdict, explain=(item.get("explain") or {}).get(lg) if verdict and verdict[0] != "warning"
-                else None, legend=say("shape_legend") if verdict and item["kind"] == "shape" else None)
+                else None, legend=say("practice_ui.shape_legend") if verdict and item["kind"] == "shape" else None)
 
 
 # ---- the mock interview --------------------------------------------------------------------------------------
@@ -170,7 +173,7 @@ def interview(items: list[dict], n: int, levels) -> dict:
     value = ""
     if q is not None and q["computed"]:
         shown = q["exact"] if q["exact"] == q["human"] else f"{q['exact']} ({q['human']})"
-        value = say("mock_computed", config=q["config"], value=shown)
+        value = say("practice_ui.mock_computed", config=q["config"], value=shown)
     return dict(n=len(asked), pos=pos, progress=f"{min(pos + 1, len(asked))} / {len(asked)}",
                 done=q is None and bool(asked), box=_box(m), revealed=m["revealed"],
                 warn=m["warn"], question=q, stage=stage_title(q["stage"], lg) if q else "",

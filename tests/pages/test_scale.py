@@ -117,7 +117,7 @@ def test_scale_compares_qwen_with_the_llama_config(tiny_app_dense, lang, monkeyp
     assert (a["params"], b["params"]) == ("494,032,768", "134,515,008")     # FACTS.md: 0.494B; 134.5M
     keys = ["model_type", "H", "L", "nh", "nkv", "rep", "hd", "ratio", "theta", "eps", "bias", "tie", "V", "params",
             "kv"]
-    labels = [words.NAMES[k][lang == "en"] for k in cm.ROWS if k != "special_tokens"]     # the rows' names
+    labels = [words.row_name(k, lang) for k in cm.ROWS if k != "special_tokens"]     # the rows' names
     assert list(rows) == labels
     for label, k in zip(labels, keys):
         assert rows[label][2:4] == [a[k], b[k]], (label, rows[label])
