@@ -6,7 +6,7 @@ import torch
 
 from content import prompts
 from ops.engine import inputs
-from ops.engine.model import token_limit
+from ops.engine.inputs import token_limit
 from ops.fast import native
 
 from . import classroom, state

@@ -20,7 +20,7 @@ import ops
 from content.refusals import load_error
 from ops.engine import inputs
 from ops.engine.config import ConfigError
-from ops.engine.model import InputError, PromptTooLong
+from ops.errors import InputError, PromptTooLong
 from ops.fast import native
 from ops.lab.steps import trace_plan
 from ops.models.bundled import cache_dir, prepare_bundled

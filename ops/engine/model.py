@@ -21,18 +21,17 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 
-from ..errors import InputError, PromptTooLong, TraceTooBig  # noqa: F401  (re-exported: old imports)
+from ..errors import InputError, TraceTooBig
 from ..fast.quant import int8_copy
 from ..models.tokenizer import MODEL_DEFAULT
 from . import functional as fn, inputs, rope
 from .config import ModelConfig
-from .decode import Decoder, Generation, GenerationStep, KVCache, decode_path  # noqa: F401  (re-exported)
-from .inputs import MAX_BATCH, token_limit  # noqa: F401  (re-exported)
+from .decode import Decoder, Generation, KVCache, decode_path
 from .recording import attention_scores, build_trace, recorder
 from .sampling import SamplingParams
 from .speculate import check_draft, draft_step, generate_with_draft
 from .trace import Trace
-from .weights import FUSED, Weights  # noqa: F401  (FUSED re-exported)
+from .weights import FUSED, Weights
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
