@@ -74,9 +74,9 @@ def main():
     with torch.inference_mode():
         T, S = len(prompt_ids) + 1, len(prompt_ids)
         pos, valid = torch.arange(S)[None], torch.ones(1, S, dtype=torch.bool)
-        l32 = model.forward(ids, pos, valid, cache=ops.engine.model.KVCache(model.config, 1, T, "cpu", torch.float32),
+        l32 = model.forward(ids, pos, valid, cache=ops.engine.decode.KVCache(model.config, 1, T, "cpu", torch.float32),
                             last_only=True)[0, -1]
-        lbf = model.forward(ids, pos, valid, cache=ops.engine.model.KVCache(model.config, 1, T, "cpu", model.fast_dtype()),
+        lbf = model.forward(ids, pos, valid, cache=ops.engine.decode.KVCache(model.config, 1, T, "cpu", model.fast_dtype()),
                             last_only=True, weights="bf16", attention="sdpa")[0, -1].float()
         lref = ref(ids).logits[0, -1]
     d_fast = (lbf - l32).abs().max().item()

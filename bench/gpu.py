@@ -83,7 +83,7 @@ def build(which: str, device: str, smoke: bool):
 
 def measure(model, S: int, new: int, bw: float) -> dict:
     """Prefill, decode (fast and eager) against the bound, and a capture-filtered trace of S tokens."""
-    from ops.engine.model import KVCache
+    from ops.engine.decode import KVCache
     from ops.fast import quant
 
     config, device, dtype = model.config, model.device, model.dtype

@@ -23,6 +23,7 @@ import math
 import re
 
 from content import serving_numbers, texts
+from content.template import fill
 from content.words import LANGS, say
 from ops.arith import costs
 from ops.engine.config import ModelConfig
@@ -114,7 +115,7 @@ def render(q: dict, numbers: dict, lang: str = "en") -> dict:
         shown = dict(exact=nums["answer"], human=nums["answer_h"], config=q["compute"]["config"])
     return dict(id=q["id"], stage=q["stage"], difficulty=q["difficulty"], computed=is_computed(q),
                 seed=q.get("seed", False), answer=value, standalone=q.get("quiz") is not False, **shown,
-                **{part: texts.fill(q[part][lang], nums) for part in ("question", "short", "long")})
+                **{part: fill(q[part][lang], nums) for part in ("question", "short", "long")})
 
 
 def questions(numbers: dict, lang: str = "en", stage: str | None = None) -> list[dict]:

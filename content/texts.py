@@ -23,7 +23,7 @@ import re
 from functools import lru_cache
 
 from content import facts, stages
-from content.template import fill, placeholders  # noqa: F401  (re-exported: texts.fill, texts.placeholders)
+from content.template import fill
 from ops.arith import costs
 from ops.engine import speculate
 from ops.engine.config import ModelConfig

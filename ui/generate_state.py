@@ -12,7 +12,7 @@ import streamlit as st
 from content import generate_text as gt
 from content.words import say
 from ops.engine import decode
-from ops.engine.model import InputError
+from ops.errors import InputError
 from ops.lab import generate_data
 from viz.labels import pieces, short
 from viz.sampling import candidates_chart

@@ -59,6 +59,10 @@ SETTINGS = (
     Setting("OPERATOR_LAB_DECODE_BATCH", "int", 8, "decode steps of different sessions run together as one forward "
             "pass, at most (continuous batching, ui/batcher.py); 0: each step alone in a decode slot",
             "最多合并成一次前向的解码步数（连续批处理）；0 = 每步单独运行", lo=0, hi=64),
+    Setting("OPERATOR_LAB_TRACE_BATCH", "int", 8, "prompt rows of different sessions traced together as one padded "
+            "forward pass, at most, when they ask within 0.1 s (ui/tracer.py; the padded trace within one session's "
+            "trace memory); 0: each trace alone in a run slot",
+            "最多合并成一次带填充前向的追踪行数（不同会话同时提交的新提示词）；0 = 每个追踪单独运行", lo=0, hi=64),
     Setting("OPERATOR_LAB_SWEEPS", "int", 1, "experiment sweeps (the heaviest runs) at once", "同时运行的扫描数"),
     Setting("OPERATOR_LAB_SWEEP_QUEUE", "int", 8, "sweeps that may wait; one more is told to come back later",
             "扫描排队上限", lo=0),
@@ -87,6 +91,7 @@ class Settings:
     concurrent_runs: int
     concurrent_decodes: int
     decode_batch: int
+    trace_batch: int
     sweeps: int
     sweep_queue: int
     teacher_key: str | None = None    # compared in constant time (ui/poll.py); never shown, never in a URL

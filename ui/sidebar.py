@@ -7,7 +7,7 @@ import torch
 from content import prompts
 from content.words import say
 from ops.engine import inputs
-from ops.engine.model import token_limit
+from ops.engine.inputs import token_limit
 from ops.fast import native
 
 from . import classroom, state

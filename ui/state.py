@@ -21,13 +21,13 @@ from content.refusals import load_error
 from content.words import say
 from ops.engine import inputs
 from ops.engine.config import ConfigError
-from ops.engine.model import InputError, PromptTooLong
+from ops.errors import InputError, PromptTooLong
 from ops.fast import native
 from ops.lab.steps import trace_plan
 from ops.models.bundled import cache_dir, prepare_bundled
 
 from . import classroom
-from .jobs import RUN_SLOTS, RUNS, STOPPING, background, trim_heap
+from .jobs import RUN_SLOTS, RUNS, STOPPING, background, tracer, trim_heap
 from .progress import progress_bar
 from .session import Settings, lang, settings, t
 
@@ -199,10 +199,10 @@ def get_trace(model=None, prompts=None):
     try:
         box, report = progress_bar()          # the pass reports each layer: a loaded server's wait is seconds
         on_layer = trace_plan(model, report, " / ".join(s.prompts)[:40])[1]
+        together = tracer()
         try:
-            trace = shared_trace((id(model),) + key, budget,
-                                 lambda: model.trace(list(s.prompts), chat=s.chat, max_bytes=budget,
-                                                     warn=lambda m: None, on_layer=on_layer))   # the note: above
+            trace = shared_trace((id(model),) + key, budget, functools.partial(_trace, model, s, budget, on_layer,
+                                                                               together), slot=together is None)
         finally:
             box.empty()
     except PromptTooLong as e:
@@ -221,16 +221,27 @@ def get_trace(model=None, prompts=None):
     return trace
 
 
+def _trace(model, s: Settings, budget: int, on_layer, together):
+    """The trace of s.prompts: alone (in the run slot shared_trace holds), or through the trace batcher (ui/tracer.py),
+    together with the other sessions' new prompts of this moment; each way the same trace."""
+    prompts, texts, rows = model.prepare_trace(list(s.prompts), chat=s.chat, max_bytes=budget,
+                                               warn=lambda m: None)              # the sanitising note: get_trace's
+    if together is None:
+        return model.trace_ids(rows, prompts=prompts, texts=texts, on_layer=on_layer)
+    return together.submit(model, prompts, texts, rows).wait(together, on_layer)
+
+
 _SHARED: OrderedDict = OrderedDict()   # traces every session may read: key -> trace, least recently used first
 _SHARED_LOCK = threading.Lock()
 _COMPUTING: dict = {}                  # key -> the lock one session holds while it computes that trace
 
 
-def shared_trace(key: tuple, budget: int, compute):
+def shared_trace(key: tuple, budget: int, compute, slot: bool = True):
     """compute() once per key (model, prompts, chat, ...) for every session: a class opening the app on one prompt
     runs it once, and a session asking while another computes the same key waits for that run (in a RUN_SLOTS
-    slot). Traces are read-only to pages; they stay while those kept here fit in `budget` bytes (the newest
-    always stays), and each session's own list (get_trace) holds its references besides."""
+    slot; slot=False: compute takes one itself, the trace batcher's pass). Traces are read-only to pages; they stay
+    while those kept here fit in `budget` bytes (the newest always stays), and each session's own list
+    (get_trace) holds its references besides."""
     with _SHARED_LOCK:
         if key in _SHARED:
             _SHARED.move_to_end(key)
@@ -241,7 +252,7 @@ def shared_trace(key: tuple, budget: int, compute):
             if key in _SHARED:                     # computed by the session this one waited for
                 return _SHARED[key]
         try:
-            with RUN_SLOTS:
+            with RUN_SLOTS if slot else contextlib.nullcontext():
                 trace = compute()
             with _SHARED_LOCK:
                 _SHARED[key] = trace

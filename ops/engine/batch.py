@@ -12,6 +12,9 @@ native int8 kernel gives the same bits for a row whatever the rows beside it (op
 int8 decoding is bit for bit its decoding alone; float32 F.linear may pick another kernel for B rows (differences
 at float32 rounding, tests/unit/test_batch.py states the bound).
 
+New prompts that arrive together are traced together (trace_together): their rows right-padded into one pass, as a
+batch of prompts always was (Model.trace), and each request's trace cut from it (recording.build_traces).
+
 Decodings join and leave between steps: a step is any set of decodings of one model and path (same_group). A
 decoding whose step fails alone, or a pass that fails, reaches only its own decoding: each row's sampling is
 caught on its own, and a failed pass (caches not advanced) is run again row by row, each row's error its own.
@@ -22,10 +25,10 @@ import time
 
 import torch
 
-from . import functional as fn
+from . import functional as fn, rope
 from .decode import Decoder, GenerationStep
 from .model import ATTENTION, Pass
-from .recording import recorder
+from .recording import build_traces, recorder
 
 PATHS = ("eager", "int8")    # the model's own weights (float32), and int8 rows: the paths a batched step runs
 
@@ -117,3 +120,25 @@ def alone(d: Decoder) -> GenerationStep | Exception:
         return d.step()
     except Exception as e:
         return e
+
+
+def trace_together(model, requests: list[tuple], on_layer=None) -> list:
+    """Several requests' traces, each (prompts, texts, rows) as Model.prepare_trace gives them, in one padded forward
+    pass (recording.build_traces): per request, its Trace (every tensor kept, recomputed ones as recipes, as
+    Model.trace_ids keeps them) or the exception its trace raised. A pass that fails is run again request by request,
+    so a failure reaches only its own request. Requests whose RoPE frequencies depend on their length (dynamic
+    scaling past the context) are traced one by one. on_layer(i): after layer i of the (first) pass."""
+    lengths = [max(map(len, rows)) for _, _, rows in requests]
+    same = len({tuple(rope.frequencies(model.config, n)[0].tolist()) for n in {max(lengths), *lengths}}) == 1
+    if len(requests) > 1 and same:
+        try:
+            return build_traces(model, requests, on_layer=on_layer)
+        except Exception:                                 # whose fault? each request alone says
+            on_layer = None
+    out = []
+    for prompts, texts, rows in requests:
+        try:
+            out.append(model.trace_ids(rows, prompts=prompts, texts=texts, on_layer=on_layer))
+        except Exception as e:
+            out.append(e)
+    return out

@@ -18,7 +18,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from ..errors import InputError, PromptTooLong, TraceTooBig  # noqa: F401  (their old home: re-exported)
+from ..errors import InputError, PromptTooLong
 from ..models.tokenizer import MODEL_DEFAULT
 from .trace import capture_filter, contract_shapes, recipe_inputs
 

@@ -21,18 +21,17 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 
-from ..errors import InputError, PromptTooLong, TraceTooBig  # noqa: F401  (re-exported: old imports)
+from ..errors import InputError, TraceTooBig
 from ..fast.quant import int8_copy
 from ..models.tokenizer import MODEL_DEFAULT
 from . import functional as fn, inputs, rope
 from .config import ModelConfig
-from .decode import Decoder, Generation, GenerationStep, KVCache, decode_path  # noqa: F401  (re-exported)
-from .inputs import MAX_BATCH, token_limit  # noqa: F401  (re-exported)
+from .decode import Decoder, Generation, KVCache, decode_path
 from .recording import attention_scores, build_trace, recorder
 from .sampling import SamplingParams
 from .speculate import check_draft, draft_step, generate_with_draft
 from .trace import Trace
-from .weights import FUSED, Weights  # noqa: F401  (FUSED re-exported)
+from .weights import FUSED, Weights
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -272,6 +271,14 @@ class Model:
         truncate: cut prompts over the token limit instead of refusing them. max_bytes: refuse (TraceTooBig)
         a trace whose size, estimated from the shapes before running, is over this budget. edits, on_layer: see
         trace_ids."""
+        prompts, texts, rows = self.prepare_trace(prompts, chat, capture, system, truncate, max_bytes, warn, recompute)
+        return self.trace_ids(rows, capture=capture, prompts=prompts, texts=texts, recompute=recompute, edits=edits,
+                              on_layer=on_layer)
+
+    def prepare_trace(self, prompts, chat: bool = False, capture=None, system: str | None = MODEL_DEFAULT,
+                      truncate: bool = False, max_bytes: int | None = None, warn=None, recompute: bool = True):
+        """(prompts, texts, ids per row) that trace() runs, after the input policy and the memory budget (see trace);
+        ops.engine.batch.trace_together takes them too."""
         prompts, texts, rows = self.encode_prompts(prompts, chat, system, truncate=truncate, warn=warn)
         if max_bytes is not None:
             B, S = len(rows), max(len(r) for r in rows)
@@ -281,8 +288,7 @@ class Model:
                                   f"{inputs.mib(max_bytes)} per session (OPERATOR_LAB_SESSION_MB): use a shorter "
                                   "prompt, "
                                   "fewer lines, or capture fewer tensors.", need, max_bytes)
-        return self.trace_ids(rows, capture=capture, prompts=prompts, texts=texts, recompute=recompute, edits=edits,
-                              on_layer=on_layer)
+        return prompts, texts, rows
 
     def trace_ids(self, rows: list[list[int]], capture=None, prompts=None, texts=None, recompute: bool = True,
                   edits: dict | None = None, on_layer=None) -> Trace:

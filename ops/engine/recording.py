@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import dataclass, field
 from functools import partial
 
 import torch
 
 from ..errors import InputError
 from . import functional as fn
-from .trace import Derived, Trace, capture_filter, contract_names, recipe_inputs
+from .trace import Derived, Trace, capture_filter, contract_names, recipe_inputs, seq_axes
 
 NOT_EDITABLE = ("moe.router_probs", "moe.topk_idx", "moe.topk_weight")   # recorded after the experts ran
 
@@ -94,7 +95,48 @@ def build_trace(model, rows: list[list[int]], capture=None, prompts=None, texts=
     trace.RECOMPUTED is held as a recipe when its inputs are kept, unless an edit replaced it (a recipe would
     give the unedited value; an edited input is fine: the recipe reads the recorded, edited, input).
     on_layer(i): called as layer i's output is recorded (the progress a page shows: ops.lab.steps)."""
+    return build_traces(model, [(prompts, texts, rows)], capture, recompute, edits, on_layer)[0]
+
+
+@dataclass
+class Part:
+    """One group's share of a pass: its rows a:b, cut to its own longest row S, and what its trace keeps."""
+    a: int
+    b: int
+    S: int
+    made: dict                       # its recipes (recipes(), on its own mask)
+    tensors: dict = field(default_factory=dict)
+
+    def cut(self, name: str, t: torch.Tensor, whole: bool) -> torch.Tensor:
+        """Its rows of a recorded tensor, on the CPU; a copy of its own (the padded tensor is freed after the pass),
+        unless it is the whole tensor (one group) or one per pass (trace.UNBATCHED)."""
+        axes = seq_axes(name)
+        if whole or axes is None:
+            return t.detach().to("cpu")
+        t = t[self.a:self.b]
+        for ax in axes:
+            t = t.narrow(ax, 0, self.S)
+        return t.detach().to("cpu").clone(memory_format=torch.contiguous_format)
+
+    def shape(self, name: str, shape: torch.Size, whole: bool) -> tuple:
+        if whole:
+            return tuple(shape)
+        out = [self.b - self.a] + list(shape[1:])
+        for ax in seq_axes(name) or ():
+            out[ax] = self.S
+        return tuple(out)
+
+
+def build_traces(model, groups: list[tuple], capture=None, recompute: bool = True, edits: dict | None = None,
+                 on_layer=None) -> list[Trace]:
+    """One pass for several groups of rows, [(prompts, texts, rows), ...] (ops.engine.batch.trace_together): every
+    row right-padded into one batch, and each group's trace cut from it, holding its own rows up to its own longest
+    row, as build_trace of its rows alone would (right padding under a causal mask: a position sees only positions
+    before it, so the longer padding changes nothing but the rounding of the wider products). Edits: one group only."""
     edits = check_edits(model.config, edits)
+    if edits and len(groups) > 1:
+        raise InputError("edits apply to one trace: trace the groups one by one")
+    rows = [r for g in groups for r in g[2]]
     B, S = len(rows), max(len(r) for r in rows)
     ids = torch.full((B, S), model.pad_id(), dtype=torch.long)
     for b, r in enumerate(rows):
@@ -102,8 +144,13 @@ def build_trace(model, rows: list[list[int]], capture=None, prompts=None, texts=
     lengths = [len(r) for r in rows]
     valid = torch.arange(S)[None] < torch.tensor(lengths)[:, None]       # (B, S) real tokens
     positions = torch.arange(S)[None].expand(B, S)                       # right padding: 0..S-1 per row
-    keep, tensors = capture_filter(capture), {}
-    made = recipes(model, fn.attention_mask(valid, positions, positions)) if recompute else {}
+    keep, parts, a = capture_filter(capture), [], 0
+    for _, _, g_rows in groups:
+        b, s = a + len(g_rows), max(len(r) for r in g_rows)
+        mask = fn.attention_mask(valid[a:b, :s], positions[a:b, :s], positions[a:b, :s])   # (b - a, 1, s, s)
+        parts.append(Part(a, b, s, recipes(model, mask) if recompute else {}))
+        a = b
+    whole = len(groups) == 1
 
     def record(name, t):
         if on_layer is not None and name.endswith(".resid_out"):
@@ -111,17 +158,22 @@ def build_trace(model, rows: list[list[int]], capture=None, prompts=None, texts=
         if not keep(name):
             return
         needs = recipe_inputs(name)
-        if made and needs and name not in edits and all(n in tensors for n in needs):   # held as a recipe
-            _, layer, part = name.split(".", 2)
-            tensors[name] = Derived(partial(made[part], int(layer)), needs, tuple(t.shape), t.dtype)
-        else:
-            tensors[name] = t.detach().to("cpu")
+        for p in parts:
+            if p.made and needs and name not in edits and all(n in p.tensors for n in needs):   # held as a recipe
+                _, layer, part = name.split(".", 2)
+                p.tensors[name] = Derived(partial(p.made[part], int(layer)), needs, p.shape(name, t.shape, whole),
+                                          t.dtype)
+            else:
+                p.tensors[name] = p.cut(name, t, whole)
 
     model.forward(ids, positions, valid, record=record, edits=edits)
-    texts = texts or [""] * B
     order = {n: k for k, n in enumerate(contract_names(model.config))}
-    return Trace(model.config, prompts or texts, texts, ids, lengths, tensors,
-                 edits=tuple(sorted(edits, key=lambda n: order[n])))
+    traces = []
+    for p, (prompts, texts, _) in zip(parts, groups):
+        texts = texts or [""] * (p.b - p.a)
+        traces.append(Trace(model.config, prompts or texts, texts, ids[p.a:p.b, :p.S].clone(), lengths[p.a:p.b],
+                            p.tensors, edits=tuple(sorted(edits, key=lambda n: order[n]))))
+    return traces
 
 
 def attention_scores(q: torch.Tensor, k: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -72,6 +72,14 @@ def eval_dim(part: str, d: dict) -> int:
     return out
 
 
+def seq_axes(name: str) -> tuple[int, ...] | None:
+    """The axes of a trace tensor that run over the positions (S in the contract's dims): (1,) for "embed.out",
+    (2, 3) for an attention map; None for a name in UNBATCHED (one per pass, no batch axis)."""
+    if name in UNBATCHED:
+        return None
+    return tuple(k for k, part in enumerate(CONTRACT[_pattern(name)][0].split()) if part == "S")
+
+
 def _pattern(name: str) -> str:
     parts = name.split(".", 2)
     return f"layers.{{i}}.{parts[2]}" if parts[0] == "layers" and len(parts) == 3 else name

@@ -5,7 +5,7 @@ import torch
 from test_parity_tiny import ARCHS, SMALL, tiny_pair
 
 from ops.engine import functional as fn
-from ops.engine.model import KVCache
+from ops.engine.decode import KVCache
 
 
 def _fast(model, chunk, cache, a, b):

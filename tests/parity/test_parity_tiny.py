@@ -10,7 +10,7 @@ import torch
 import transformers
 
 from ops import Model, ModelConfig
-from ops.engine.model import KVCache
+from ops.engine.decode import KVCache
 
 SMALL = dict(tiny_shapes.SMALL, max_position_embeddings=256)
 MOE = dict(num_experts=6, num_experts_per_tok=2, moe_intermediate_size=32)

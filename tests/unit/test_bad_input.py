@@ -14,6 +14,7 @@ import pytest
 from ops import InputError, SamplingError, SamplingParams, configure, load_model
 from ops.engine import inputs
 from ops.engine.trace import contract_shapes
+from ops.errors import PromptTooLong, TraceTooBig
 from ops.models.loading import LoadError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +70,7 @@ def test_no_prompts(tiny):
 def test_too_long_message_and_truncate(tiny, monkeypatch):
     limit(12)
     text = "the cat sat on the mat and then the dog ran"
-    with pytest.raises(inputs.PromptTooLong) as e:
+    with pytest.raises(PromptTooLong) as e:
         tiny.trace(text)
     assert "12 tokens" in str(e.value) and "truncate" in str(e.value) and e.value.limit == 12
     with pytest.warns(UserWarning, match="truncated"):
@@ -90,7 +91,7 @@ def test_truncate_never_splits_a_character(bundled_tokenizer):
 
 
 def test_too_many_characters(tiny):
-    with pytest.raises(inputs.PromptTooLong, match="characters"):
+    with pytest.raises(PromptTooLong, match="characters"):
         tiny.trace("ab " * (inputs.MAX_CHARS // 3 + 10))
 
 
@@ -133,7 +134,7 @@ def test_ten_thousand_repeats_fast(bundled_tokenizer, ch):
 def test_ten_thousand_repeats_limit_message(real_model, monkeypatch):
     limit(512)
     t0 = time.perf_counter()
-    with pytest.raises(inputs.PromptTooLong, match="512 tokens"):
+    with pytest.raises(PromptTooLong, match="512 tokens"):
         real_model.trace("a" * 10_000)
     assert time.perf_counter() - t0 < 3.0          # refused before any forward pass
 
@@ -223,7 +224,7 @@ def test_estimate_matches_trace(tiny_hf_folder, arch):
 
 def test_trace_over_budget_refused(tiny):
     need = inputs.estimate_trace_bytes(tiny.config, 1, len(tiny.tokenizer.encode("the cat sat")))
-    with pytest.raises(inputs.TraceTooBig, match="shorter prompt"):
+    with pytest.raises(TraceTooBig, match="shorter prompt"):
         tiny.trace("the cat sat", max_bytes=need // 2)
     tiny.trace("the cat sat", max_bytes=need * 2)
     tiny.trace("the cat sat", max_bytes=need // 2, capture=["logits"])     # a smaller capture fits
@@ -255,7 +256,7 @@ def test_classroom_limits(tiny, monkeypatch):
         tiny.generate("the cat", max_new_tokens=65)
     monkeypatch.setenv("OPERATOR_LAB_CLASSROOM_MAX_TOKENS", "5")
     settings.apply()
-    with pytest.raises(inputs.PromptTooLong, match="5 tokens"):
+    with pytest.raises(PromptTooLong, match="5 tokens"):
         tiny.trace("the cat sat on the mat")
     monkeypatch.setenv("OPERATOR_LAB_CLASSROOM_MAX_TOKENS", "not a number")   # refused, by name: not ignored
     with pytest.raises(settings.SettingError, match="OPERATOR_LAB_CLASSROOM_MAX_TOKENS='not a number'"):

@@ -10,7 +10,8 @@ import torch
 
 from ops import InputError, SamplingParams, load_model
 from ops.arith import costs
-from ops.engine.model import KVCache, Model
+from ops.engine.decode import KVCache
+from ops.engine.model import Model
 from ops.lab import lens
 from ops.models import tiny
 from tests.parity.test_parity_tiny import tiny_pair

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from content import practice, serving_numbers, texts
+from content.template import placeholders
 from ops.arith import costs, formats, serving_math as sv
 from ops.errors import InputError
 from ops.lab import online_softmax, phases
@@ -383,7 +384,7 @@ def test_numbers_are_in_the_texts_numbers():
     assert sv_nums["sv_req_141"] == "70" and sv_nums["sv_kv_mla_exact"] == "73,728"      # by hand, as above
     for lang in texts.LANGS:
         for level in texts.LEVELS:
-            assert texts.placeholders(texts.template("serving", lang, level)) <= set(nums)
+            assert placeholders(texts.template("serving", lang, level)) <= set(nums)
             assert sv_nums["sv_req_141"] in texts.explain("serving", lang, level, nums)
 
 

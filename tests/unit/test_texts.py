@@ -7,6 +7,7 @@ import pytest
 from conftest import SMALL
 
 from content import texts
+from content.template import fill, placeholders
 from ops.arith import costs
 from ops.engine.config import ModelConfig
 
@@ -27,7 +28,7 @@ def test_every_text_filled(stage, nums):
         for level in texts.LEVELS:
             t = texts.explain(stage, lang, level, nums)
             assert len(t) > 120, (stage, lang, level, len(t))
-            leftover = [p for p in texts.placeholders(texts.template(stage, lang, level))
+            leftover = [p for p in placeholders(texts.template(stage, lang, level))
                         if p not in texts.in_lang(nums, lang)]
             assert not leftover
 
@@ -35,7 +36,7 @@ def test_every_text_filled(stage, nums):
 def test_missing_placeholder_raises():
     with pytest.raises(KeyError):
         texts.explain("embedding", "en", "academic", {})
-    assert texts.fill("$\\sqrt{{d}}$ = {H}", {"H": "5"}) == "$\\sqrt{d}$ = 5"
+    assert fill("$\\sqrt{{d}}$ = {H}", {"H": "5"}) == "$\\sqrt{d}$ = 5"
 
 
 def test_stages_and_unknown():
