@@ -256,25 +256,6 @@ def pages_run(a, backend, url):
     return not errors and all(sent == counted for sent, counted, _ in answers)
 
 
-def pool_ab(a, url):
-    """The same class on PostgreSQL with the store keeping idle connections and with one connection per call, in
-    one process, alternated (the forked writers inherit the setting)."""
-    import psycopg
-
-    import ui.poll_store as ps
-
-    kept = ps.PG_IDLE
-    for rnd in range(a.pool_ab):
-        for idle in (kept, 0):
-            ps.PG_IDLE = idle
-            with psycopg.connect(url, autocommit=True) as conn:
-                conn.execute("DROP TABLE IF EXISTS answers, polls")
-            r = run(url, a.students, a.procs, a.window, kill=False, seed=rnd)
-            print(f"postgresql round {rnd + 1} idle kept {idle}: " + " ".join(
-                f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()), flush=True)
-    ps.PG_IDLE = kept
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--students", type=int, default=60)
@@ -290,8 +271,6 @@ def main():
     ap.add_argument("--rounds", type=int, default=1, help="--pages: rounds of (alone, with the poll)")
     ap.add_argument("--timeout", type=float, default=120.0, help="--pages: seconds one request may take")
     ap.add_argument("--port", type=int, default=None, help="--pages with --procs 1: the server's port")
-    ap.add_argument("--pool-ab", type=int, default=0, metavar="ROUNDS", help="PostgreSQL only: the store's idle "
-                    "connections kept (ui.poll_store.PG_IDLE) vs one connection per call, alternated ROUNDS times")
     a = ap.parse_args()
     print(f"# {time.strftime('%Y-%m-%d %H:%M')}, load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs")
     if a.pages:
@@ -306,9 +285,6 @@ def main():
                                  text=True, check=True)
             url, folder = out.stdout.split()
         try:
-            if a.pool_ab and backend == "postgresql":
-                pool_ab(a, url)
-                continue
             if a.pages:
                 if backend == "postgresql":
                     import psycopg

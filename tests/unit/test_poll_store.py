@@ -310,14 +310,16 @@ def test_postgres_reuses_a_connection_across_calls(pg_store, monkeypatch):
     import psycopg
 
     opened = []
-    real = psycopg.connect
-    monkeypatch.setattr(psycopg, "connect", lambda *a, **k: opened.append(1) or real(*a, **k))
+    real = psycopg.Connection.connect.__func__                 # what psycopg_pool calls to open a connection
+    monkeypatch.setattr(psycopg.Connection, "connect",
+                        classmethod(lambda cls, *a, **k: opened.append(1) or real(cls, *a, **k)))
+    pg_store.close()                                      # a fresh pool: its first call opens the one connection
     poll = pg_store.open_poll(KEY, "Next token?", ["a", "b"])
     for i in range(20):                                   # a class answering, and the teacher's view refreshing
         pg_store.answer(poll.id, f"s{i}", "ab"[i % 2])
         pg_store.results(poll.id, key=KEY)
     assert pg_store.results(poll.id, key=KEY) == {"a": 10, "b": 10}
-    assert len(opened) <= 1                               # the store's idle connection (if any) from set-up, reused
+    assert len(opened) == 1                               # ... which every later call reused
 
 
 def test_postgres_survives_the_server_dropping_its_idle_connections(pg_store, pg_url):
@@ -340,4 +342,5 @@ def test_postgres_does_not_reuse_a_connection_whose_transaction_failed(pg_store)
     with pytest.raises(PollError):
         pg_store.answer(poll.id, "s1", "a")                 # refused inside a transaction: rolled back
     assert pg_store.results(poll.id) == {"a": 0, "b": 0}
-    assert all(not c.closed and c.info.transaction_status == 0 for c in pg_store._idle)   # 0: idle, no open txn
+    with pg_store._pg_pool().connection() as conn:          # the connection lent next: no transaction left open
+        assert not conn.closed and conn.info.transaction_status == 0                    # 0: idle
