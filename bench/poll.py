@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ui.poll_store import PollStore  # noqa: E402
+from classroom.poll_store import PollStore  # noqa: E402
 
 KEY = "bench-teacher"
 OPTIONS = ("a", "b", "c", "d")

@@ -1,4 +1,4 @@
-"""ui/poll_store.py: the class poll on SQLite (a temporary file) and on PostgreSQL (a throwaway server from
+"""classroom/poll_store.py: the class poll on SQLite (a temporary file) and on PostgreSQL (a throwaway server from
 scripts/pg_test_server.sh), the same tests on both. Roles (only the teacher opens, closes, clears, exports and reads
 an open poll's counts), one answer per student per poll, closed polls keep their results, and a class's load:
 60 students over 2 processes, 0 lost and 0 double-counted, and a writer killed mid-poll loses no acknowledged
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from ui.poll_store import KEY_FREE, KEY_WAIT, KEY_WAIT_MAX, NotTeacher, PollError, PollStore, postgres_available
+from classroom.poll_gate import KEY_FREE, KEY_WAIT, KEY_WAIT_MAX
+from classroom.poll_store import NotTeacher, PollError, PollStore, postgres_available
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "correct horse battery staple"

@@ -14,7 +14,7 @@ message is in both languages (LessonError.text(lang)): a class may be taught in 
 
 `pickers` and `question` are optional. An option (and the answer) is plain text, the same in both languages (a
 number, a token), or {"zh": ..., "en": ...}; the answer may also be either language's text of one option. Texts
-are plain text: an export escapes every one (ui/lesson_export.py).
+are plain text: an export escapes every one (classroom/lesson_export.py).
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import stages
+from content import stages
 
 VERSION = 1
 MAX_BYTES = 256 * 1024        # a lesson is a few kilobytes; a bigger file is not one

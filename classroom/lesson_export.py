@@ -1,6 +1,6 @@
-"""A lesson (content/lessons.py) as one standalone HTML file a student opens with no app, no server, no network.
+"""A lesson (classroom/lessons.py) as one standalone HTML file a student opens with no app, no server, no network.
 
-    python -m ui.lesson_export export assets/lessons/first-lesson.json first-lesson.html
+    python -m classroom.lesson_export export assets/lessons/first-lesson.json first-lesson.html
 
 runs the real model on the lesson's prompts, draws each step's view with the viz/ builders (Plotly's own JavaScript
 inlined once, so the figures stay interactive offline), writes both languages, the notes, the questions with their
@@ -21,12 +21,14 @@ import numpy as np
 import plotly.io as pio
 import torch
 
-from content import lessons, stages
+from content import stages
 from ops.engine import sampling as smp
 from ops.lab import stage_data
 from viz import bars, heatmap, histogram, lines, use_lab_template
 from viz.labels import pieces, visible
 from viz.sampling import candidates_chart
+
+from . import lessons
 
 FORMULAS = {        # plain Unicode, readable with no script at all
     "tokenize": "text → byte-level BPE pieces → ids ∈ [0, V)",
@@ -220,7 +222,7 @@ def export(lesson_path, out_html, model=None) -> tuple[Path, Path]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ui.lesson_export", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m classroom.lesson_export", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     ex = sub.add_parser("export", help="a lesson file -> one standalone HTML file (+ an .npz of its tensors)")
     ex.add_argument("lesson")

@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .poll_gate import KEY_FREE, KEY_WAIT, KEY_WAIT_MAX, TOKEN_TTL, TeacherGate, key_wait  # noqa: F401 (re-exported)
+from .poll_gate import TeacherGate
 
 MAX_TEXT = 2000        # a question, prompt or answer longer than this is refused (the store is shared by a class)
 MAX_OPTIONS = 12

@@ -57,7 +57,7 @@ SETTINGS = (
     Setting("OPERATOR_LAB_CONCURRENT_DECODES", "int", 2, "generation steps at once across all sessions",
             "所有会话同时进行的解码步数"),
     Setting("OPERATOR_LAB_DECODE_BATCH", "int", 8, "decode steps of different sessions run together as one forward "
-            "pass, at most (continuous batching, ui/batcher.py); 0: each step alone in a decode slot",
+            "pass, at most (continuous batching, classroom/batcher.py); 0: each step alone in a decode slot",
             "最多合并成一次前向的解码步数（连续批处理）；0 = 每步单独运行", lo=0, hi=64),
     Setting("OPERATOR_LAB_SWEEPS", "int", 1, "experiment sweeps (the heaviest runs) at once", "同时运行的扫描数"),
     Setting("OPERATOR_LAB_SWEEP_QUEUE", "int", 8, "sweeps that may wait; one more is told to come back later",

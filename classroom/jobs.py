@@ -1,5 +1,5 @@
 """Server machinery shared by every session: slots that bound how many runs and decode steps go at once, the decode
-batcher that runs the sessions' decode steps of one moment together (ui/batcher.py), the record of runs under way
+batcher that runs the sessions' decode steps of one moment together (classroom/batcher.py), the record of runs under way
 (so background work waits for a quiet moment), background threads joined at exit, and handing freed heap pages
 back to the OS.
 
@@ -12,13 +12,13 @@ import threading
 import time
 
 from ops.engine.batch import can_join
+from settings import current as server_settings
 
 from .batcher import Batcher
-from .settings import current as server_settings
 
 
 class Slots:
-    """A bounded semaphore whose size is a server setting (`setting`, a field of ui.settings.Settings), fixed once:
+    """A bounded semaphore whose size is a server setting (`setting`, a field of settings.Settings), fixed once:
     by configure() as the app starts, or from the settings at first use (a test, a script)."""
 
     def __init__(self, setting: str):
@@ -49,7 +49,7 @@ _MADE = (RUN_SLOTS, DECODE_SLOTS)
 
 
 def configure(s) -> None:
-    """Size the slots this module made from the settings (ui.settings.Settings); app.py calls it at start, before
+    """Size the slots this module made from the settings (settings.Settings); app.py calls it at start, before
     any page runs."""
     for slots in _MADE:
         slots.size(getattr(s, slots.setting))
@@ -89,8 +89,8 @@ _BATCHER_LOCK = threading.Lock()
 
 
 def batcher() -> Batcher | None:
-    """This process's decode batcher (ui/batcher.py), its cap the OPERATOR_LAB_DECODE_BATCH setting fixed at first
-    use; None when that setting is 0 (every step alone, in a decode slot)."""
+    """This process's decode batcher (classroom/batcher.py), its cap the OPERATOR_LAB_DECODE_BATCH setting fixed at
+    first use; None when that setting is 0 (every step alone, in a decode slot)."""
     if not _BATCHER:
         with _BATCHER_LOCK:
             if not _BATCHER:
@@ -103,8 +103,8 @@ def batcher() -> Batcher | None:
 def decode_step(decoder, on_wait=None, more: bool = False):
     """One forward pass of decoder (a token, or several verified drafts). A decode step past the prefill on the int8
     or float32 path goes to the process's batcher, which runs it together with the other sessions' steps of that
-    moment (the same token as alone; on_wait(place) as it waits, see ui/batcher.Ticket.wait; more: this session asks
-    for its next step as soon as this one is done, so the next step waits for it). Anything else (a
+    moment (the same token as alone; on_wait(place) as it waits, see classroom.batcher.Ticket.wait; more: this session
+    asks for its next step as soon as this one is done, so the next step waits for it). Anything else (a
     prefill, a draft's verifying pass, bf16, or the batcher off) runs here in one of the server's decode slots
     (DECODE_SLOTS): thirty steps at once in one process each hand the GIL back and forth many times a step and all
     crawl (bench/RESULTS_load.md)."""
