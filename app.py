@@ -15,8 +15,9 @@ except settings.SettingError as e:
     st.stop()
 
 import viz  # noqa: E402
+from classroom import jobs  # noqa: E402
 from content import stages  # noqa: E402
-from ui import browser, experiments_state, jobs, lesson_replay, page, poll, predict, session, sidebar, state  # noqa: E402
+from ui import browser, experiments_state, lesson_replay, page, poll, predict, session, sidebar, state  # noqa: E402
 
 # Registration, explicit: importing a module of ours registers, starts and reads nothing (tests/unit/test_imports.py)
 viz.use_lab_template()                     # the plotly template every page's figures use
