@@ -21,45 +21,27 @@ import numpy as np
 import plotly.io as pio
 import torch
 
-from content import stages
+from content import serving_page, stages
+from content.words import say
+from ops.arith import costs
 from ops.engine import sampling as smp
-from ops.lab import stage_data
-from viz import bars, heatmap, histogram, lines, use_lab_template
-from viz.labels import pieces, visible
+from ops.lab import atlas, checks, online_softmax, precision, stage_data
+from viz import bars, heatmap, use_lab_template
+from viz.embedding import gather_figure
+from viz.labels import pieces, token_color, visible
+from viz.mlp import swiglu_diagram
+from viz.precision import error_lines
+from viz.residual import stream_norms
+from viz.rmsnorm import before_after
 from viz.sampling import candidates_chart
+from viz.serving import online_softmax as online_softmax_chart
 
 from . import lessons
 
-FORMULAS = {        # plain Unicode, readable with no script at all
-    "tokenize": "text → byte-level BPE pieces → ids ∈ [0, V)",
-    "embedding": "x[s] = E[id[s]],  E ∈ ℝ^(V×H)",
-    "rmsnorm": "y = g ⊙ x / √(mean(x²) + ε)",
-    "attention": "A = softmax(q·kᵀ/√d + mask),  out = A·v;  q, k rotated by RoPE (θ = rope_theta)",
-    "residual": "h = x + attn(norm₁(x));  x′ = h + mlp(norm₂(h))",
-    "mlp": "mlp(x) = W_down (silu(W_gate x) ⊙ W_up x)",
-    "lm_head": "logits = RMSNorm(x_L) · W_outᵀ;  p = softmax(logits)",
-    "sampling": "z → z/T → top-k → top-p → min-p → p = softmax → draw;  T = 0: p = one-hot(argmax z)",
-    "atlas": "induction score = mean over t in the second copy of A[t, t − n + 1]",
-    "precision": "bf16(x) keeps 8 significant bits:  |bf16(x) − x| / |x| ≤ 2⁻⁸",
-    "serving": "KV bytes per token = 2 (K and V) × layers × KV heads × head dim × bytes per value",
-}
-PAGE = """<!doctype html>
-<html lang="zh-en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>
-body {{ font-family: system-ui, "Noto Sans CJK SC", sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em;
-       font-size: 18px; line-height: 1.5; color: #222; }}
-h1 {{ font-size: 1.8em; }} h2 {{ border-top: 1px solid #ccc; padding-top: 1em; }}
-.formula {{ font-family: "DejaVu Sans Mono", monospace; background: #f4f4f8; padding: .4em .7em; }}
-.zh, .en {{ margin: .4em 0; }} .lang {{ color: #888; font-size: .8em; margin-right: .5em; }}
-details {{ margin: .6em 0; }} summary {{ cursor: pointer; font-weight: 600; }}
-pre.prompt {{ white-space: pre-wrap; background: #f7f7f7; padding: .5em; }}
-</style></head>
-<body>
-{body}
-</body></html>
-"""
+FORMULAS = ("tokenize", "embedding", "rmsnorm", "attention", "residual", "mlp", "lm_head", "sampling", "atlas",
+            "precision", "serving")     # the pages with a view and a formula (export.formula_<page>, plain Unicode)
+PAGE = Path(__file__).resolve().parents[1] / "assets" / "export" / "lesson.html"    # the page around the steps
+MLP_THRESHOLD = 0.01       # the MLP page's starting "near zero" threshold
 
 
 def esc(text) -> str:
@@ -78,6 +60,12 @@ def option(o: dict) -> str:
     return f'<span lang="zh">{esc(o["zh"])}</span> · <span lang="en">{esc(o["en"])}</span>'
 
 
+def said(key: str, **fields) -> str:
+    """export.<key> in English, then in Chinese (once where both say the same): a figure's words."""
+    en, zh = say(f"export.{key}", "en", **fields), say(f"export.{key}", "zh", **fields)
+    return en if en == zh else f"{en} · {zh}"
+
+
 def _labels(model, trace, b: int = 0) -> list[str]:
     n = trace.lengths[b]
     return [visible(p) for p in pieces(model.tokenizer, trace.token_ids[b, :n].tolist())]
@@ -88,74 +76,124 @@ def _clip(value: int, hi: int) -> int:
 
 
 def view(step, model, trace):
-    """(figure or None, {name: array}) for one step, from the real trace (row 0: the lesson's first prompt)."""
+    """(figure or None, {name: array}) for one step: the page's own main picture, from the page's own view data
+    (ops/lab) and figure builder (viz/), at the lesson's pickers (else the page's starting ones), on the real trace
+    (row 0: the lesson's first prompt). Nothing is computed here."""
     c, p = model.config, step.pickers
     n, L = trace.lengths[0], c.num_hidden_layers
     labels = _labels(model, trace)
     layer = _clip(p.get("layer", 0), L)
-    if step.page == "tokenize":
-        ids = trace.token_ids[0, :n]
-        return (bars(ids.float(), [f"{i}: {s}" for i, s in enumerate(labels)], title="token ids · 每个 token 的编号",
-                     ylabel="id", text_fmt=".0f"), {"tokens.ids": ids})
-    if step.page == "embedding":
-        x = trace["embed.out"][0, :n, :64]
-        return (heatmap(x, y=labels, title=f"embed.out [S, H] (first 64 of {c.hidden_size}) · 嵌入向量（前 64 维）",
-                        xlabel="dim", ylabel="token"), {"embed.out": trace["embed.out"][0, :n]})
-    if step.page == "rmsnorm":
-        x = trace["embed.out"][0, :n] if layer == 0 else trace[f"layers.{layer - 1}.resid_out"][0, :n]
-        y = trace[f"layers.{layer}.attn_norm.out"][0, :n]
-        rms = lambda t: t.float().pow(2).mean(-1).sqrt()          # noqa: E731  (per-token RMS, for the plot)
-        return (lines({"input · 输入": rms(x), "RMSNorm output · 输出": rms(y)}, x=labels,
-                      title=f"layer {layer}: RMS of each token before and after · 第 {layer} 层 RMSNorm 前后",
-                      xlabel="token", ylabel="RMS"), {f"layers.{layer}.attn_norm.out": y})
-    if step.page == "attention":
-        head = _clip(p.get("head", 0), c.num_attention_heads)
-        probs = trace[f"layers.{layer}.attn.probs"][0, head, :n, :n]
-        return (heatmap(probs, x=labels, y=labels, zmin=0, zmax=1,
-                        title=f"layer {layer}, head {head}: attention probabilities · 注意力概率",
-                        xlabel="key · 被看的 token", ylabel="query · 提问的 token"),
-                {f"layers.{layer}.attn.probs[head {head}]": probs})
-    if step.page == "atlas":
-        from ops.lab import atlas
+    draw = VIEWS.get(step.page)
+    return draw(model, trace, p, n, L, labels, layer) if draw else (None, {})
 
-        scores = atlas.head_scores(model)["induction"]            # (L, nh)
-        return (heatmap(scores, zmin=0, zmax=1, title="induction score of every head · 每个头的归纳分数", xlabel="head",
-                        ylabel="layer"), {"atlas.induction": scores})
-    if step.page == "residual":
-        norms = torch.stack([trace[f"layers.{i}.resid_out"][0, n - 1].float().norm() for i in range(L)])
-        return (lines({"‖resid_out‖": norms}, x=list(range(L)),
-                      title="the last token's residual stream, layer by layer · 最后一个 token 的残差流大小",
-                      xlabel="layer", ylabel="L2 norm"), {"resid_out.norm": norms})
-    if step.page == "mlp":
-        act = trace[f"layers.{layer}.mlp.act"][0, :n]
-        title = f"layer {layer}: silu(gate) ⊙ up (first 64 of {c.intermediate_size})"
-        return (heatmap(act[:, :64], y=labels, title=title, xlabel="neuron", ylabel="token"),
-                {f"layers.{layer}.mlp.act": act})
-    if step.page == "lm_head":
-        k = max(1, min(int(p.get("top", 10)), 50))
-        top = stage_data.next_token_top(trace, 0, n - 1, k)          # the LM head page's own numbers
-        names = [f"{visible(s)} ({i})" for s, i in zip(pieces(model.tokenizer, top["ids"].tolist()),
-                                                        top["ids"].tolist())]
-        title = f"next token after “{labels[-1]}”: top {k} · 下一个 token"
-        return (bars(top["probs"], names, horizontal=True, title=title,
-                     xlabel="probability", text_fmt=".3f"), {"logits.last": trace.logits[0, n - 1]})
-    if step.page == "sampling":
-        return sampling_view(model, trace, n, labels, min(max(int(p.get("top", 10)), 5), 30))
-    if step.page == "precision":
-        x = trace[f"layers.{layer}.resid_out"][0, :n].float().flatten()
-        x = x[x != 0]
-        rel = ((x.to(torch.bfloat16).float() - x).abs() / x.abs())
-        title = (f"layer {layer}: bfloat16's relative rounding error, {x.numel():,} values of resid_out"
-                 " · bf16 相对舍入误差")
-        return (histogram({"bf16": rel}, title=title, xlabel="|bf16(x) − x| / |x|  (≤ 2⁻⁸ = 0.0039)"),
-                {f"layers.{layer}.resid_out.bf16_rel_error": rel})
-    if step.page == "serving":
-        per_value = {"float32": 4, "bfloat16": 2, "int8": 1}
-        kv = {k: 2 * L * c.num_key_value_heads * c.head_dim * b for k, b in per_value.items()}
-        title = "KV cache bytes per token of this model · 每个 token 的 KV 缓存字节"
-        return (bars(list(kv.values()), list(kv), title=title,
-                     ylabel="bytes", text_fmt=",.0f"), {"kv_bytes_per_token": np.array(list(kv.values()))})
-    return None, {}
+
+def _tokenize(model, trace, p, n, L, labels, layer):
+    ids = trace.token_ids[0, :n]
+    return (bars(ids.tolist(), [f"{i}: {s}" for i, s in enumerate(labels)], title=said("tokenize"), ylabel="id",
+                 text_fmt=".0f"), {"tokens.ids": ids})
+
+
+def _embedding(model, trace, p, n, L, labels, layer):
+    c, emb = model.config, trace.embeddings[0, :n]
+    V = c.vocab_size
+    fig = gather_figure(trace.token_ids[0, :n].tolist(), labels, emb, V, model.tokenizer.vocab_size,
+                        pad_text=said("padding_rows"), title=said("embedding", n=n, V=f"{V:,}"))
+    return fig, {"embed.out": emb}
+
+
+def _rmsnorm(model, trace, p, n, L, labels, layer):
+    s = _clip(p.get("pos", 0), n)                                  # the RMSNorm page starts on token 0
+    x, y, gamma, _, yname = checks.norm_io(model, trace, "attn_norm", layer)
+    one = stage_data.rmsnorm_steps(x[0, s], gamma, model.config.rms_norm_eps)
+    fig = before_after(one["x"], y[0, s], xlabel="hidden dimension · 隐藏维度", color=token_color(s),
+                       title=said("rmsnorm", i=layer, s=s, tok=labels[s]),
+                       x_name=said("rmsnorm_x", rms=f"{one['rms']:.3f}"), y_name=said("rmsnorm_y"))
+    return fig, {f"{yname}[{s}]": y[0, s], f"{yname}[{s}].rms_in": [one["rms"]]}
+
+
+def _attention(model, trace, p, n, L, labels, layer):
+    head = _clip(p.get("head", 0), model.config.num_attention_heads)
+    one = stage_data.attention_head(trace, layer, 0, head)          # the page's map: masked cells blank
+    fig = heatmap(one["probs"][:n, :n], x=labels, y=labels, zmin=0, zmax=1, colorscale="Viridis",
+                  title=said("attention", i=layer, h=head), xlabel="key · 被看的 token", ylabel="query · 提问的 token")
+    return fig, {f"layers.{layer}.attn.probs[head {head}]": trace.attention_probs(layer)[0, head, :n, :n]}
+
+
+def _atlas(model, trace, p, n, L, labels, layer):
+    scores = atlas.atlas_view(model)["scores"]["induction"]        # the Head atlas page's data, (L, nh)
+    return (heatmap(scores, zmin=0, zmax=1, title=said("atlas"), xlabel="head", ylabel="layer"),
+            {"atlas.induction": scores})
+
+
+def _residual(model, trace, p, n, L, labels, layer):
+    norms = stage_data.stream_norms(trace, 0)                        # (L + 1, n), as the Residual page
+    s = _clip(p.get("pos", 0), n)
+    first = f"0:{labels[0]}"
+    if n <= RESIDUAL_LINES:
+        series = {f"{k}:{lab}": norms[:, k] for k, lab in enumerate(labels)}
+        colors = [token_color(k) for k in range(n)]
+    else:
+        median, q90 = stage_data.norm_summary(norms)
+        series = {first: norms[:, 0], f"{s}:{labels[s]}": norms[:, s], said("median", n=n): median,
+                  said("q90"): q90}
+        colors = [token_color(0), token_color(s), "#555555", "#999999"]
+    fig = stream_norms(series, ["embed"] + [f"L{k}" for k in range(L)], colors=colors, first=first,
+                       title=said("residual"), xlabel="after layer · 经过的层", ylabel="‖x‖₂")
+    return fig, {"resid_stream.norm": norms}
+
+
+def _mlp(model, trace, p, n, L, labels, layer):
+    c = model.config
+    s = _clip(p.get("pos", n - 1), n)                              # the MLP page starts on the last token
+    m = stage_data.mlp_token(trace, layer, 0, s, MLP_THRESHOLD)
+    fig = swiglu_diagram(m["x"], m["gate"], m["up"], m["act"], m["out"],
+                         names=dict(widen=said("widen"), narrow=said("narrow"), off=said("gate_off")),
+                         title=said("mlp", i=layer, s=s, tok=labels[s], H=c.hidden_size, I=c.intermediate_size))
+    return fig, {f"layers.{layer}.mlp.act[{s}]": m["act"], f"layers.{layer}.mlp.out[{s}]": m["out"]}
+
+
+def _lm_head(model, trace, p, n, L, labels, layer):
+    k = max(1, min(int(p.get("top", 10)), 50))
+    top = stage_data.next_token_top(trace, 0, n - 1, k)          # the LM head page's own numbers
+    names = [f"{visible(s)} ({i})" for s, i in zip(pieces(model.tokenizer, top["ids"].tolist()),
+                                                    top["ids"].tolist())]
+    return (bars(top["probs"], names, horizontal=True, title=said("lm_head", tok=labels[-1], k=k),
+                 xlabel="probability", text_fmt=".3f"), {"logits.last": trace.logits[0, n - 1]})
+
+
+def _sampling(model, trace, p, n, L, labels, layer):
+    return sampling_view(model, trace, n, labels, min(max(int(p.get("top", 10)), 5), 30))
+
+
+def _precision(model, trace, p, n, L, labels, layer):
+    rep = precision.precision_report(model, trace.prompts[0])        # the Precision page's report and chart
+    errs = rep["resid_rel_err"]
+    fig = error_lines(errs, ["embed"] + [f"L{k}" for k in range(L)], ylabel="‖x_d − x_32‖ / ‖x_32‖",
+                      title=said("precision"))
+    return fig, {f"resid_rel_err.{d}": e for d, e in errs.items()}
+
+
+def _serving(model, trace, p, n, L, labels, layer):
+    """The Serving page's main picture: one query's softmax·V folded a block of keys at a time (its starting
+    pickers: the last token, blocks of a third of the prompt)."""
+    head = _clip(p.get("head", 0), model.config.num_attention_heads)
+    s, block = _clip(p.get("pos", n - 1), n), max(1, -(-n // 3))
+    v = online_softmax.online_softmax_view(trace, layer, 0, head, s, block)
+    en, zh = serving_page.labels("en"), serving_page.labels("zh")
+    word = lambda k: f"{en[k]} · {zh[k]}"      # noqa: E731
+    fig = online_softmax_chart(v, _labels(model, trace) + [""] * (trace.S - n),
+                               title=f"{en['online'].format(n=block)} · {zh['online'].format(n=block)}",
+                               score_label=word("score"), max_label=word("run_max"), sum_label=word("run_sum"))
+    kv = {name: costs.kv_bytes_per_token(model.config, size) for name, size in (("float32", 4), ("bfloat16", 2),
+                                                                              ("int8", 1))}
+    return fig, {f"layers.{layer}.attn.scores[head {head}, {s}]": v["scores"], "online.out": v["out"],
+                 "kv_bytes_per_token": list(kv.values())}
+
+
+RESIDUAL_LINES = 24        # the Residual page's: one line per token up to this many
+VIEWS = {"tokenize": _tokenize, "embedding": _embedding, "rmsnorm": _rmsnorm, "attention": _attention,
+         "atlas": _atlas, "residual": _residual, "mlp": _mlp, "lm_head": _lm_head, "sampling": _sampling,
+         "precision": _precision, "serving": _serving}
 
 
 def sampling_view(model, trace, n: int, labels: list[str], N: int):
@@ -163,14 +201,13 @@ def sampling_view(model, trace, n: int, labels: list[str], N: int):
     its sliders start on (ops.engine.sampling.SHOWN), with the stage tensors it is drawn from."""
     params = smp.SHOWN
     sv = stage_data.sampling_view(trace, 0, params, N)
-    stages, cand = sv["stages"], sv["cand"].tolist()
+    stages_, cand = sv["stages"], sv["cand"].tolist()
     names = [f"{visible(s)} ({i})" for s, i in zip(pieces(model.tokenizer, cand), cand)]
     setting = f"T = {params.temperature:g}, k = {params.top_k}, p = {params.top_p:g}"
-    fig = candidates_chart(stages, cand, names, title=f"next token after “{labels[-1]}” · 下一个 token 的概率",
-                           words=dict(raw="raw softmax (T = 1) · 原始", now=f"{setting} · 当前设置",
-                                      chosen="chosen · 选中", cut_k="cut by top-k · 被 top-k 截掉",
-                                      cut_p="cut by top-p · 被 top-p 截掉"))
-    return fig, {k: v for k, v in stages.items() if k != "chosen"}
+    fig = candidates_chart(stages_, cand, names, title=said("sampling", tok=labels[-1]),
+                           words=dict(raw=said("raw"), now=said("now", setting=setting), chosen=said("chosen"),
+                                      cut_k=said("cut_k"), cut_p=said("cut_p")))
+    return fig, {k: v for k, v in stages_.items() if k != "chosen"}
 
 
 def build(lesson, model=None) -> tuple[str, dict]:
@@ -180,10 +217,10 @@ def build(lesson, model=None) -> tuple[str, dict]:
 
         model = load_model()
     trace = model.trace(list(lesson.prompts))
+    c = model.config
     parts = [f"<h1>{esc(lesson.title['zh'])}<br>{esc(lesson.title['en'])}</h1>",
-             f"<p>{esc(model.config.name)} · {model.config.num_hidden_layers} layers 层 · hidden 隐藏维度 "
-             f"{model.config.hidden_size}</p>",
-             "<h2>提示词 · Prompts</h2>", *[f'<pre class="prompt">{esc(p)}</pre>' for p in lesson.prompts]]
+             f"<p>{esc(said('model_line', name=c.name, L=c.num_hidden_layers, H=c.hidden_size))}</p>",
+             f"<h2>{esc(said('prompts'))}</h2>", *[f'<pre class="prompt">{esc(p)}</pre>' for p in lesson.prompts]]
     arrays, plotly_js = {}, True
     for i, step in enumerate(lesson.steps):
         s = stages.get(step.page)
@@ -197,15 +234,16 @@ def build(lesson, model=None) -> tuple[str, dict]:
         for name, t in tensors.items():
             arrays[f"step{i + 1}/{name}"] = t.detach().float().numpy() if torch.is_tensor(t) else np.asarray(t)
         if step.page in FORMULAS:
-            parts.append(f'<p class="formula">{esc(FORMULAS[step.page])}</p>')
+            parts.append(f'<p class="formula">{esc(said("formula_" + step.page))}</p>')
         parts.append(both(step.notes["zh"], step.notes["en"]))
         if step.question:
             q = step.question
             options = "".join(f"<li>{option(o)}</li>" for o in q.options)
-            parts.append(f"<details><summary>问题 · Question</summary>{both(q.zh, q.en)}<ul>{options}</ul>"
-                         f"<details><summary>答案 · Answer</summary><p>{option(q.answer)}</p></details></details>")
+            parts.append(f"<details><summary>{esc(said('question'))}</summary>{both(q.zh, q.en)}<ul>{options}</ul>"
+                         f"<details><summary>{esc(said('answer'))}</summary><p>{option(q.answer)}</p></details>"
+                         "</details>")
     title = f"{lesson.title['en']} · {lesson.title['zh']}"
-    return PAGE.format(title=esc(title), body="\n".join(parts)), arrays
+    return PAGE.read_text(encoding="utf-8").format(title=esc(title), body="\n".join(parts)), arrays
 
 
 def export(lesson_path, out_html, model=None) -> tuple[Path, Path]:
@@ -224,7 +262,7 @@ def export(lesson_path, out_html, model=None) -> tuple[Path, Path]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m classroom.lesson_export", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    ex = sub.add_parser("export", help="a lesson file -> one standalone HTML file (+ an .npz of its tensors)")
+    ex = sub.add_parser("export", help=said("cli"))
     ex.add_argument("lesson")
     ex.add_argument("out")
     args = ap.parse_args(argv)
@@ -232,7 +270,8 @@ def main(argv=None) -> int:
     try:
         html_path, npz = export(args.lesson, args.out)
     except lessons.LessonError as e:
-        print(f"lesson {args.lesson}: {e.text('en')}\n课程 {args.lesson}：{e.text('zh')}", file=sys.stderr)
+        print("\n".join(say("export.cli_error", lang, path=args.lesson, error=e.text(lang)) for lang in ("en", "zh")),
+              file=sys.stderr)
         return 2
     print(f"{html_path} ({html_path.stat().st_size:,} bytes), {npz}")
     return 0
