@@ -231,6 +231,14 @@ def test_layers():
     assert not bad, "imports across the layers:\n" + "\n".join(bad)
 
 
+def test_ui_only_draws():
+    """ui/ holds what draws: every module of it imports Streamlit; logic without it belongs in classroom/, ops/ or
+    content/ (issue 49: the poll's store, the lessons' export, the slots and the queue had settled in ui/)."""
+    idle = [module_file(m) for m in sorted(MODULES) if package_of(m) == "ui" and not is_package(m)
+            and not any(i.target.split(".")[0] == "streamlit" for i in imports_of(m))]
+    assert not idle, f"ui/ modules that draw nothing (move them out of ui/): {idle}"
+
+
 def test_no_import_circles():
     g = graph()
     comps = strongly_connected(g)
