@@ -29,7 +29,7 @@ import os
 import sqlite3
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -186,20 +186,36 @@ class PollStore(TeacherGate):
             raise PollError(f"the poll store is unavailable: {str(e).strip().splitlines()[0]}") from None
 
     def _pg_pool(self):
-        """This process's pool (psycopg_pool.ConnectionPool), opened at first use. It checks a connection before
-        lending it (one the server dropped while idle, a restart or a failover, is replaced) and takes back a
-        connection whose transaction failed rolled back, or closes it when broken. Its worker threads do not
-        survive a fork, so a forked child opens its own."""
+        """This process's pool (psycopg_pool.ConnectionPool), opened at first use; it takes a connection back rolled
+        back after a failed transaction, or closes it when broken. Its worker threads do not survive a fork, so a
+        forked child opens its own."""
         with self._pool_lock:
             if self._pool is None or self._pool_pid != os.getpid():
                 from psycopg_pool import ConnectionPool
 
                 self._pool = ConnectionPool(self.url, min_size=0, max_size=PG_POOL, timeout=self.timeout,
                                             kwargs=dict(autocommit=True, connect_timeout=max(1, int(self.timeout))),
-                                            check=ConnectionPool.check_connection, open=True,
-                                            name=f"poll-store-{os.getpid()}")
+                                            open=True, name=f"poll-store-{os.getpid()}")
                 self._pool_pid = os.getpid()
             return self._pool
+
+    def _pg_begin(self, stack: ExitStack):
+        """A pooled connection in a new transaction (both entered on stack). One the server dropped while it sat in
+        the pool (a restart, a failover) fails at BEGIN, before anything ran: it goes back (the pool closes it) and
+        the next one is tried. Checking every connection before lending it (the pool's check=) costs a round trip
+        a call: 27 % of an answer's time (bench/RESULTS.md, 10d)."""
+        import psycopg
+
+        pool = self._pg_pool()
+        for last in (False, True):
+            conn = pool.getconn()
+            stack.callback(pool.putconn, conn)          # after the commit or rollback below
+            try:
+                stack.enter_context(conn.transaction())
+                return conn
+            except psycopg.OperationalError:
+                if last:
+                    raise
 
     def close(self) -> None:
         """Close the pool's connections (PostgreSQL; SQLite keeps none open)."""
@@ -211,8 +227,8 @@ class PollStore(TeacherGate):
     @contextmanager
     def _connection(self):
         if self.postgres:
-            with self._pg_pool().connection() as conn, conn.transaction(), conn.cursor() as cur:
-                yield cur                           # commits on success, rolls back on error
+            with ExitStack() as stack:              # commits on success, rolls back on error, then gives it back
+                yield stack.enter_context(self._pg_begin(stack).cursor())
             return
         conn = sqlite3.connect(self.url, timeout=self.timeout, isolation_level=None)
         try:
