@@ -202,19 +202,20 @@ class PollStore(TeacherGate):
     def _pg_begin(self, stack: ExitStack):
         """A pooled connection in a new transaction (both entered on stack). One the server dropped while it sat in
         the pool (a restart, a failover) fails at BEGIN, before anything ran: it goes back (the pool closes it) and
-        the next one is tried. Checking every connection before lending it (the pool's check=) costs a round trip
-        a call: 27 % of an answer's time (bench/RESULTS.md, 10d)."""
+        the next one is tried (a restart drops them all: up to PG_POOL, then a new one). Checking every connection
+        before lending it (the pool's check=) costs a round trip a call: 27 % of an answer's time (bench/RESULTS.md,
+        10d)."""
         import psycopg
 
         pool = self._pg_pool()
-        for last in (False, True):
+        for tries_left in range(PG_POOL, -1, -1):
             conn = pool.getconn()
             stack.callback(pool.putconn, conn)          # after the commit or rollback below
             try:
                 stack.enter_context(conn.transaction())
                 return conn
             except psycopg.OperationalError:
-                if last:
+                if not tries_left:
                     raise
 
     def close(self) -> None:

@@ -57,7 +57,9 @@ def url(request, tmp_path):
 
 @pytest.fixture
 def store(url):
-    return PollStore(url, teacher_key=KEY)
+    s = PollStore(url, teacher_key=KEY)
+    yield s
+    s.close()                                                # the pool's threads and connections, not left to GC
 
 
 def test_only_the_teacher_opens_closes_clears_and_exports(store):
@@ -304,7 +306,9 @@ def pg_store(pg_url):
 
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("DROP TABLE IF EXISTS answers, polls, key_tries")
-    return PollStore(pg_url, teacher_key=KEY)
+    s = PollStore(pg_url, teacher_key=KEY)
+    yield s
+    s.close()
 
 
 def test_postgres_reuses_a_connection_across_calls(pg_store, monkeypatch):
@@ -335,6 +339,23 @@ def test_postgres_survives_the_server_dropping_its_idle_connections(pg_store, pg
     assert killed >= 1
     pg_store.answer(poll.id, "s2", "b")                     # no PollError: a fresh connection
     assert pg_store.results(poll.id, key=KEY) == {"a": 1, "b": 1}
+
+
+def test_postgres_survives_a_restart_that_drops_every_pooled_connection(pg_store, pg_url):
+    """Three connections in the pool, all dropped at once: the next call goes past every dead one."""
+    import psycopg
+
+    poll = pg_store.open_poll(KEY, "Next token?", ["a", "b"])
+    pool = pg_store._pg_pool()
+    held = [pool.getconn() for _ in range(3)]             # three at once: the pool now keeps three
+    for conn in held:
+        pool.putconn(conn)
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        killed = admin.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                               "WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchone()[0]
+    assert killed >= 3
+    pg_store.answer(poll.id, "s1", "a")                     # no PollError: past three dead connections
+    assert pg_store.results(poll.id, key=KEY) == {"a": 1, "b": 0}
 
 
 def test_postgres_does_not_reuse_a_connection_whose_transaction_failed(pg_store):
