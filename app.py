@@ -6,7 +6,7 @@ import streamlit as st
 
 st.set_page_config(page_title="Operator Lab · 算子实验室", page_icon="🔬", layout="wide")
 
-from ui import settings  # noqa: E402
+import settings  # noqa: E402
 
 try:                           # every OPERATOR_LAB_* setting, checked first; a bad one stops the app and says which
     server = settings.apply()
@@ -15,8 +15,9 @@ except settings.SettingError as e:
     st.stop()
 
 import viz  # noqa: E402
+from classroom import jobs  # noqa: E402
 from content import stages  # noqa: E402
-from ui import browser, experiments_state, jobs, lesson_replay, page, poll, predict, session, sidebar, state  # noqa: E402
+from ui import browser, experiments_state, lesson_replay, page, poll, predict, session, sidebar, state  # noqa: E402
 
 # Registration, explicit: importing a module of ours registers, starts and reads nothing (tests/unit/test_imports.py)
 viz.use_lab_template()                     # the plotly template every page's figures use
@@ -26,7 +27,7 @@ experiments_state.configure(server)        # the sweep queue, likewise
 state.FIRST_VISITS = experiments_state.first_visits
 state.build_native()                       # the native library, once per process, in the background
 
-with jobs.RUNS:               # background work at load waits while a page runs (ui.jobs.RUNS)
+with jobs.RUNS:               # background work at load waits while a page runs (classroom.jobs.RUNS)
     session.init_state()
     # projector mode (?projector=1) folds the sidebar away; its arrow opens it again
     st.set_page_config(page_title=session.t("算子实验室", "Operator Lab"),

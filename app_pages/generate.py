@@ -2,6 +2,8 @@
 session), the prefill in chunks or prompt-lookup drafts if chosen (ui/generate_state.py keeps the decoding)."""
 import streamlit as st
 
+from classroom import mode as class_mode
+from classroom.jobs import decode_step, decode_to_end
 from content import facts, generate_text as gt, texts
 from content.words import say
 from ops.arith import costs
@@ -9,8 +11,7 @@ from ops.engine import decode, sampling as smp
 from ops.engine.inputs import max_new_tokens_limit
 from ops.fast import quant
 from ops.lab import generate_data, stage_data
-from ui import classroom, generate_state as gs
-from ui.jobs import decode_step, decode_to_end
+from ui import generate_state as gs
 from ui.page import StagePage
 from ui.pickers import sampling_input
 from ui.session import frozen, lang, projector, settings, t
@@ -47,7 +48,7 @@ per_path, own = quant.path_bytes(model), str(model.dtype).replace("torch.", "")
 names = {"eager": own, "bf16": "bfloat16", "int8": "int8"}
 path = box.radio(t("⚡ 解码用的权重（每个 token 读的字节）", "⚡ Decode with weights (bytes read per token)"),
                 list(per_path),
-                index=list(per_path).index(classroom.default_decode_path()),
+                index=list(per_path).index(class_mode.default_decode_path()),
                 format_func=frozen(lambda k: f"{names[k]} · {costs.human(per_path[k], 'B')}", per_path),
                 key="gen_fast", horizontal=True, help=t(*gt.FAST_HELP))
 try:

@@ -73,11 +73,11 @@ def main():
 def sessions(model, a):
     """--sessions: S threads (as Streamlit runs sessions), each generating `tokens` tokens of its own prompt after its
     prefill, at once: every step alone in one of 2 decode slots (OPERATOR_LAB_DECODE_BATCH=0, the server before), or
-    through the batcher (ui/batcher.py), alternating round by round. Process CPU seconds (all threads) and wall
+    through the batcher (classroom/batcher.py), alternating round by round. Process CPU seconds (all threads) and wall
     seconds for all the sessions' tokens; the tokens are checked equal both ways."""
     import threading
 
-    from ui.batcher import Batcher
+    from classroom.batcher import Batcher
 
     fast = None if a.path == "eager" else a.path
     out = {"slots": [], "batcher": []}

@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ui.poll_store import PollStore  # noqa: E402
+from classroom.poll_store import PollStore  # noqa: E402
 
 KEY = "bench-teacher"
 OPTIONS = ("a", "b", "c", "d")
@@ -256,23 +256,29 @@ def pages_run(a, backend, url):
     return not errors and all(sent == counted for sent, counted, _ in answers)
 
 
-def pool_ab(a, url):
-    """The same class on PostgreSQL with the store keeping idle connections and with one connection per call, in
-    one process, alternated (the forked writers inherit the setting)."""
-    import psycopg
+def check_ab(url, rounds: int, calls: int = 200):
+    """One process answering `calls` times in a row, the store as it is (a dropped connection retried at BEGIN)
+    against psycopg_pool's check= on every loan (a round trip each), alternated `rounds` times: answer latency."""
+    from psycopg_pool import ConnectionPool
 
-    import ui.poll_store as ps
-
-    kept = ps.PG_IDLE
-    for rnd in range(a.pool_ab):
-        for idle in (kept, 0):
-            ps.PG_IDLE = idle
-            with psycopg.connect(url, autocommit=True) as conn:
-                conn.execute("DROP TABLE IF EXISTS answers, polls")
-            r = run(url, a.students, a.procs, a.window, kill=False, seed=rnd)
-            print(f"postgresql round {rnd + 1} idle kept {idle}: " + " ".join(
-                f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in r.items()), flush=True)
-    ps.PG_IDLE = kept
+    times = {"check on every loan": [], "retry at BEGIN (the store)": []}
+    for _ in range(rounds):
+        for mode, got in times.items():
+            s = PollStore(url, teacher_key=KEY)
+            if mode.startswith("check"):
+                s.close()
+                s._pool = ConnectionPool(url, min_size=0, max_size=8, timeout=10, kwargs=dict(autocommit=True),
+                                         check=ConnectionPool.check_connection, open=True)
+                s._pool_pid = os.getpid()
+            poll = s.open_poll(KEY, "q", list(OPTIONS))
+            for i in range(calls):
+                t = time.perf_counter()
+                s.answer(poll.id, f"s{i}", OPTIONS[i % 4])
+                got.append((time.perf_counter() - t) * 1e3)
+            s.close()
+    for mode, got in times.items():
+        print(f"postgresql {mode}: answer p50 {statistics.median(got):.2f} ms, p95 {sorted(got)[int(0.95 * len(got))]:.2f} ms "
+              f"({len(got)} answers)", flush=True)
 
 
 def main():
@@ -290,8 +296,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=1, help="--pages: rounds of (alone, with the poll)")
     ap.add_argument("--timeout", type=float, default=120.0, help="--pages: seconds one request may take")
     ap.add_argument("--port", type=int, default=None, help="--pages with --procs 1: the server's port")
-    ap.add_argument("--pool-ab", type=int, default=0, metavar="ROUNDS", help="PostgreSQL only: the store's idle "
-                    "connections kept (ui.poll_store.PG_IDLE) vs one connection per call, alternated ROUNDS times")
+    ap.add_argument("--check-ab", type=int, default=0, metavar="ROUNDS", help="PostgreSQL only: the store's retry of "
+                    "a dropped connection at BEGIN vs the pool's check on every loan, alternated ROUNDS times")
     a = ap.parse_args()
     print(f"# {time.strftime('%Y-%m-%d %H:%M')}, load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs")
     if a.pages:
@@ -306,8 +312,8 @@ def main():
                                  text=True, check=True)
             url, folder = out.stdout.split()
         try:
-            if a.pool_ab and backend == "postgresql":
-                pool_ab(a, url)
+            if a.check_ab and backend == "postgresql":
+                check_ab(url, a.check_ab)
                 continue
             if a.pages:
                 if backend == "postgresql":

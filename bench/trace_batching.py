@@ -1,4 +1,4 @@
-"""New prompts traced together (ops.engine.batch.trace_together, ui/tracer.py): N prompts traced one by one against
+"""New prompts traced together (ops.engine.batch.trace_together, classroom/tracer.py): N prompts traced one by one against
 one padded pass of all N, the bundled model in float32, every tensor kept (as a page's trace is).
 
     python bench/trace_batching.py [--sizes 2,4,8] [--rounds 3] [--threads 1]

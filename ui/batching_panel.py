@@ -1,15 +1,15 @@
-"""The Serving page's live panel: this server process's own continuous batching (ui/batcher.py), redrawn every few
-seconds: sequences in the current step, step time against a batch of one, tokens per second for the class."""
+"""The Serving page's live panel: this server process's own continuous batching (classroom/batcher.py), redrawn every
+few seconds: sequences in the current step, step time against a batch of one, tokens per second for the class."""
 from __future__ import annotations
 
 import time
 
 import streamlit as st
 
+from classroom import jobs
 from content.words import say
 from ops.lab.batching import SPAN_S, batching_view
 
-from . import jobs
 from .blocks import metrics, table
 
 REFRESH = 3              # seconds between redraws while the tab is open

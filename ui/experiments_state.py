@@ -15,15 +15,15 @@ from collections import OrderedDict
 
 import streamlit as st
 
+from classroom.jobs import RUN_SLOTS
+from classroom.runqueue import RunQueue
 from content.words import say
 from ops.errors import InputError
 from ops.lab.steps import Plan, Step, trace_plan
+from settings import current as server_settings
 
 from . import progress
-from .jobs import RUN_SLOTS
-from .runqueue import RunQueue
 from .session import lang, set_query, settings, t
-from .settings import current as server_settings
 from .state import load_model
 
 # sweeps, the heaviest runs, queue for their own turn: one at a time by default, so page runs always keep a
@@ -39,7 +39,7 @@ CAPTURE = ("tokens.ids", "embed.out", "layers.*.attn.context", "layers.*.attn.ou
 
 
 def configure(s) -> None:
-    """Build the sweep queue from the settings (ui.settings.Settings), once; app.py calls it at start."""
+    """Build the sweep queue from the settings (settings.Settings), once; app.py calls it at start."""
     with _SWEEPS_LOCK:
         if not _SWEEPS:
             _SWEEPS.append(RunQueue(running=s.sweeps, waiting=s.sweep_queue))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from classroom.jobs import batcher, decode_step
 from content import generate_text as gt
 from content.words import say
 from ops.engine import decode
@@ -18,7 +19,6 @@ from viz.labels import pieces, short
 from viz.sampling import candidates_chart
 
 from . import predict
-from .jobs import batcher, decode_step
 from .pickers import ranged
 from .session import lang, t
 
@@ -133,8 +133,8 @@ def step_chart(page, d: decode.Decoder, trace, weights: str):
 
 
 def queue_note():
-    """on_wait for a decode step handed to the batcher (ui/jobs.decode_step): while the step waits beyond the batch
-    cap, its place in the queue, in a caption that goes away once it is in a step. Drawing is also how a session
+    """on_wait for a decode step handed to the batcher (classroom.jobs.decode_step): while the step waits beyond the
+    batch cap, its place in the queue, in a caption that goes away once it is in a step. Drawing is also how a session
     whose user left is noticed (Streamlit stops the script at its next element), so its place is freed."""
     spot = st.empty()
 

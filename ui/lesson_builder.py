@@ -1,18 +1,18 @@
 """The teacher's lesson tools under the poll panel: add this view to a draft lesson, save the draft as a lesson file,
-and export a lesson (a shipped one or the draft) as the standalone HTML file `python -m ui.lesson_export` writes.
+and export a lesson (a shipped one or the draft) as the standalone HTML file `python -m classroom.lesson_export` writes.
 
 The draft lives in the teacher's session; a step records the page and the pickers the page shares through the
 session (layer, head, position, top N), with the teacher's notes in both languages. Saving goes through the strict
-loader (content/lessons.py), so what the app offers for download is a file the loader reads back.
+loader (classroom/lessons.py), so what the app offers for download is a file the loader reads back.
 """
 from __future__ import annotations
 
 import streamlit as st
 
-from content import lessons
+from classroom import lesson_export, lessons
 from content.words import say
 
-from . import lesson_export, state
+from . import state
 from .session import lang, t
 
 DRAFT = "lesson_draft"

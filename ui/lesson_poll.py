@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+import settings
 from content.words import say
 
-from . import poll, predict, settings
+from . import poll, predict
 from .session import lang, t
 
 RESULTS = "lesson_poll_results"      # session: the poll whose results the next run shows in a dialog

@@ -1,4 +1,4 @@
-"""Replaying a lesson (content/lessons.py) in front of a class: the Tour's lesson chooser, and the lesson bar.
+"""Replaying a lesson (classroom/lessons.py) in front of a class: the Tour's lesson chooser, and the lesson bar.
 
 The teacher picks a shipped lesson or uploads a lesson file on the Tour page (`chooser`); the strict loader reads it
 first, so a bad file stops with its message and nothing runs. Starting a replay puts the lesson's prompts in the
@@ -19,7 +19,8 @@ import html
 
 import streamlit as st
 
-from content import lessons, stages
+from classroom import lessons
+from content import stages
 from content.tour import replay_text
 
 from . import lesson_poll, predict, sidebar, state
@@ -44,7 +45,7 @@ def replaying():
 
 
 def current_step():
-    """The step on the bar now (a content.lessons.Step), or None when no lesson is replayed."""
+    """The step on the bar now (a classroom.lessons.Step), or None when no lesson is replayed."""
     r = replaying()
     return r["lesson"].steps[r["step"]] if r else None
 

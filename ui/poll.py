@@ -9,7 +9,7 @@ how many answered, and nothing that gives the answer away; the model's answer an
 reveal. A student sees the open poll in their page's language and answers it, once per poll under an id kept in a
 long-lived browser cookie (a reload, a second tab or another process is the same student), and is shown their answer
 when they come back; the counts reach a student only after the reveal, because the store refuses them before
-(ui/poll_store.py). What identifies whom: docs/classroom.md.
+(classroom/poll_store.py). What identifies whom: docs/classroom.md.
 """
 from __future__ import annotations
 
@@ -21,14 +21,16 @@ import secrets
 
 import streamlit as st
 
+import settings
+from classroom.poll_gate import TOKEN_TTL
+from classroom.poll_store import PollError, PollStore
 from content.words import say
 from ops.models.bundled import cache_dir
 from viz.labels import pieces, visible
 from viz.poll import poll_bars
 
-from . import lesson_builder, settings, state
+from . import lesson_builder, state
 from .markup import script_tag, style_tag
-from .poll_store import TOKEN_TTL, PollError, PollStore
 from .session import lang, t
 
 TEACHER = "poll_teacher"      # session: this session proved the teacher key (True), never the key itself

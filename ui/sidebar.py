@@ -4,13 +4,14 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
+from classroom import mode as class_mode
 from content import prompts
 from content.words import say
 from ops.engine import inputs
 from ops.engine.inputs import token_limit
 from ops.fast import native
 
-from . import classroom, state
+from . import state
 from .blocks import drawn, lazy
 from .session import follow_language, keep_settings, lang, set_query, settings, t
 from .state import get_model
@@ -51,7 +52,7 @@ def render(pages: dict | None = None):
 
     # The model's settings and card draw only when unfolded (every element costs the browser on each page switch);
     # in classroom mode always, where _classroom_models also refuses a source that is not allowed.
-    room = classroom.classroom_mode()
+    room = class_mode.classroom_mode()
     box = drawn(sb.expander(t("模型", "Model"), expanded=False, **({} if room else lazy("sidebar-model"))))
     card = None
     if box is not None:
@@ -173,7 +174,7 @@ def _copy(key: str, setting: str):
 def _classroom_models():
     """Classroom mode: a selectbox of the bundled model and the allow-listed ones; never a free path."""
     models = {t("内置：Qwen2.5-Coder-0.5B-Instruct", "Bundled: Qwen2.5-Coder-0.5B-Instruct"): "default",
-              **classroom.allowed_models()}
+              **class_mode.allowed_models()}
     labels = list(models)
     current = st.session_state.source
     if current not in models.values():          # e.g. a forged session value or an old shared link

@@ -17,6 +17,8 @@ from pathlib import Path
 import streamlit as st
 
 import ops
+from classroom import mode as class_mode
+from classroom.jobs import RUN_SLOTS, RUNS, STOPPING, background, tracer, trim_heap
 from content.refusals import load_error
 from content.words import say
 from ops.engine import inputs
@@ -26,8 +28,6 @@ from ops.fast import native
 from ops.lab.steps import trace_plan
 from ops.models.bundled import cache_dir, prepare_bundled
 
-from . import classroom
-from .jobs import RUN_SLOTS, RUNS, STOPPING, background, tracer, trim_heap
 from .progress import progress_bar
 from .session import Settings, lang, settings, t
 
@@ -74,8 +74,8 @@ def ahead_sets(model) -> list[str]:
     page starts on; otherwise, on the CPU, the bf16 and int8 sets Precision compares (its first visit built them,
     and waited for it) and Generate's faster paths offer, when they take under a third of the memory free
     (about 3 bytes per parameter)."""
-    if classroom.classroom_mode():
-        return ["int8"] if classroom.default_decode_path() == "int8" else []
+    if class_mode.classroom_mode():
+        return ["int8"] if class_mode.default_decode_path() == "int8" else []
     if model.device != "cpu" and getattr(model.device, "type", "") != "cpu":
         return []
     params = sum({t.data_ptr(): t.numel() for t in model.weights.values()}.values())
@@ -102,7 +102,7 @@ def _build_quietly(model, names: list[str], key: tuple):
         job = functools.partial(model.weight_set, name)
         job.__name__ = f"the {name} weight set"
         jobs.append(job)
-    if FIRST_VISITS and not classroom.classroom_mode():   # a class's own first visits share the work; slots stay free
+    if FIRST_VISITS and not class_mode.classroom_mode():   # a class's own first visits share the work; slots stay free
         jobs += FIRST_VISITS(model, *key, sets=set(names) >= {"bf16", "int8"})
     for job in jobs:
         RUNS.wait_quiet()
@@ -130,7 +130,7 @@ def get_model():
     ss = st.session_state
     good = ss.get("_good_source")
     try:
-        if classroom.classroom_mode() and not classroom.is_allowed(s.source):
+        if class_mode.classroom_mode() and not class_mode.is_allowed(s.source):
             raise InputError(say("state.source_not_allowed", lang(), source=s.source))
         # a model this session has loaded before is in load_model's cache: no check of the files, no spinner (a
         # spinner starts a timer thread, which waits for the GIL on a busy server: milliseconds on every run)
@@ -195,7 +195,7 @@ def get_trace(model=None, prompts=None):
     note = inputs.sanitize(str(st.session_state.get("prompt_text", ""))).message(lang())
     if note:
         st.info(t("提示词已清理：", "The prompt was cleaned: ") + note)
-    budget = classroom.session_budget_bytes()
+    budget = class_mode.session_budget_bytes()
     try:
         box, report = progress_bar()          # the pass reports each layer: a loaded server's wait is seconds
         on_layer = trace_plan(model, report, " / ".join(s.prompts)[:40])[1]
@@ -222,8 +222,8 @@ def get_trace(model=None, prompts=None):
 
 
 def _trace(model, s: Settings, budget: int, on_layer, together):
-    """The trace of s.prompts: alone (in the run slot shared_trace holds), or through the trace batcher (ui/tracer.py),
-    together with the other sessions' new prompts of this moment; each way the same trace."""
+    """The trace of s.prompts: alone (in the run slot shared_trace holds), or through the trace batcher
+    (classroom/tracer.py), together with the other sessions' new prompts of this moment; each way the same trace."""
     prompts, texts, rows = model.prepare_trace(list(s.prompts), chat=s.chat, max_bytes=budget,
                                                warn=lambda m: None)              # the sanitising note: get_trace's
     if together is None:

@@ -8,7 +8,7 @@ Prompt text policy (applied by Model.encode_prompts and by the app's sidebar, an
     is removed: they are invisible on screen, so a token made of them would surprise a learner
   - everything else is kept as typed: right-to-left text, bidi marks, zero-width joiners (emoji ZWJ
     sequences), combining marks. The tokenizer then normalises to NFC, as Qwen's does.
-Limits: a Limits, handed in once by the app (ops.configure; ui/settings.py reads them from the environment), the
+Limits: a Limits, handed in once by the app (ops.configure; settings.py reads them from the environment), the
 defaults below otherwise. This module never reads the environment.
 This module never imports streamlit.
 """

@@ -1,4 +1,4 @@
-"""The Serving page's live view of this server's own continuous batching (ui/batcher.py): from the steps the
+"""The Serving page's live view of this server's own continuous batching (classroom/batcher.py): from the steps the
 batcher ran (rows, seconds, when each ended), what the room's generations cost now.
 
 Pure functions of the records, so a test hands in steps and checks the figures by hand.

@@ -134,7 +134,7 @@ def shown_answer(page, lang: str) -> str:
 
 def test_a_class_of_twelve_over_two_processes_one_killed(servers, deadline):
     sync_api = pytest.importorskip("playwright.sync_api")
-    from ui.poll_store import PollStore
+    from classroom.poll_store import PollStore
 
     procs, db = servers
     (proc_a, a), (_, b) = procs["a"], procs["b"]

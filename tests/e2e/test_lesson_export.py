@@ -1,4 +1,4 @@
-"""ui/lesson_export.py: a lesson as one standalone HTML file. Each shipped lesson, exported from the real model,
+"""classroom/lesson_export.py: a lesson as one standalone HTML file. Each shipped lesson, exported from the real model,
 opens in headless Chromium from a file:// URL with every other request aborted (no network), draws every figure
 (a .plotly div with its .main-svg per figure) and logs no console error; crafted prompts, notes, titles and
 questions never become markup or script (no dialog opens, and the text is escaped in the file)."""
@@ -11,8 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from content import lessons
-from ui import lesson_export
+from classroom import lesson_export, lessons
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

@@ -99,7 +99,7 @@ def test_generate_tiny(tiny_app_dense):
 
 
 class Counting:
-    """Stands in for ui.jobs.DECODE_SLOTS: counts the steps that enter it, and the most inside at once."""
+    """Stands in for classroom.jobs.DECODE_SLOTS: counts the steps that enter it, and the most inside at once."""
 
     def __init__(self):
         import threading
@@ -118,9 +118,9 @@ class Counting:
 
 
 def test_every_decode_step_takes_a_decode_slot_with_the_batcher_off(tiny_app_dense, monkeypatch):
-    """With no batcher (OPERATOR_LAB_DECODE_BATCH=0), decode steps run inside ui.jobs.DECODE_SLOTS, the semaphore
+    """With no batcher (OPERATOR_LAB_DECODE_BATCH=0), decode steps run inside classroom.jobs.DECODE_SLOTS, the semaphore
     that bounds a server's concurrent decode steps: a class's generations take turns instead of all crawling at once."""
-    from ui import jobs
+    from classroom import jobs
 
     at = page_ok(PAGE, source=tiny_app_dense)
     slots = Counting()
@@ -139,9 +139,9 @@ def test_every_decode_step_takes_a_decode_slot_with_the_batcher_off(tiny_app_den
 
 def test_decode_steps_go_to_the_batcher_and_the_prefill_to_a_slot(tiny_app_dense, monkeypatch):
     """With the batcher on (the default), the prefill runs in a decode slot and every later step in the process's
-    batcher (ui/batcher.py), which records each step it ran; the text is the one stepped alone (tests/unit/test_batch.py
+    batcher (classroom/batcher.py), which records each step it ran; the text is the one stepped alone (tests/unit/test_batch.py
     checks the tokens)."""
-    from ui import jobs
+    from classroom import jobs
 
     b = jobs.batcher()
     before = sum(r.rows for r in b.records())
@@ -189,8 +189,8 @@ def test_generate_tiny_int8(tiny_app_dense):
 def test_classroom_starts_on_int8(tiny_app_dense, monkeypatch, on):
     """In classroom mode a class's generations share the server's cores, so the page starts on int8 where the
     native kernel runs; otherwise on the traced path."""
+    from classroom import mode as class_mode
     from ops.fast import native
-    from ui import classroom
 
     if on:
         monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "1")
@@ -198,7 +198,7 @@ def test_classroom_starts_on_int8(tiny_app_dense, monkeypatch, on):
     else:
         monkeypatch.delenv("OPERATOR_LAB_CLASSROOM", raising=False)
     want = "int8" if on and native.load() is not None else "eager"
-    assert classroom.default_decode_path() == want
+    assert class_mode.default_decode_path() == want
     at = page_ok(PAGE, source=tiny_app_dense, lang="en")
     assert at.radio(key="gen_fast").value == want
     check_generate(at)

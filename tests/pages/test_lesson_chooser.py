@@ -7,7 +7,7 @@ import re
 import pytest
 from apptest_utils import no_exception, open_page
 
-from content import lessons
+from classroom import lessons
 
 
 def button(at, key):

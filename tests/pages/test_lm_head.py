@@ -100,7 +100,7 @@ def test_top_n_set_in_session_state_is_the_sliders_only_value(monkeypatch, tiny_
     import streamlit as st
     from apptest_utils import no_exception, open_page
 
-    from content import lessons
+    from classroom import lessons
     from ui.pickers import TOP_N
 
     calls, slider = [], st.slider

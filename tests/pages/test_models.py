@@ -181,11 +181,11 @@ def test_classroom_mode_offers_the_installed_smollm2_and_the_allowed_models(tiny
 def test_classroom_mode_without_smollm2_says_how_to_add_a_second_model(tiny_app_dense, monkeypatch, lang):
     """SmolLM2 not installed: the slot offers the allow-listed models and the bundled one, and a caption names the
     package and the setting that add more (docs/configuration.md), in the page's language (tiny model as A)."""
-    from ui import classroom
+    from classroom import mode as class_mode
 
     monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "1")
     monkeypatch.setenv("OPERATOR_LAB_ALLOWED_MODELS", tiny_app_dense)
-    monkeypatch.setattr(classroom, "smollm2_path", lambda: None)
+    monkeypatch.setattr(class_mode, "smollm2_path", lambda: None)
     at = open_page(PAGE, source=tiny_app_dense, lang=lang, folds=False)
     assert not at.exception
     box = at.selectbox(key="second_room")

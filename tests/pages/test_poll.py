@@ -131,7 +131,7 @@ def test_each_student_reads_the_poll_in_their_pages_language(classroom):
 def test_a_lesson_question_speaks_both_languages(classroom):
     """A bilingual question (a lesson's) stores both languages; an answer in Chinese and one in English count as
     the same option, and each student's 'your answer' is in their language."""
-    from ui.poll_store import PollStore
+    from classroom.poll_store import PollStore
 
     store = PollStore(str(classroom_db()), teacher_key=KEY)
     store.open_poll(KEY, {"zh": "能吗？", "en": "Can it?"}, [{"zh": "能", "en": "yes"}, {"zh": "不能", "en": "no"}],
@@ -188,7 +188,7 @@ def test_teacher_mode_survives_a_reload_by_a_token_not_the_key(classroom, monkey
     """Proving the key sends the browser a signed, expiring token (never the key); a new session whose browser
     sends it back is the teacher's; a forged or expired one is not, and leaving teacher mode removes it."""
     import ui.poll as poll
-    from ui.poll_store import PollStore
+    from classroom.poll_store import PollStore
 
     enter_key(session(classroom), KEY)
     [(_, token, age)] = [x for x in sent if x[0] == "ol_teacher"]
@@ -224,7 +224,7 @@ def test_no_panel_outside_classroom_mode(tiny_app_dense, monkeypatch):
 def test_teacher_adds_this_view_to_a_lesson_and_exports_it(classroom):
     """The lesson tools under the teacher's poll: this view (page + pickers) joins a draft that the strict loader
     reads back, and the draft exports as the standalone HTML with its notes escaped; a student has no such tools."""
-    from content import lessons
+    from classroom import lessons
 
     teacher = enter_key(session(classroom), KEY)
     [zh, en] = [x for x in teacher.text_area if x.label in ("Notes (Chinese)", "Notes (English)")]
@@ -290,8 +290,8 @@ def test_the_lesson_bar_asks_counts_and_reveals_without_the_panel(classroom, lan
     """Replaying a lesson, the teacher asks the step's question from the bar (one click), watches the answer count
     on the bar's reveal button, and reveals: the histogram opens in a dialog over the page; nothing gives the answer
     away before, and no toast is left. A student answers in the other language; the count is one."""
-    from content import lessons
-    from ui.poll_store import PollStore
+    from classroom import lessons
+    from classroom.poll_store import PollStore
 
     lesson = lessons.load(lessons.shipped()["first-lesson"])
     k = next(i for i, s in enumerate(lesson.steps) if s.question)
@@ -325,7 +325,7 @@ def test_a_lesson_step_holds_its_answer_while_the_class_votes(classroom, lang):
     """The fresh-eyes walk: a lesson step turns predict first on, and the page's own guess box put the answer on the
     projector with 0 votes in. For a teacher replaying in classroom mode the step's page draws no guess box and holds
     its answer back while the class poll on the step is unasked or open; the answer appears with the poll's reveal."""
-    from content import lessons
+    from classroom import lessons
 
     lesson = lessons.load(lessons.shipped()["first-lesson"])
     k = next(i for i, s in enumerate(lesson.steps) if s.question and s.page == "lm_head")

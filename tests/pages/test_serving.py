@@ -71,7 +71,7 @@ def test_serving_2026_topics_draw_in_both_languages(tiny_app_dense, request, lan
 def test_serving_shows_this_servers_own_batching(tiny_app_dense, request, lang):
     """The KV cache tab's live panel: this process's decode batcher, its steps by size (two steps of 3 and one of 1
     recorded here), with the step time against a step of one; with the batcher off, a line that says so."""
-    from ui import batcher as batcher_module, jobs
+    from classroom import batcher as batcher_module, jobs
 
     if lang == "en":
         request.getfixturevalue("english")

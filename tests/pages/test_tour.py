@@ -201,7 +201,7 @@ def _start(at, choice: str):
 
 def _replay(at, name: str, lang: str, limits: dict):
     """Start lesson `name` from the tour and walk it: every step's page, pickers, notes, question and number."""
-    from content import lessons
+    from classroom import lessons
     from ui.lesson_builder import PICKER_KEYS
 
     lesson = lessons.load(lessons.shipped()[name])
@@ -306,7 +306,7 @@ def test_a_bad_lesson_file_says_what_is_wrong_and_the_tour_goes_on(tiny_app_dens
     after it replays."""
     import json
 
-    from content import lessons
+    from classroom import lessons
 
     good = json.dumps(_good_lesson(), ensure_ascii=False).encode("utf-8")
     make, named_zh, named_en = BAD_FILES[kind]
@@ -346,8 +346,8 @@ def test_a_teacher_opens_the_steps_question_as_the_class_poll(monkeypatch, tmp_p
     """Classroom mode: the teacher replaying a lesson opens the step's question as the class poll in one click (the
     question, its options, its answer as the model's); a student sees it under the page, and a student replaying
     the same lesson gets no such button."""
-    from content import lessons
-    from ui.poll_store import PollStore
+    from classroom import lessons
+    from classroom.poll_store import PollStore
 
     key, db = "s3cret-teacher-key", tmp_path / "polls.sqlite"
     monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "1")

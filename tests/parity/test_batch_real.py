@@ -1,14 +1,14 @@
 """Continuous batching on the bundled model (Qwen2.5-Coder-0.5B): decodings of prompts of different lengths, with
-different settings, joining at different steps, stepped together through the batcher (ui/batcher.py) give each
+different settings, joining at different steps, stepped together through the batcher (classroom/batcher.py) give each
 the tokens and the logits of its decoding alone. int8 (the classroom's path): bit for bit, as the native kernel's
 rows do not see each other; float32: within the engine's parity bound for logits, 1e-4 (tests/parity), here
 relative to the logits' scale (|logit| up to ~30 on this model): measured max |diff| is reported by the assert."""
 import pytest
 import torch
 
+from classroom.batcher import Batcher
 from ops.engine.sampling import SamplingParams
 from ops.fast import native
-from ui.batcher import Batcher
 
 pytestmark = pytest.mark.real
 

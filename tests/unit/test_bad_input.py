@@ -243,8 +243,8 @@ def test_estimate_real_model_before_running(bundled):
 
 # ---- classroom limits in the API -----------------------------------------------------------------------
 def test_classroom_limits(tiny, monkeypatch):
-    """The classroom's limits, read from the environment (ui/settings.py) and handed to ops, as app.py does."""
-    from ui import settings
+    """The classroom's limits, read from the environment (settings.py) and handed to ops, as app.py does."""
+    import settings
 
     monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "1")
     settings.apply()

@@ -1,4 +1,4 @@
-"""Continuous batching (ops/engine/batch.py, ui/batcher.py): decode steps of several decodings run as one forward
+"""Continuous batching (ops/engine/batch.py, classroom/batcher.py): decode steps of several decodings run as one forward
 pass give each decoding the tokens and logits of its decoding alone, whatever joins and leaves between steps; a
 session that leaves frees its place; a failure in one decoding reaches that session only.
 
@@ -17,6 +17,7 @@ import pytest
 import torch
 from conftest import TINY, tiny_tokenizer
 
+from classroom.batcher import Batcher
 from ops.engine import batch
 from ops.engine.config import ModelConfig
 from ops.engine.model import Model
@@ -24,7 +25,6 @@ from ops.engine.sampling import SamplingParams
 from ops.errors import InputError
 from ops.fast import native
 from ops.models.checkpoints import expected_shapes
-from ui.batcher import Batcher
 
 PATHS = ["int8", "eager"]
 # (prompt, settings, tokens): different lengths, greedy and three seeded samplings
@@ -213,8 +213,8 @@ def test_the_thread_serves_sessions_generating_at_once(tiny):
 
 def test_the_serving_view_of_the_batcher_by_hand():
     """ops/lab/batching.batching_view on steps worked by hand: sizes 1 (40, 60 ms), 4 (100 ms), 8 (160, 200 ms)."""
+    from classroom.batcher import StepRecord
     from ops.lab.batching import batching_view
-    from ui.batcher import StepRecord
 
     recs = [StepRecord(1, 0.04, 10.0), StepRecord(4, 0.10, 50.0), StepRecord(1, 0.06, 70.0), StepRecord(8, 0.16, 90.0),
             StepRecord(8, 0.20, 95.0)]

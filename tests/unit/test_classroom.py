@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from ui import classroom
+from classroom import mode as class_mode
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -29,20 +29,20 @@ def room(monkeypatch, tmp_path, tiny_hf_folder):
 
 
 def test_allow_list_and_symlinks(room):
-    assert classroom.classroom_mode()
-    assert classroom.is_allowed("default")
-    assert classroom.is_allowed(str(room["inside"]))
-    assert classroom.is_allowed(str(room["allowed"] / "tiny"))          # a symlink into the list is fine
-    assert not classroom.is_allowed(str(room["allowed"] / "escape"))    # a symlink out of it is not
-    assert not classroom.is_allowed(str(room["outside"]))
-    assert not classroom.is_allowed("/etc/passwd")
-    assert not classroom.is_allowed(str(room["allowed"] / ".." / "elsewhere"))
-    models = classroom.allowed_models()
+    assert class_mode.classroom_mode()
+    assert class_mode.is_allowed("default")
+    assert class_mode.is_allowed(str(room["inside"]))
+    assert class_mode.is_allowed(str(room["allowed"] / "tiny"))          # a symlink into the list is fine
+    assert not class_mode.is_allowed(str(room["allowed"] / "escape"))    # a symlink out of it is not
+    assert not class_mode.is_allowed(str(room["outside"]))
+    assert not class_mode.is_allowed("/etc/passwd")
+    assert not class_mode.is_allowed(str(room["allowed"] / ".." / "elsewhere"))
+    models = class_mode.allowed_models()
     assert "escape" not in models and os.path.realpath(room["inside"]) in models.values()
 
 
 def test_no_secrets_file_is_fine(monkeypatch, tmp_path):
-    from ui import settings
+    import settings
 
     monkeypatch.setattr(settings, "SECRETS", (tmp_path / "none.toml",))
     monkeypatch.delenv("OPERATOR_LAB_CLASSROOM", raising=False)
@@ -51,7 +51,7 @@ def test_no_secrets_file_is_fine(monkeypatch, tmp_path):
 
 def test_secrets_turn_classroom_on(monkeypatch, tmp_path):
     """`classroom = true` and `max_tokens = 100` in .streamlit/secrets.toml; the environment wins over the file."""
-    from ui import settings
+    import settings
 
     f = tmp_path / "secrets.toml"
     f.write_text("classroom = true\nmax_tokens = 100\nallowed_models = ['/a', '/b']\n")
@@ -69,12 +69,12 @@ def test_secrets_turn_classroom_on(monkeypatch, tmp_path):
 def test_session_budget_defaults(monkeypatch):
     monkeypatch.delenv("OPERATOR_LAB_SESSION_MB", raising=False)
     monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "1")
-    assert classroom.session_budget_bytes() == 256 * 2**20
+    assert class_mode.session_budget_bytes() == 256 * 2**20
     monkeypatch.setenv("OPERATOR_LAB_SESSION_MB", "3")
-    assert classroom.session_budget_bytes() == 3 * 2**20
+    assert class_mode.session_budget_bytes() == 3 * 2**20
     monkeypatch.setenv("OPERATOR_LAB_CLASSROOM", "0")
     monkeypatch.delenv("OPERATOR_LAB_SESSION_MB")
-    assert classroom.session_budget_bytes() == 2048 * 2**20
+    assert class_mode.session_budget_bytes() == 2048 * 2**20
 
 
 def _app(prompt="I like shanghai"):
@@ -145,7 +145,7 @@ def test_sessions_on_one_prompt_share_one_run(english, monkeypatch):
     mine = lambda at: next(iter(at.session_state.traces.values()))  # noqa: E731
     assert mine(a) is mine(b) and mine(c) is not mine(a)
     assert runs.count([prompt]) == 1 and runs.count(["one student types another"]) == 1
-    assert sum(tr.nbytes for tr in ui.state._SHARED.values()) <= ui.classroom.session_budget_bytes()
+    assert sum(tr.nbytes for tr in ui.state._SHARED.values()) <= class_mode.session_budget_bytes()
 
 
 def test_shared_trace_waits_and_stays_in_budget():
@@ -246,7 +246,7 @@ def test_background_jobs_wait_for_a_quiet_moment():
     import threading
     import time
 
-    from ui.jobs import Runs
+    from classroom.jobs import Runs
 
     runs, started = Runs(), []
     with runs:

@@ -1,8 +1,8 @@
-"""ui.jobs.decode_to_end: every step is taken, and the text is drawn at most once per interval on the way
+"""classroom.jobs.decode_to_end: every step is taken, and the text is drawn at most once per interval on the way
 (the Generate page's "Run to the end"), on a clock the test controls."""
 from __future__ import annotations
 
-from ui import jobs
+from classroom import jobs
 
 
 class FakeDecoder:
@@ -13,7 +13,7 @@ class FakeDecoder:
     def done(self) -> bool:
         return self.left == 0
 
-    def advance(self):                       # one forward pass (ui.jobs.decode_step calls it)
+    def advance(self):                       # one forward pass (classroom.jobs.decode_step calls it)
         self.left -= 1
         self.steps += 1
         self.clock[0] += self.step_s

@@ -1,8 +1,10 @@
 """The house rules for imports (docs: DESIGN.md, "The house"), read from the source with `ast`.
 
 Every import counts: top level, inside a function, under `if TYPE_CHECKING:` or `try:`. Layers:
-  ops/      never imports ui, app_pages, content or streamlit (it runs alone in a Python shell)
-  viz/ and content/ never import streamlit, ui or app_pages
+  ops/      never imports ui, app_pages, content, classroom, settings or streamlit (it runs alone in a Python shell)
+  viz/ and content/ never import streamlit, ui, classroom, settings or app_pages
+  classroom/ (the poll's store, lessons and their export, slots, the run queue, jobs) and settings.py never
+            import streamlit, ui or app_pages (ui draws them)
   ui/       never imports app_pages
   nothing   imports app (the entry script) or app_pages (Streamlit runs those files itself)
 and across the whole house: no import circle between modules (a function-level import counts: it hides a
@@ -25,13 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("ops", "ui", "viz", "content", "app_pages")
+PACKAGES = ("ops", "ui", "viz", "content", "classroom", "app_pages")
 ENTRY = "app.py"
+TOP_MODULES = ("settings.py",)      # modules at the top of the house (settings: the one reader of the environment)
 
 FORBIDDEN = {   # importer package -> top-level names it must never import
-    "ops": {"ui", "app_pages", "content", "streamlit", "app"},
-    "viz": {"streamlit", "ui", "app_pages", "app"},
-    "content": {"streamlit", "ui", "app_pages", "app"},
+    "ops": {"ui", "app_pages", "content", "classroom", "settings", "streamlit", "app"},
+    "viz": {"streamlit", "ui", "app_pages", "classroom", "settings", "app"},
+    "content": {"streamlit", "ui", "app_pages", "classroom", "settings", "app"},
+    "classroom": {"streamlit", "ui", "app_pages", "app"},
+    "settings": {"streamlit", "ui", "app_pages", "classroom", "viz", "app"},
     "ui": {"app_pages", "app"},
 }
 
@@ -60,7 +65,7 @@ def module_file(module: str) -> str:
 
 
 def source_files() -> dict[str, Path]:
-    files = {module_name(ROOT / ENTRY): ROOT / ENTRY}
+    files = {module_name(ROOT / top): ROOT / top for top in (ENTRY, *TOP_MODULES)}
     for pkg in PACKAGES:
         for p in sorted((ROOT / pkg).rglob("*.py")):
             if "__pycache__" not in p.parts:
@@ -203,13 +208,13 @@ def a_cycle(g: dict[str, dict], comp: list[str]) -> list[str]:
 # ---- the tests ---------------------------------------------------------------------------------------
 def test_the_walk_finds_the_house():
     """Guards the walker itself: if it finds nothing, every other test here passes vacuously."""
-    for pkg in ("ops", "ui", "viz", "content", "app_pages"):
+    for pkg in ("ops", "ui", "viz", "content", "classroom", "app_pages", "settings"):
         assert any(package_of(m) == pkg for m in MODULES), pkg
     assert "app" in MODULES and "ops.engine.functional" in MODULES
     assert any(i.target.startswith("streamlit") for i in IMPORTS if package_of(i.module) == "app_pages")
     assert any(i.target == "ops" or i.target.startswith("ops.") for i in IMPORTS if package_of(i.module) == "ui")
     # relative imports resolve to absolute modules
-    assert resolve_relative("ui.state", 1, "classroom") == "ui.classroom"
+    assert resolve_relative("ui.state", 1, "session") == "ui.session"
     assert resolve_relative("ops", 1, "engine") == "ops.engine"
     assert resolve_relative("ops.engine.model", 1, None) == "ops.engine"
     assert resolve_relative("ops.fast.native", 3, "engine") == "ops.engine"
@@ -224,6 +229,14 @@ def test_layers():
             names = f" ({', '.join(imp.names)})" if imp.names else ""
             bad.append(f"{imp.where()}: {pkg}/ imports {imp.target}{names}")
     assert not bad, "imports across the layers:\n" + "\n".join(bad)
+
+
+def test_ui_only_draws():
+    """ui/ holds what draws: every module of it imports Streamlit; logic without it belongs in classroom/, ops/ or
+    content/ (issue 49: the poll's store, the lessons' export, the slots and the queue had settled in ui/)."""
+    idle = [module_file(m) for m in sorted(MODULES) if package_of(m) == "ui" and not is_package(m)
+            and not any(i.target.split(".")[0] == "streamlit" for i in imports_of(m))]
+    assert not idle, f"ui/ modules that draw nothing (move them out of ui/): {idle}"
 
 
 def test_no_import_circles():
@@ -298,7 +311,7 @@ def test_the_checks_see_a_planted_circle():
 
 
 # ---- no import with side effects -------------------------------------------------------------------------
-PRODUCT = ("ops", "ui", "viz", "content")
+PRODUCT = ("ops", "ui", "viz", "content", "classroom", "settings")
 PROBE = Path(__file__).with_name("import_probe.py")
 
 

@@ -1,19 +1,19 @@
-"""A lesson's sampling step in the export (ui/lesson_export.py) is the Sampling page's own chart on its own data:
+"""A lesson's sampling step in the export (classroom/lesson_export.py) is the Sampling page's own chart on its own data:
 viz.sampling.candidates_chart on ops.lab.stage_data.sampling_view at the sliders' starting settings, checked
 against transformers' own logits warpers."""
 from __future__ import annotations
 
 import torch
 
-from content import lessons
+from classroom import lessons
 from ops.engine import sampling as smp
 
 
 def test_the_export_draws_the_sampling_page_chart_at_the_starting_settings(tiny_app_dense):
     import transformers as tf
 
+    from classroom import lesson_export
     from ops import load_model
-    from ui import lesson_export
 
     model = load_model(tiny_app_dense)
     data = {"version": 1, "title": {"zh": "采样", "en": "Sampling"}, "prompts": ["我明天要去北京参加面试，我觉得"],

@@ -12,7 +12,7 @@ import re
 import pytest
 import torch
 
-from content import lessons
+from classroom import lessons
 
 
 def _lesson(name: str) -> lessons.Lesson:

@@ -1,4 +1,4 @@
-"""content/lessons.py: the shipped lessons load; a malformed, truncated, oversized or crafted lesson file is refused
+"""classroom/lessons.py: the shipped lessons load; a malformed, truncated, oversized or crafted lesson file is refused
 with a message naming what is wrong, in Chinese and in English, before anything runs; a question's options may be
 plain text or {"zh", "en"}."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from content import lessons
-from content.lessons import LessonError
+from classroom import lessons
+from classroom.lessons import LessonError
 
 GOOD = {"version": 1, "title": {"zh": "课", "en": "Lesson"}, "prompts": ["I like shanghai"],
         "steps": [{"page": "attention", "pickers": {"layer": 1, "head": 2}, "notes": {"zh": "注", "en": "note"},

@@ -39,10 +39,6 @@ OPEN = {
     "app_pages/scale.py",
     "app_pages/tokenize.py",
     "app_pages/tour.py",
-    "content/lessons.py",
-    "ui/lesson_export.py",
-    "ui/poll_store.py",
-    "ui/settings.py",
 }
 
 

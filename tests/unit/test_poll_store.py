@@ -1,4 +1,4 @@
-"""ui/poll_store.py: the class poll on SQLite (a temporary file) and on PostgreSQL (a throwaway server from
+"""classroom/poll_store.py: the class poll on SQLite (a temporary file) and on PostgreSQL (a throwaway server from
 scripts/pg_test_server.sh), the same tests on both. Roles (only the teacher opens, closes, clears, exports and reads
 an open poll's counts), one answer per student per poll, closed polls keep their results, and a class's load:
 60 students over 2 processes, 0 lost and 0 double-counted, and a writer killed mid-poll loses no acknowledged
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from ui.poll_store import KEY_FREE, KEY_WAIT, KEY_WAIT_MAX, NotTeacher, PollError, PollStore, postgres_available
+from classroom.poll_gate import KEY_FREE, KEY_WAIT, KEY_WAIT_MAX
+from classroom.poll_store import NotTeacher, PollError, PollStore, postgres_available
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "correct horse battery staple"
@@ -56,7 +57,9 @@ def url(request, tmp_path):
 
 @pytest.fixture
 def store(url):
-    return PollStore(url, teacher_key=KEY)
+    s = PollStore(url, teacher_key=KEY)
+    yield s
+    s.close()                                                # the pool's threads and connections, not left to GC
 
 
 def test_only_the_teacher_opens_closes_clears_and_exports(store):
@@ -303,21 +306,25 @@ def pg_store(pg_url):
 
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("DROP TABLE IF EXISTS answers, polls, key_tries")
-    return PollStore(pg_url, teacher_key=KEY)
+    s = PollStore(pg_url, teacher_key=KEY)
+    yield s
+    s.close()
 
 
 def test_postgres_reuses_a_connection_across_calls(pg_store, monkeypatch):
     import psycopg
 
     opened = []
-    real = psycopg.connect
-    monkeypatch.setattr(psycopg, "connect", lambda *a, **k: opened.append(1) or real(*a, **k))
+    real = psycopg.Connection.connect.__func__                 # what psycopg_pool calls to open a connection
+    monkeypatch.setattr(psycopg.Connection, "connect",
+                        classmethod(lambda cls, *a, **k: opened.append(1) or real(cls, *a, **k)))
+    pg_store.close()                                      # a fresh pool: its first call opens the one connection
     poll = pg_store.open_poll(KEY, "Next token?", ["a", "b"])
     for i in range(20):                                   # a class answering, and the teacher's view refreshing
         pg_store.answer(poll.id, f"s{i}", "ab"[i % 2])
         pg_store.results(poll.id, key=KEY)
     assert pg_store.results(poll.id, key=KEY) == {"a": 10, "b": 10}
-    assert len(opened) <= 1                               # the store's idle connection (if any) from set-up, reused
+    assert len(opened) == 1                               # ... which every later call reused
 
 
 def test_postgres_survives_the_server_dropping_its_idle_connections(pg_store, pg_url):
@@ -334,10 +341,28 @@ def test_postgres_survives_the_server_dropping_its_idle_connections(pg_store, pg
     assert pg_store.results(poll.id, key=KEY) == {"a": 1, "b": 1}
 
 
+def test_postgres_survives_a_restart_that_drops_every_pooled_connection(pg_store, pg_url):
+    """Three connections in the pool, all dropped at once: the next call goes past every dead one."""
+    import psycopg
+
+    poll = pg_store.open_poll(KEY, "Next token?", ["a", "b"])
+    pool = pg_store._pg_pool()
+    held = [pool.getconn() for _ in range(3)]             # three at once: the pool now keeps three
+    for conn in held:
+        pool.putconn(conn)
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        killed = admin.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                               "WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchone()[0]
+    assert killed >= 3
+    pg_store.answer(poll.id, "s1", "a")                     # no PollError: past three dead connections
+    assert pg_store.results(poll.id, key=KEY) == {"a": 1, "b": 0}
+
+
 def test_postgres_does_not_reuse_a_connection_whose_transaction_failed(pg_store):
     poll = pg_store.open_poll(KEY, "Next token?", ["a", "b"])
     pg_store.close_poll(KEY, poll.id)
     with pytest.raises(PollError):
         pg_store.answer(poll.id, "s1", "a")                 # refused inside a transaction: rolled back
     assert pg_store.results(poll.id) == {"a": 0, "b": 0}
-    assert all(not c.closed and c.info.transaction_status == 0 for c in pg_store._idle)   # 0: idle, no open txn
+    with pg_store._pg_pool().connection() as conn:          # the connection lent next: no transaction left open
+        assert not conn.closed and conn.info.transaction_status == 0                    # 0: idle

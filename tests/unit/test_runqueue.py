@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from ui.runqueue import QueueFull, RunQueue
+from classroom.runqueue import QueueFull, RunQueue
 
 
 def wait_until(cond, timeout=5.0):

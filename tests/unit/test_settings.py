@@ -1,4 +1,4 @@
-"""ui/settings.py: every OPERATOR_LAB_* setting read in one module, typed, checked once, and written out in
+"""settings.py: every OPERATOR_LAB_* setting read in one module, typed, checked once, and written out in
 docs/configuration.md; a bad value stops the app with a message naming the variable, its value and what it
 accepts; nothing else in the product reads the environment."""
 from __future__ import annotations
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ui import settings
+import settings
 
 ROOT = Path(__file__).resolve().parents[2]
-PRODUCT = ("app.py", "ops", "ui", "content", "viz", "app_pages")
+PRODUCT = ("app.py", "settings.py", "ops", "ui", "classroom", "content", "viz", "app_pages")
 
 
 def test_defaults():
@@ -57,7 +57,7 @@ def test_current_follows_the_environment(monkeypatch):
 
 def test_docs_list_every_setting():
     doc = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
-    assert settings.table_markdown() in doc, "docs/configuration.md's table is not ui.settings.table_markdown()"
+    assert settings.table_markdown() in doc, "docs/configuration.md's table is not settings.table_markdown()"
     assert set(re.findall(r"`(OPERATOR_LAB_[A-Z_]+)`", settings.table_markdown())) == set(settings.BY_NAME)
 
 
@@ -75,11 +75,11 @@ def test_nothing_else_reads_the_environment():
     for top in PRODUCT:
         paths = [ROOT / top] if top.endswith(".py") else sorted((ROOT / top).rglob("*.py"))
         for p in paths:
-            if p == ROOT / "ui" / "settings.py":
+            if p == ROOT / "settings.py":
                 continue
             lines = _reads_environment(ast.parse(p.read_text(encoding="utf-8")))
             found += [f"{p.relative_to(ROOT)}:{n}" for n in lines]
-    assert not found, f"reads the environment outside ui/settings.py: {found}"
+    assert not found, f"reads the environment outside settings.py: {found}"
 
 
 def test_the_app_stops_on_a_bad_setting(monkeypatch):

@@ -1,4 +1,4 @@
-"""New prompts traced together (ops.engine.batch.trace_together, ui/tracer.py): requests of different lengths, in
+"""New prompts traced together (ops.engine.batch.trace_together, classroom/tracer.py): requests of different lengths, in
 Chinese and English, one of them several rows, right-padded into one pass, give each request the trace of its prompts
 alone (Model.trace): the same token ids, lengths, names, shapes, recipes, and every recorded tensor within a bound;
 a failure in one request reaches only its own; a session that leaves frees its place; the batcher's cap and memory
@@ -18,11 +18,11 @@ import pytest
 import torch
 from conftest import TINY, tiny_tokenizer
 
+from classroom.tracer import Tracer
 from ops.engine import batch, inputs
 from ops.engine.config import ModelConfig
 from ops.engine.model import Model
 from ops.models.checkpoints import expected_shapes
-from ui.tracer import Tracer
 
 # (prompts of one request): different lengths, zh and en, one request of two rows
 REQUESTS = [["the cat sat on the mat"], ["上海是中国最大的城市"], ["x"], ["in the hall he sat", "猫坐在垫子上"]]

@@ -1,7 +1,7 @@
 """The server's decode batcher: one thread per process runs the next decode steps of every session generating at
 that moment as one forward pass (ops/engine/batch.py): continuous batching, on the traffic of the room.
 
-A session's decode step (ui/jobs.decode_step) hands its Decoder in (submit) and waits for its own step
+A session's decode step (classroom.jobs.decode_step) hands its Decoder in (submit) and waits for its own step
 (Ticket.wait): the same token, the same GenerationStep, as its step alone. The thread takes what is waiting: the
 oldest ticket's group (one model, one path), up to `cap` of them, the rest wait for the next step, each told its
 place. Before a step it waits at most `window` seconds for the decodings running to their end (submit(more=True))
@@ -67,8 +67,8 @@ class StepRecord:
 
 class Batcher:
     def __init__(self, cap: int, window: float = WINDOW_S, spawn=None):
-        """spawn(loop): starts a thread running loop() (ui/jobs.py hands in its joined-at-exit background thread);
-        None: no thread, whoever made it calls run_once() (the tests)."""
+        """spawn(loop): starts a thread running loop() (classroom/jobs.py hands in its joined-at-exit background
+        thread); None: no thread, whoever made it calls run_once() (the tests)."""
         if cap < 1:
             raise ValueError(f"a batch holds at least one decoding, got cap={cap}")
         self.cap, self.window, self._spawn = cap, window, spawn

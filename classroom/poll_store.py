@@ -33,11 +33,11 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .poll_gate import KEY_FREE, KEY_WAIT, KEY_WAIT_MAX, TOKEN_TTL, TeacherGate, key_wait  # noqa: F401 (re-exported)
+from .poll_gate import TeacherGate
 
 MAX_TEXT = 2000        # a question, prompt or answer longer than this is refused (the store is shared by a class)
 MAX_OPTIONS = 12
-PG_IDLE = 8            # PostgreSQL connections a process keeps for reuse (0: one per call; bench/poll.py measures both)
+PG_POOL = 8            # PostgreSQL connections one process's pool holds at most (bench/poll.py)
 LANGS = ("zh", "en")
 
 
@@ -50,9 +50,10 @@ class NotTeacher(PollError):
 
 
 def postgres_available() -> bool:
-    """Whether the PostgreSQL driver imports (it is an optional extra: docs/classroom.md)."""
+    """Whether the PostgreSQL driver and its pool import (an optional extra: docs/classroom.md)."""
     try:
         import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
     except ImportError:
         return False
     return True
@@ -127,8 +128,8 @@ class PollStore(TeacherGate):
         self.timeout = timeout
         self.postgres = self.url.startswith(("postgresql://", "postgres://"))
         if self.postgres and not postgres_available():
-            raise PollError("a postgresql:// poll store needs the psycopg driver: pip install 'psycopg[binary]' "
-                            "(docs/classroom.md)")
+            raise PollError("a postgresql:// poll store needs the psycopg driver and its pool: "
+                            "pip install 'psycopg[binary,pool]' (docs/classroom.md)")
         if not self.postgres:
             Path(self.url).parent.mkdir(parents=True, exist_ok=True)
             try:
@@ -140,7 +141,14 @@ class PollStore(TeacherGate):
             except sqlite3.Error as e:
                 raise PollError(f"the poll store {self.url} cannot be opened: {e}") from None
         self._p = "%s" if self.postgres else "?"
-        self._idle, self._idle_pid, self._idle_lock = [], os.getpid(), threading.Lock()
+        self._pool, self._pool_pid, self._pool_lock = None, None, threading.Lock()
+        try:
+            self._set_up()
+        except PollError:
+            self.close()            # a pool that cannot reach its server stops retrying
+            raise
+
+    def _set_up(self):
         with self._tx() as cur:
             if self.postgres:       # two processes creating the tables at once: one waits for the other
                 cur.execute("SELECT pg_advisory_xact_lock(3939)")
@@ -160,8 +168,8 @@ class PollStore(TeacherGate):
         if "texts" not in {row[1] for row in cur.fetchall()}:
             cur.execute("ALTER TABLE polls ADD COLUMN texts TEXT")
 
-    # -- connections: SQLite opens one per call (a file open); PostgreSQL keeps up to PG_IDLE idle ones per process,
-    # because the server starts a backend process for every new connection (RESULTS section 10: the panel's redraws)
+    # -- connections: SQLite opens one per call (a file open); PostgreSQL borrows from psycopg's pool (up to PG_POOL
+    # per process), because the server starts a backend process for every new connection (bench/RESULTS.md, 10b)
     @contextmanager
     def _tx(self):
         """One transaction; a database that cannot be reached or stays locked past the timeout is a PollError (the
@@ -170,59 +178,58 @@ class PollStore(TeacherGate):
         if self.postgres:
             import psycopg
 
-            errors = (psycopg.OperationalError,)
+            errors = (psycopg.OperationalError,)          # psycopg_pool.PoolTimeout is one
         try:
             with self._connection() as cur:
                 yield cur
         except errors as e:
             raise PollError(f"the poll store is unavailable: {str(e).strip().splitlines()[0]}") from None
 
-    def _pg_idle(self):
-        """An idle connection of this process, or None."""
-        with self._idle_lock:
-            if self._idle_pid != os.getpid():          # a forked child must not share its parent's sockets
-                self._idle, self._idle_pid = [], os.getpid()
-            return self._idle.pop() if self._idle else None
+    def _pg_pool(self):
+        """This process's pool (psycopg_pool.ConnectionPool), opened at first use; it takes a connection back rolled
+        back after a failed transaction, or closes it when broken. Its worker threads do not survive a fork, so a
+        forked child opens its own."""
+        with self._pool_lock:
+            if self._pool is None or self._pool_pid != os.getpid():
+                from psycopg_pool import ConnectionPool
 
-    def _pg_give(self, conn, ok: bool):
-        with self._idle_lock:
-            if ok and not conn.closed and len(self._idle) < PG_IDLE and self._idle_pid == os.getpid():
-                self._idle.append(conn)
-                return
-        conn.close()
+                self._pool = ConnectionPool(self.url, min_size=0, max_size=PG_POOL, timeout=self.timeout,
+                                            kwargs=dict(autocommit=True, connect_timeout=max(1, int(self.timeout))),
+                                            open=True, name=f"poll-store-{os.getpid()}")
+                self._pool_pid = os.getpid()
+            return self._pool
 
     def _pg_begin(self, stack: ExitStack):
-        """A connection in a new transaction (entered on stack). An idle one the server has dropped meanwhile (a
-        restart, a replica's failover) fails at BEGIN, before anything ran: it is closed and a new one tried."""
+        """A pooled connection in a new transaction (both entered on stack). One the server dropped while it sat in
+        the pool (a restart, a failover) fails at BEGIN, before anything ran: it goes back (the pool closes it) and
+        the next one is tried (a restart drops them all: up to PG_POOL, then a new one). Checking every connection
+        before lending it (the pool's check=) costs a round trip a call: 27 % of an answer's time (bench/RESULTS.md,
+        10d)."""
         import psycopg
 
-        conn = self._pg_idle()
-        if conn is not None:
+        pool = self._pg_pool()
+        for tries_left in range(PG_POOL, -1, -1):
+            conn = pool.getconn()
+            stack.callback(pool.putconn, conn)          # after the commit or rollback below
             try:
                 stack.enter_context(conn.transaction())
                 return conn
             except psycopg.OperationalError:
-                conn.close()
-        conn = psycopg.connect(self.url, connect_timeout=int(self.timeout), autocommit=True)
-        try:
-            stack.enter_context(conn.transaction())
-        except BaseException:
-            conn.close()
-            raise
-        return conn
+                if not tries_left:
+                    raise
+
+    def close(self) -> None:
+        """Close the pool's connections (PostgreSQL; SQLite keeps none open)."""
+        with self._pool_lock:
+            if self._pool is not None and self._pool_pid == os.getpid():
+                self._pool.close()
+            self._pool = None
 
     @contextmanager
     def _connection(self):
         if self.postgres:
-            ok, conn = False, None
-            try:
-                with ExitStack() as stack:          # commits on success, rolls back on error
-                    conn = self._pg_begin(stack)
-                    yield stack.enter_context(conn.cursor())
-                ok = True
-            finally:
-                if conn is not None:
-                    self._pg_give(conn, ok)         # a connection that failed is closed, never reused
+            with ExitStack() as stack:              # commits on success, rolls back on error, then gives it back
+                yield stack.enter_context(self._pg_begin(stack).cursor())
             return
         conn = sqlite3.connect(self.url, timeout=self.timeout, isolation_level=None)
         try:

@@ -1,6 +1,6 @@
 """Server machinery shared by every session: slots that bound how many runs and decode steps go at once, the decode
-batcher that runs the sessions' decode steps of one moment together (ui/batcher.py), the trace batcher that traces
-their new prompts of one moment together (ui/tracer.py), the record of runs under way
+batcher that runs the sessions' decode steps of one moment together (classroom/batcher.py), the trace batcher that
+traces their new prompts of one moment together (classroom/tracer.py), the record of runs under way
 (so background work waits for a quiet moment), background threads joined at exit, and handing freed heap pages
 back to the OS.
 
@@ -13,14 +13,13 @@ import threading
 import time
 
 from ops.engine.batch import can_join
+from settings import current as server_settings
 
 from .batcher import Batcher
-from .settings import current as server_settings
-from .tracer import Tracer
 
 
 class Slots:
-    """A bounded semaphore whose size is a server setting (`setting`, a field of ui.settings.Settings), fixed once:
+    """A bounded semaphore whose size is a server setting (`setting`, a field of settings.Settings), fixed once:
     by configure() as the app starts, or from the settings at first use (a test, a script)."""
 
     def __init__(self, setting: str):
@@ -51,7 +50,7 @@ _MADE = (RUN_SLOTS, DECODE_SLOTS)
 
 
 def configure(s) -> None:
-    """Size the slots this module made from the settings (ui.settings.Settings); app.py calls it at start, before
+    """Size the slots this module made from the settings (settings.Settings); app.py calls it at start, before
     any page runs."""
     for slots in _MADE:
         slots.size(getattr(s, slots.setting))
@@ -91,8 +90,8 @@ _BATCHER_LOCK = threading.Lock()
 
 
 def batcher() -> Batcher | None:
-    """This process's decode batcher (ui/batcher.py), its cap the OPERATOR_LAB_DECODE_BATCH setting fixed at first
-    use; None when that setting is 0 (every step alone, in a decode slot)."""
+    """This process's decode batcher (classroom/batcher.py), its cap the OPERATOR_LAB_DECODE_BATCH setting fixed at
+    first use; None when that setting is 0 (every step alone, in a decode slot)."""
     if not _BATCHER:
         with _BATCHER_LOCK:
             if not _BATCHER:
@@ -102,28 +101,11 @@ def batcher() -> Batcher | None:
     return _BATCHER[0]
 
 
-_TRACER: list = []                      # the process's trace batcher, made at its first use
-
-
-def tracer() -> Tracer | None:
-    """This process's trace batcher (ui/tracer.py): its rows per pass the OPERATOR_LAB_TRACE_BATCH setting, its padded
-    batch within one session's trace budget (OPERATOR_LAB_SESSION_MB), both fixed at first use; each pass in a run
-    slot. None when that setting is 0 (every trace alone, in a run slot)."""
-    if not _TRACER:
-        with _BATCHER_LOCK:
-            if not _TRACER:
-                s = server_settings()
-                spawn = lambda loop: background(loop, (STOPPING,), "trace-batcher")  # noqa: E731
-                budget = int(s.session_mb * 2**20)
-                _TRACER.append(Tracer(s.trace_batch, budget, spawn=spawn, slot=RUN_SLOTS) if s.trace_batch else None)
-    return _TRACER[0]
-
-
 def decode_step(decoder, on_wait=None, more: bool = False):
     """One forward pass of decoder (a token, or several verified drafts). A decode step past the prefill on the int8
     or float32 path goes to the process's batcher, which runs it together with the other sessions' steps of that
-    moment (the same token as alone; on_wait(place) as it waits, see ui/batcher.Ticket.wait; more: this session asks
-    for its next step as soon as this one is done, so the next step waits for it). Anything else (a
+    moment (the same token as alone; on_wait(place) as it waits, see classroom.batcher.Ticket.wait; more: this session
+    asks for its next step as soon as this one is done, so the next step waits for it). Anything else (a
     prefill, a draft's verifying pass, bf16, or the batcher off) runs here in one of the server's decode slots
     (DECODE_SLOTS): thirty steps at once in one process each hand the GIL back and forth many times a step and all
     crawl (bench/RESULTS_load.md)."""

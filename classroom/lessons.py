@@ -14,7 +14,7 @@ message is in both languages (LessonError.text(lang)): a class may be taught in 
 
 `pickers` and `question` are optional. An option (and the answer) is plain text, the same in both languages (a
 number, a token), or {"zh": ..., "en": ...}; the answer may also be either language's text of one option. Texts
-are plain text: an export escapes every one (ui/lesson_export.py).
+are plain text: an export escapes every one (classroom/lesson_export.py).
 """
 from __future__ import annotations
 
@@ -23,7 +23,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import stages
+from content import stages
+from content.template import fill
+from content.words import say, template
 
 VERSION = 1
 MAX_BYTES = 256 * 1024        # a lesson is a few kilobytes; a bigger file is not one
@@ -40,51 +42,19 @@ PICKERS = {                   # picker -> what it picks, (zh, en); the pages cla
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = ROOT / "assets" / "lessons"
 
-# What the loader can say, (zh, en), by code; a field given as a (zh, en) pair is filled in per language. Paths into
-# the file (steps[0].page) are the file's own key names, the same in both languages.
-MESSAGES = {
-    "not_object": ("{where} 应当是一个对象，而不是{kind}", "{where} must be an object, not {kind}"),
-    "unknown_keys": ("{where} 有不认识的键 {keys}；它只接受 {accepts}",
-                     "{where} has unknown key(s) {keys}; it accepts {accepts}"),
-    "missing": ("{where} 缺少 {keys}", "{where} is missing {keys}"),
-    "not_text": ("{where} 应当是文本，而不是{kind}", "{where} must be text, not {kind}"),
-    "too_long": ("{where} 长 {n} 个字符，上限是 {limit}", "{where} is {n} characters long; the limit is {limit}"),
-    "empty": ("{where} 是空的", "{where} is empty"),
-    "options_list": ("{where}.options 应当是 2 到 {most} 个选项的列表",
-                     "{where}.options must be a list of 2 to {most} texts"),
-    "option_twice": ("{where}.options 里有重复的选项", "{where}.options has the same option twice"),
-    "answer_not_option": ("{where}.answer {answer} 不是它的选项之一",
-                          "{where}.answer {answer} is not one of its options"),
-    "picker": ("{where}.{key} 应当是从 0 起的整数（{what}），而不是 {value}",
-               "{where}.{key} must be a whole number from 0 ({what}), not {value}"),
-    "version": ("课程文件的版本是 {version}；本应用读取版本 {want}",
-                "the lesson's version is {version}; this app reads version {want}"),
-    "prompts": ("课程的 prompts 应当是 1 到 {most} 段文本的列表",
-                "the lesson's prompts must be a list of 1 to {most} texts"),
-    "steps": ("课程的 steps 应当是 1 到 {most} 步的列表", "the lesson's steps must be a list of 1 to {most} steps"),
-    "page": ("{where}.page {page} 不是本应用的页面；可用的页面：{accepts}",
-             "{where}.page {page} is not a page of the app; it accepts {accepts}"),
-    "too_big": ("课程文件有 {n:,} 字节；上限是 {limit:,}（256 KiB）",
-                "the lesson file is {n:,} bytes; the limit is {limit:,} (256 KiB)"),
-    "not_utf8": ("课程文件不是 UTF-8 文本（字节偏移 {byte}）", "the lesson file is not UTF-8 text (byte {byte})"),
-    "not_json": ("课程文件不是有效的 JSON：第 {line} 行第 {col} 列，{msg}{cut}",
-                 "the lesson file is not valid JSON at line {line}, column {col}: {msg}{cut}"),
-    "constant": ("课程文件里有 {token}，它不属于 JSON", "the lesson file holds {token}, which is not JSON"),
-    "unreadable": ("无法读取课程文件 {name}（{errno}）", "cannot read the lesson file {name}: {why}"),
-}
-TRUNCATED = ("（文件看起来被截断了）", " (the file looks truncated)")
+# What the loader can say lives in assets/words/lesson_file.<lang>.json, by code; a field given as a (zh, en) pair is
+# filled in per language. Paths into the file (steps[0].page) are the file's own key names, the same in both languages.
+TRUNCATED = ("truncated",)    # a field naming a text of the catalogue: said in each language
 ROOT_WHERE = ("课程文件", "the lesson")
 TITLE_WHERE = ("课程的 title", "the lesson's title")
 KINDS = {dict: ("对象", "an object"), list: ("列表", "a list"), str: ("文本", "text"),
          bool: ("true/false", "true/false"), int: ("数字", "a number"),
          float: ("数字", "a number"), type(None): ("null", "null")}
-JSON_MSGS = {                 # json.JSONDecodeError's messages, by their opening words
-    "Expecting value": "这里应当有一个值", "Expecting ',' delimiter": "这里应当有逗号 ,",
-    "Expecting ':' delimiter": "这里应当有冒号 :",
-    "Expecting property name enclosed in double quotes": "键名应当用双引号括起来",
-    "Unterminated string": "字符串没有结束", "Extra data": "JSON 结束后还有多余的内容",
-    "Invalid control character": "字符串里有不允许的控制字符", "Invalid \\escape": "无效的转义",
-    "Invalid \\uXXXX escape": "无效的 \\u 转义",
+JSON_MSGS = {                 # json.JSONDecodeError's messages, by their opening words -> their text in the catalogue
+    "Expecting value": "json_value", "Expecting ',' delimiter": "json_comma", "Expecting ':' delimiter": "json_colon",
+    "Expecting property name enclosed in double quotes": "json_key_quotes", "Unterminated string": "json_unterminated",
+    "Extra data": "json_extra", "Invalid control character": "json_control", "Invalid \\escape": "json_escape",
+    "Invalid \\uXXXX escape": "json_u_escape",
 }
 
 
@@ -98,8 +68,12 @@ class LessonError(ValueError):
 
     def text(self, lang: str) -> str:
         i = 0 if lang == "zh" else 1
-        return MESSAGES[self.code][i].format(**{k: v[i] if isinstance(v, tuple) else v
-                                                 for k, v in self.fields.items()})
+
+        def field(v):
+            if isinstance(v, tuple) and len(v) == 1:               # a catalogue text
+                return say(f"lesson_file.{v[0]}", lang)
+            return v[i] if isinstance(v, tuple) else v
+        return fill(template(f"lesson_file.{self.code}", lang), {k: field(v) for k, v in self.fields.items()})
 
 
 def _same(text: str) -> tuple[str, str]:
@@ -245,7 +219,7 @@ def loads(raw: bytes | str, name: str = "") -> Lesson:
     if isinstance(raw, str):
         raw = raw.encode("utf-8")
     if len(raw) > MAX_BYTES:
-        raise LessonError("too_big", n=len(raw), limit=MAX_BYTES)
+        raise LessonError("too_big", n=f"{len(raw):,}", limit=f"{MAX_BYTES:,}")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -254,7 +228,7 @@ def loads(raw: bytes | str, name: str = "") -> Lesson:
         data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as e:
         ended = e.pos >= len(text.rstrip()) or e.msg.startswith("Unterminated string")   # ran out of input
-        zh = next((v for k, v in JSON_MSGS.items() if e.msg.startswith(k)), "语法错误")
+        zh = say("lesson_file." + next((v for k, v in JSON_MSGS.items() if e.msg.startswith(k)), "json_other"), "zh")
         raise LessonError("not_json", line=e.lineno, col=e.colno, msg=(zh, e.msg),
                           cut=TRUNCATED if ended else ("", "")) from None
     return parse(data, name)
@@ -270,10 +244,10 @@ def load(path: str | Path) -> Lesson:
     try:
         size = path.stat().st_size
     except OSError as e:
-        raise LessonError("unreadable", name=path.name, why=e.strerror,
-                          errno=errno.errorcode.get(e.errno, str(e.errno))) from None
+        raise LessonError("unreadable", name=path.name,       # zh: the error's code, en: its words
+                          why=(errno.errorcode.get(e.errno, str(e.errno)), e.strerror)) from None
     if size > MAX_BYTES:
-        raise LessonError("too_big", n=size, limit=MAX_BYTES)
+        raise LessonError("too_big", n=f"{size:,}", limit=f"{MAX_BYTES:,}")
     with open(path, "rb") as f:
         return loads(f.read(MAX_BYTES + 1), path.stem)
 

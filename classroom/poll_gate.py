@@ -1,5 +1,5 @@
-"""The teacher's gate of the class poll's store (ui/poll_store.py): the wrong keys counted per client address in the
-store, with a back-off, and the signed, expiring token that keeps a teacher's browser in teacher mode across a
+"""The teacher's gate of the class poll's store (classroom/poll_store.py): the wrong keys counted per client address in
+the store, with a back-off, and the signed, expiring token that keeps a teacher's browser in teacher mode across a
 reload without holding the key. A mix-in of PollStore (its transactions, its SQL placeholders and the key)."""
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ request for others to arrive (or until the rows reach the cap), then takes the o
 order, the requests that fit: at most `cap` rows, and a padded batch whose trace estimate (every row as long as the
 longest) stays within `budget` bytes, the memory one session's trace may take; the oldest request always goes,
 whatever its size (its own budget was checked). The rest wait for the next pass. The pass runs in a run slot
-(ui.jobs.RUN_SLOTS), as a trace alone does.
+(classroom.jobs.RUN_SLOTS), as a trace alone does.
 
 A session that leaves (Streamlit stops its script: on_layer raises) while its request waits is taken out of the queue
 at once; once its pass runs, the trace it would have had is dropped. A failure in one request reaches only its
@@ -67,9 +67,9 @@ class TraceTicket:
 class Tracer:
     def __init__(self, cap: int, budget: int, window: float = WINDOW_S, spawn=None, slot=None):
         """cap: rows per pass; budget: bytes the padded batch's trace may take (inputs.estimate_trace_bytes).
-        spawn(loop): starts a thread running loop() (ui/jobs.py hands in its joined-at-exit background thread); None:
+        spawn(loop): starts a thread running loop() (classroom/jobs.py hands in its joined-at-exit background thread); None:
         no thread, whoever made it calls run_once() (the tests). slot: a context manager held around each pass
-        (ui.jobs.RUN_SLOTS); None: none."""
+        (classroom.jobs.RUN_SLOTS); None: none."""
         if cap < 1:
             raise ValueError(f"cap must be at least 1, got {cap}")
         self.cap, self.budget, self.window, self._spawn = cap, budget, window, spawn

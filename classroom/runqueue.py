@@ -15,11 +15,19 @@ import threading
 from collections import deque
 from contextlib import contextmanager
 
+from content.words import say
 from ops.errors import InputError
 
 
 class QueueFull(InputError):
-    """Too many runs are already waiting."""
+    """Too many runs are already waiting (str(): English; text(lang) for a page)."""
+
+    def __init__(self, waiting: int, limit: int):
+        self.waiting, self.limit = waiting, limit
+        super().__init__(self.text("en"))
+
+    def text(self, lang: str) -> str:
+        return say("classroom.queue_full", lang, n=self.waiting, limit=self.limit)
 
 
 class RunQueue:
@@ -44,8 +52,7 @@ class RunQueue:
     def turn(self, on_wait=None, poll_s: float = 0.5):
         with self._cond:
             if len(self._active) >= self.running and len(self._queue) >= self.waiting:
-                raise QueueFull(f"{len(self._queue)} runs are already waiting (the limit is {self.waiting}); "
-                                "try again in a minute")
+                raise QueueFull(len(self._queue), self.waiting)
             ticket = next(self._tickets)
             self._queue.append(ticket)
         try:
