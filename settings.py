@@ -77,6 +77,7 @@ class Settings:
     concurrent_runs: int
     concurrent_decodes: int
     decode_batch: int
+    trace_batch: int
     sweeps: int
     sweep_queue: int
     teacher_key: str | None = None    # compared in constant time (ui/poll.py); never shown, never in a URL

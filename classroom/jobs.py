@@ -16,6 +16,7 @@ from ops.engine.batch import can_join
 from settings import current as server_settings
 
 from .batcher import Batcher
+from .tracer import Tracer
 
 
 class Slots:
@@ -99,6 +100,23 @@ def batcher() -> Batcher | None:
                 spawn = lambda loop: background(loop, (STOPPING,), "decode-batcher")  # noqa: E731
                 _BATCHER.append(Batcher(cap, spawn=spawn) if cap else None)
     return _BATCHER[0]
+
+
+_TRACER: list = []                      # the process's trace batcher, made at its first use
+
+
+def tracer() -> Tracer | None:
+    """This process's trace batcher (classroom/tracer.py): its rows per pass the OPERATOR_LAB_TRACE_BATCH setting, its
+    padded batch within one session's trace budget (OPERATOR_LAB_SESSION_MB), both fixed at first use; each pass in a
+    run slot. None when that setting is 0 (every trace alone, in a run slot)."""
+    if not _TRACER:
+        with _BATCHER_LOCK:
+            if not _TRACER:
+                s = server_settings()
+                spawn = lambda loop: background(loop, (STOPPING,), "trace-batcher")  # noqa: E731
+                budget = int(s.session_mb * 2**20)
+                _TRACER.append(Tracer(s.trace_batch, budget, spawn=spawn, slot=RUN_SLOTS) if s.trace_batch else None)
+    return _TRACER[0]
 
 
 def decode_step(decoder, on_wait=None, more: bool = False):

@@ -185,7 +185,7 @@ def _pickers(obj, where: tuple) -> dict:
     _keys(obj, where, set(), set(PICKERS))
     for k, v in obj.items():
         if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= 10_000:
-            raise LessonError("picker", where=where, key=k, what=PICKERS[k], value=repr(v))
+            raise LessonError("picker", where=where, field=k, what=PICKERS[k], value=repr(v))
     return dict(obj)
 
 

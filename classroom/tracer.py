@@ -67,7 +67,7 @@ class TraceTicket:
 class Tracer:
     def __init__(self, cap: int, budget: int, window: float = WINDOW_S, spawn=None, slot=None):
         """cap: rows per pass; budget: bytes the padded batch's trace may take (inputs.estimate_trace_bytes).
-        spawn(loop): starts a thread running loop() (classroom/jobs.py hands in its joined-at-exit background thread); None:
+        spawn(loop): starts a thread running loop() (classroom/jobs.py hands in its joined-at-exit thread); None:
         no thread, whoever made it calls run_once() (the tests). slot: a context manager held around each pass
         (classroom.jobs.RUN_SLOTS); None: none."""
         if cap < 1:

@@ -12,9 +12,9 @@ from content import stages
 from ops.engine.trace import shape_of
 from viz import MODEBAR
 from viz.figures import projector_fonts, roomy_cell_text, upright_titles
+from viz.markup import css, tag
 
 from . import session
-from .markup import css, tag
 from .session import projector, t
 
 

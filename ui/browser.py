@@ -8,7 +8,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from .markup import script_tag, style_tag
+from viz.markup import script_tag, style_tag
+
 from .session import projector
 
 # The house CSS (assets/web/house.css): one heading scale: page title (h1) > section (h2, st.header) > sub-section

@@ -22,10 +22,10 @@ import streamlit as st
 from classroom import lessons
 from content import stages
 from content.tour import replay_text
+from viz.markup import style_tag, tag
 
 from . import lesson_poll, predict, sidebar, state
 from .lesson_builder import PICKER_KEYS
-from .markup import style_tag, tag
 from .pickers import TOP_N
 from .session import frozen, lang, projector, t
 

@@ -27,10 +27,10 @@ from classroom.poll_store import PollError, PollStore
 from content.words import say
 from ops.models.bundled import cache_dir
 from viz.labels import pieces, visible
+from viz.markup import script_tag, style_tag
 from viz.poll import poll_bars
 
 from . import lesson_builder, state
-from .markup import script_tag, style_tag
 from .session import lang, t
 
 TEACHER = "poll_teacher"      # session: this session proved the teacher key (True), never the key itself

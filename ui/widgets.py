@@ -8,9 +8,9 @@ import re
 import streamlit as st
 
 from content.words import say
-from ui.markup import css, tag
 from ui.session import frozen, lang, set_query, t
 from viz.labels import merged_cjk, pieces, token_color, visible
+from viz.markup import css, tag
 
 SPECIAL_STYLE = "background:#6a1b9a;color:white"
 PAD_STYLE = "background:#bbbbbb;color:#444;text-decoration:line-through"
