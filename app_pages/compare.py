@@ -51,7 +51,7 @@ if not equal:
 top = compare_data.pair_top(ta, tb, 5)
 ans_a, ans_b = (repr(pieces(tok, [x])[0]) for x in (top["top_a"], top["top_b"]))
 streams = compare_data.compare_streams(ta, tb)
-states = [t("嵌入", "embed")] + [t(f"第 {k} 层", f"L{k}") for k in range(L)]
+states = [t("嵌入", "embed")] + [t(str(k), f"L{k}") for k in range(L)]   # zh: the axis title says 层
 c1, c2 = st.columns(2)
 with c1:
     page.chart(pair_bars([f"{short(p, 10)} ({x})" for p, x in zip(pieces(tok, top["ids"]), top["ids"])], top["pa"],
@@ -61,7 +61,7 @@ with c1:
                "cmp-next")
 with c2:
     page.chart(layer_lines({t("余弦相似度", "cosine"): streams["cos"], "‖a − b‖ / ‖a‖": streams["rel"]}, states,
-                           height=430,
+                           height=430, xlabel=t("层", ""),
                            title=say("page_compare.last_position_a_s", lang())),
                "cmp-layers")
 

@@ -78,7 +78,7 @@ if box := page.more("Logit lens：每一层“已经想到”了什么", "Logit 
             if start:
                 st.caption(say("page_lm_head.to_keep_the_page", lang(), n_start=n - start, start=start, n_1=n - 1))
             text = [pieces(tok, r) for r in lens_ids.tolist()]      # whole pieces: text_heatmap cuts them to fit
-            rows = ["embed"] + [f"L{j}" for j in range(L)]
+            rows = [t("嵌入", "embed")] + [t(f"第 {j} 层", f"L{j}") for j in range(L)]
             cols = [f"{q}:{x}" for q, x in enumerate(labels)][start:]
             page.view("logit_lens.top_prob", lens_p,
                       text_heatmap(lens_p, text, cols, rows,

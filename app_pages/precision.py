@@ -28,16 +28,16 @@ if rep is None:
     st.stop()
 errs = rep["resid_rel_err"]
 dtypes = list(errs)
-states = ["embed"] + [f"L{k}" for k in range(L)]
+states = [t("嵌入", "embed")] + [t(str(k), f"L{k}") for k in range(L)]   # zh: the axis title says 层
 
 # ---- the main picture: how far each format drifts from float32, layer by layer -----------------------------
 left, right = st.columns([3, 2])
 with left:
-    page.chart(error_lines(errs, states, ylabel="‖x_d − x_32‖ / ‖x_32‖", height=470,
+    page.chart(error_lines(errs, states, ylabel="‖x_d − x_32‖ / ‖x_32‖", height=470, xlabel=t("层", ""),
                            title=say("page_precision.residual_stream_s_error", lang())),
                "prec-err")
 with right:
-    st.dataframe([{"dtype": d, "top-1": f"{100 * float(rep['top1_agree'][d]):.0f}%",
+    st.dataframe([{t("数据类型", "dtype"): d, "top-1": f"{100 * float(rep['top1_agree'][d]):.0f}%",
                    "top-5": f"{100 * float(rep['top5_agree'][d]):.0f}%",
                    "KL": f"{float(rep['kl'][d]):.1e}",
                    t("权重", "weights"): f"{rep['weight_bytes'][d] / 1e9:.2f} GB"} for d in dtypes],
@@ -60,8 +60,8 @@ page.explain(say("page_precision.formula", lang()),
 
 page.section("对部署意味着什么", "What it means for serving")
 ref = costs.reference_config()
-rows = precision_data.serving_rows({c.name or "this model": c, ref.name or "Qwen2.5-32B-Instruct": ref})
-st.dataframe([{t("模型", "model"): r["model"], "dtype": r["dtype"],
+rows = precision_data.serving_rows({c.name or t("本模型", "this model"): c, ref.name or "Qwen2.5-32B-Instruct": ref})
+st.dataframe([{t("模型", "model"): r["model"], t("数据类型", "dtype"): r["dtype"],
                t("权重", "weights"): costs.human(r["weights"], "B"),
                t("每步解码下限 (H200)", "decode step bound (H200)"): f"{r['decode_ms']:.2f} ms",
                t("每秒 token 上限", "tokens/s bound"): f"{1000 / r['decode_ms']:.0f}",
