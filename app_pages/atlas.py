@@ -73,7 +73,7 @@ if box := page.more(say("page_atlas.more_induction", "zh"), say("page_atlas.more
                            xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i"),
                            title=say("page_atlas.test_title", lang(), i=i, h=h, half=half,
                                      score=format(mine.get("induction", 0), ".2f"))), "atlas-test")
-        st.caption(say("page_atlas.an_induction_head_at", lang(), half=half, half_1=half - 1))
+        st.caption(say("page_atlas.induction_caption", lang(), half=half, gap=half - 1))
 
 if box := page.more("各类标签的头数", "How many heads carry each label", "counts"):
     with box:

@@ -71,12 +71,12 @@ st.dataframe(pd.DataFrame({t("位置", "pos"): range(n), t("输入 token", "inpu
 lens_checks = []                          # the lens costs (L + 1) LM-head products: checked only where it is drawn
 if box := page.more("Logit lens：每一层“已经想到”了什么", "Logit lens: what each layer already “thinks”", "lens"):
     with box:
-        st.caption(say("page_lm_head.apply_the_final_rmsnorm", lang(), L_1=L + 1))
+        st.caption(say("page_lm_head.lens_caption", lang(), rows=L + 1))
         if predict.gate("lm_head", (tuple(labels), b), lambda: questions.lens(model, trace, b), "lens"):
             lens_ids, lens_p = logit_lens(model, trace, b)           # (L+1, w): the last w positions
             start = lens_start(trace, b)
             if start:
-                st.caption(say("page_lm_head.to_keep_the_page", lang(), n_start=n - start, start=start, n_1=n - 1))
+                st.caption(say("page_lm_head.lens_cut", lang(), shown=n - start, start=start, last=n - 1))
             text = [pieces(tok, r) for r in lens_ids.tolist()]      # whole pieces: text_heatmap cuts them to fit
             rows = [t("嵌入", "embed")] + [t(f"第 {j} 层", f"L{j}") for j in range(L)]
             cols = [f"{q}:{x}" for q, x in enumerate(labels)][start:]

@@ -39,7 +39,7 @@ with right:
     page.chart(page.memo(("next-fig", source_b), lambda: vm.next_token_bars(
         V["next"], name_a, name_b, missing=t("不是单个 token", "not one token"), xlabel=t("概率", "probability"),
         title=t("下一个 token：两边前 8 名的并集", "Next token: both models' top 8, joined"))), "models-next")
-    st.caption(say("page_models.prompt_row_tokens_are", lang(), v1=short(trace.prompts[0], 40)))
+    st.caption(say("page_models.tokens_caption", lang(), prompt=short(trace.prompts[0], 40)))
 
 page.section("每一处差别改变了什么", "What each difference changes")
 table(words.effect_table(V["rows"], lang()))

@@ -67,6 +67,6 @@ st.dataframe([{t("模型", "model"): r["model"], t("数据类型", "dtype"): r["
                t("每秒 token 上限", "tokens/s bound"): f"{1000 / r['decode_ms']:.0f}",
                say("page_precision.kv_cache_tokens_that", lang()): f"{r['kv_tokens']:,}" if r["fits"] else
                t("放不下", "does not fit")} for r in rows], hide_index=True, width="stretch")
-st.caption(say("page_precision.each_decode_step_reads", lang(), v1=page.numbers['prefill_cross_32b']))
+st.caption(say("page_precision.decode_bound", lang(), cross=page.numbers["prefill_cross_32b"]))
 
 page.checks(checks.precision_embed(rep), "检查", "Checks")

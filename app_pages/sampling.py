@@ -46,9 +46,9 @@ with main:
                                         chosen=t("选中的 token", "the chosen token"),
                                         cut_k=t("被 top-k 截掉", "cut by top-k"),
                                         cut_p=t("被 top-p 截掉", "cut by top-p")),
-        title=say("page_sampling.next_token_probabilities_red", lang(), short_ch_12=short(ch, 12))))
+        title=say("page_sampling.probs_title", lang(), chosen=short(ch, 12))))
     page.view("sampling.probs", stages["probs"], chart, key="smp-probs",
-              caption=say("page_sampling.row_s_last_token", lang(), b=b, short_last_12=short(last, 12), n_1=n - 1, N=N))
+              caption=say("page_sampling.probs_caption", lang(), b=b, last=short(last, 12), pos=n - 1, N=N))
 
 page.explain([say("page_sampling.formula_stages", lang()), say("page_sampling.formula_draw", lang())],
              smp.apply_repetition_penalty, smp.apply_top_k, smp.apply_top_p, smp.sample_stages,
@@ -80,7 +80,7 @@ if box := page.more(say("page_sampling.more_stages", "zh"), say("page_sampling.m
                        left=format(V - sv["n_inf"], ",")))
 
 DRAWS = [100, 1000, 5000]
-if box := page.more("抽样很多次 vs 概率", "Drawing many times vs the probabilities", "draws"):
+if box := page.more("抽样很多次：频率与概率对比", "Drawing many times vs the probabilities", "draws"):
     with box:
         draws = st.select_slider(ranged(t("抽样次数", "draws"), *DRAWS[::2]), options=DRAWS, value=1000,
                                  key="smp_draws")

@@ -56,7 +56,7 @@ page.chart(page.memo(("params-fig", choice), lambda: vs.param_bars(words.param_b
                                                                    *words.param_bars_words(name, L))), "params-bars")
 st.caption(say("bars", L))
 
-st.subheader(t("稠密 vs MoE：总参数与激活参数", "Dense vs MoE: total and active parameters"))
+st.subheader(t("稠密与 MoE：总参数与激活参数", "Dense vs MoE: total and active parameters"))
 blocks.table(words.reference_table(page.memo(("refs",), lambda: scale_data.reference_rows(refs)), L))
 st.info(words.dense_note(L))
 
@@ -79,7 +79,7 @@ blocks.table(words.fit_table(v, L))
 st.caption(say("fit", L))
 
 # ---- the roofline in numbers ---------------------------------------------------------------------------
-st.header(t("屋顶线：预填充 vs 解码", "Roofline: prefill vs decode"))
+st.header(t("屋顶线：预填充与解码", "Roofline: prefill vs decode"))
 blocks.table(words.roofline_table(v, L))
 st.caption(say("time", L, note=costs_text.gpu_note(gpu, g, L)))
 if not v["fits_gpu"]:

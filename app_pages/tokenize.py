@@ -47,7 +47,7 @@ elif box := page.more("打开聊天模板后会变成什么？", "What would the
     with box:
         templated = tok.apply_chat_template(trace.prompts[0])
         show_specials(templated, tok.special_tokens)
-        st.caption(say("page_tokenize.with_the_template_row", lang(), v1=len(tok.encode(templated))))
+        st.caption(say("page_tokenize.template_count", lang(), n=len(tok.encode(templated))))
 seed = "I like shanghai"
 seed_ids = tok.encode(seed)
 seed_pieces = " · ".join(f"`{html.escape(p)}`" for p in tok.pieces(seed_ids))
