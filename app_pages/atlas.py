@@ -4,11 +4,12 @@ The atlas does not depend on the prompt: it is computed once per model (ui.exper
 """
 import streamlit as st
 
+from content.words import say
 from ops.lab import atlas as head_atlas, checks
 from ui import experiments_state
 from ui.page import StagePage
 from ui.pickers import picker
-from ui.session import t
+from ui.session import lang, t
 from viz import heatmap
 from viz.atlas import atlas_grid, label_counts
 from viz.labels import pieces, short
@@ -25,6 +26,11 @@ scores, labels = A["scores"], A["labels"]
 order = [k for k in NAMES if k in scores] + sorted({x for row in labels for x in row} - set(NAMES))
 names = {k: t(*NAMES[k]) if k in NAMES else k for k in order}
 
+
+def head_name(a: int, z: int) -> str:
+    return t(f"第 {a} 层第 {z} 头", f"L{a} H{z}")
+
+
 left, right = st.columns([3, 2])
 with right:
     c1, c2, c3 = st.columns(3)
@@ -36,32 +42,28 @@ with right:
         b = page.row()
     n = trace.lengths[b]
     mine = {k: float(scores[k][i, h]) for k in order if k in scores}
-    st.markdown(f"**L{i} H{h}{t('：', ': ')}{names[labels[i][h]]}**")
+    st.markdown(f"**{head_name(i, h)}{t('：', ': ')}{names[labels[i][h]]}**")
     st.caption(" · ".join(f"{names[k]} {v:.2f}" for k, v in mine.items()))
     tok_labels = page.labels(b)
     on_prompt = page.memo(("prompt", i, h, b), lambda: heatmap(
         trace.attention_probs(i)[b, h, :n, :n], x=tok_labels, y=tok_labels,
         colorscale="Viridis", zmid=None, zmin=0, zmax=1, height=max(330, 26 * n + 150),
         text_fmt=".2f" if n <= 10 else None, xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i"), width_px=540,
-        title=t(f"L{i} H{h} 在你的提示词上（第 {b} 行）", f"L{i} H{h} on your prompt (row {b})")))
+        title=t(f"{head_name(i, h)}在你的提示词上（第 {b} 行）", f"L{i} H{h} on your prompt (row {b})")))
     page.chart(on_prompt, "atlas-prompt", projector_height=320)
 with left:
     grid = page.memo(("grid", i, h), lambda: atlas_grid(
         labels, A["best"], order, names, highlight=(i, h), height=min(700, 110 + 24 * L),
-        xlabel=t("头 h", "head h"), ylabel=t("层 i", "layer i"),
+        xlabel=t("头 h", "head h"), ylabel=t("层 i", "layer i"), lang=lang(),
         title=t(f"{L} 层 × {nh} 个头：颜色 = 标签，深浅 = 得分", f"{L} × {nh} heads: colour = label, shade = score")))
     page.chart(grid, "atlas-grid", projector_height=540)
 
-page.explain([r"\text{%s} = \overline{P_{t,\,t-1}},\quad \text{%s} = \overline{P_{t,\,0}},\quad " % (names["previous"],
-                                                                                                     names["sink"])
-              + r"\text{%s} = \overline{P_{t,\,t}},\quad \text{%s} = \overline{H(P_{t,\,\le t}) / \log(t+1)}\quad (t "
-                r"\ge 1)"
-              % (names["self"], names["broad"]),
-              r"\text{%s} = \overline{P_{t,\,t-n+1}}\ \text{%s } t = n, \dots, 2n-2"
-              % (names["induction"], t("，取第二遍中的", "over the second copy"))],
+page.explain([say("page_atlas.formula_scores", lang(), **{k: names[k] for k in ("previous", "sink", "self", "broad")}),
+              say("page_atlas.formula_induction", lang(), induction=names["induction"])],
              head_atlas.pattern_scores, head_atlas.induction_score)
 
-if box := page.more("所选的头在归纳测试序列上", "The chosen head on the induction test sequence", "induction"):
+if box := page.more(say("page_atlas.more_induction", "zh"), say("page_atlas.more_induction", "en"),
+                    "induction"):
     with box:
         test_ids = A["test_ids"]
         half = len(test_ids) // 2
@@ -69,16 +71,9 @@ if box := page.more("所选的头在归纳测试序列上", "The chosen head on 
         page.chart(heatmap(A["test_probs"][i, h], x=tl, y=tl, colorscale="Viridis", zmid=None, zmin=0, zmax=1,
                            height=640,
                            xlabel=t("键 j", "key j"), ylabel=t("查询 i", "query i"),
-                           title=t(f"L{i} H{h} · 测试序列：{half} 个随机 token 重复两遍 · 归纳得分"
-                                   f" {mine.get('induction', 0):.2f}",
-                                   f"L{i} H{h} · test sequence: {half} random tokens, twice · induction "
-                                   f"score {mine.get('induction', 0):.2f}")), "atlas-test")
-        st.caption(t(f"归纳头在第二遍的每个位置 t 看第一遍中“同一个 token 的下一个”，即键 t − {half} + 1：一条与对角线"
-                     f"平行、相距 {half - 1} 的斜线。",
-                     "An induction head, at each position t of the second copy, looks at the token after the same "
-                     "token's first "
-                     f"occurrence, key t − {half} + 1: a stripe parallel to the diagonal, {half - 1} positions to its "
-                     "left."))
+                           title=say("page_atlas.test_title", lang(), i=i, h=h, half=half,
+                                     score=format(mine.get("induction", 0), ".2f"))), "atlas-test")
+        st.caption(say("page_atlas.induction_caption", lang(), half=half, gap=half - 1))
 
 if box := page.more("各类标签的头数", "How many heads carry each label", "counts"):
     with box:
@@ -89,7 +84,7 @@ if box := page.more("各类标签的头数", "How many heads carry each label", 
                                     title=t(f"本模型的 {L * nh} 个头", f"This model's {L * nh} heads")), "atlas-counts")
         with c2:
             st.dataframe([{t("标签", "label"): names[k], t("头数", "heads"): counts.get(k, 0),
-                           t("得分最高的头", "top head"): f"L{a} H{z}", t("得分", "score"): round(v, 3)}
+                           t("得分最高的头", "top head"): head_name(a, z), t("得分", "score"): round(v, 3)}
                           for k, (v, a, z) in head_atlas.top_heads(scores).items()],
                          hide_index=True, width="stretch")
 

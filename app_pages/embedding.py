@@ -1,10 +1,11 @@
 """Stage 2 · Embedding: a gather of rows from the [V, H] table."""
 import streamlit as st
 
+from content.words import say
 from ops.engine import functional as fn
 from ops.lab import checks, stage_data
 from ui.page import StagePage
-from ui.session import t
+from ui.session import lang, t
 from viz.embedding import cosine_map, gather_figure
 
 page = StagePage("embedding")
@@ -18,19 +19,14 @@ emb = trace.embeddings[b, :n]                                                   
 ids = trace.token_ids[b, :n].tolist()
 gather = page.memo(("gather", b), lambda: gather_figure(
     ids, labels, emb, V, V_tok, pad_text=t("填充行", "padding rows"),
-    title=t(f"查表：从 W_E 的 {V:,} 行中按 id 取出 {n} 行（左：整张表，行 0 在上）",
-            f"The gather: {n} rows taken by id out of W_E's {V:,} (left: the whole table, row 0 on top)")))
+    title=say("page_embedding.the_gather_rows_taken", lang(), V=format(V, ","), n=n)))
 page.view("embed.out", trace.embeddings, gather,
           key="emb", caption=t(f"表 W_E 有 {V:,} 行 × {H} 列。", f"The table W_E has {V:,} rows × {H} columns. ")
-          + page.sentence("pad_sentence") + t("BPE 按学到的先后给片段编号，常见片段的 id 往往较小（靠近表的上部）。",
-                                              " BPE numbers pieces in the order it learned them, so frequent pieces "
-                                              "tend to "
-                                              "have small ids (near the top)."))
+          + page.sentence("pad_sentence") + say("page_embedding.bpe_numbers_pieces_in", lang()))
 
-page.explain(r"\mathrm{embed}[b, s, :] = W_E[\,\mathrm{ids}[b, s],\, :\,], \qquad W_E \in \mathbb{R}^{V \times H}"
-             r" = \mathbb{R}^{%d \times %d}" % (V, H), fn.embedding)
+page.explain(say("page_embedding.formula", lang(), V=V, H=H), fn.embedding)
 
-page.section("查表：从表中取出这些行", "The gather: these rows are picked out of the table")
+st.subheader(say("page_embedding.the_gather_these_rows", lang()))
 st.dataframe([{t("位置", "position"): r["position"], "token": labels[r["position"]], "id": r["id"],
                t("取出的行", "row taken"): f"W_E[{r['id']}, :]",
                t("前 4 个数", "first 4 numbers"): ", ".join(f"{v:.4f}" for v in r["first"])}
@@ -41,8 +37,7 @@ if box := page.more("token 之间的余弦相似度", "Cosine similarity between
         cos = stage_data.cosine_similarity(emb)
         page.view("cosine(embed.out)", cos,
                   cosine_map(cos, labels,
-                             title=t("余弦相似度（对角线恒为 1，留空，不占色标）",
-                                     "cosine similarity (the diagonal, always 1, left blank)"),
+                             title=say("page_embedding.cosine_similarity_the_diagonal", lang()),
                              xlabel=t("token（位置:片段）", "token (position:piece)"),
                              ylabel=t("token（位置:片段）", "token (position:piece)")),
                   key="cos")

@@ -76,7 +76,8 @@ with c2:
 
 page.explain(formulas(lang()), edits.ablate_heads, attribution.logit_attribution)
 
-states, HL = ["embed"] + [f"L{k}" for k in range(L)], dict(xlabel=t("头 h", "head h"), ylabel=t("层 i", "layer i"))
+states = [t("嵌入", "embed")] + [t(f"第 {k} 层", f"L{k}") for k in range(L)]
+HL = dict(xlabel=t("头 h", "head h"), ylabel=t("层 i", "layer i"))
 if shown and edited is not None and (box := page.more(*pair("moved_fold"), "moved")):
     with box:
         ch = experiments_data.residual_change(base, edited, 0, s)

@@ -5,6 +5,7 @@ seconds wait for a button."""
 import streamlit as st
 
 from content import interview as words
+from content.words import say
 from ops.arith import costs
 from ops.lab import interview as iv
 from ui import experiments_state as lab
@@ -31,9 +32,9 @@ i, b = page.layer(), page.row()
 split = page.memo(("split", i, b), lambda: iv.split_kv_from_trace(trace, i, b))
 st.markdown(words.split_intro(L, b, i, split[0]["keys"]))
 table(words.split_rows(split, L))
-page.explain([r"\mathrm{lse}_i = m_i + \ln \ell_i,\quad \mathrm{LSE} = \ln\sum_i e^{\mathrm{lse}_i},\quad"
-              r"\mathbf o = \sum_i e^{\mathrm{lse}_i-\mathrm{LSE}}\;\mathbf o_i/\ell_i",
-              r"\text{%s} = W + B\cdot T\cdot \text{%s}" % (words.label("step_bytes", L), words.label("kv_bytes", L))],
+page.explain([say("page_interview.formula_split", L),
+              say("page_interview.formula_bytes", L, step_bytes=words.label("step_bytes", L),
+                  kv_bytes=words.label("kv_bytes", L))],
              iv.split_kv_attention, iv.kv_bound, iv.outliers)
 
 tabs = page.tabs([t("分块预填充", "Chunked prefill"), t("批次不变性", "Batch invariance"),

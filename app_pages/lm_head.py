@@ -2,13 +2,14 @@
 import pandas as pd
 import streamlit as st
 
+from content.words import say
 from ops.engine import functional as fn
 from ops.lab import checks, stage_data
 from ops.lab.lens import lens_start, logit_lens, top_next
 from ui import predict, questions
 from ui.page import StagePage
 from ui.pickers import picker, top_n_picker
-from ui.session import t
+from ui.session import lang, t
 from viz import bars
 from viz.labels import NEUTRAL, pieces, short, visible
 from viz.lm_head import text_heatmap
@@ -32,10 +33,8 @@ ids = top["ids"].tolist()
 names = [f"{short(p, 16)} ({i})" for p, i in zip(pieces(tok, ids), ids)]
 where = short(labels[s], 12)
 predict.first("lm_head", (tuple(labels), b, s),
-              t(f"位置 {s}（“{where}”）之后，模型排第一的下一个 token 是？",
-                f"After position {s} (“{where}”), which next token does the model rank first?"), names[:4], names[0],
-              t("看下图最长的那根柱子：softmax(logits) 最大的那个 token。",
-                "Look at the longest bar below: the token with the largest softmax(logits)."))
+              say("page_lm_head.after_position_which_next", lang(), s=s, where=where), names[:4], names[0],
+              say("page_lm_head.look_at_the_longest", lang()))
 page.view("logits", trace.logits,
           bars(top["probs"], names, horizontal=True, height=max(360, 30 * topn + 110),
                title=t(f"位置 {s}（“{short(labels[s], 12)}”）之后的下一个 token："
@@ -44,13 +43,10 @@ page.view("logits", trace.logits,
                        f"top {topn}"),
                xlabel=t("概率", "probability"), ylabel="token (id)", text_fmt=".3f", color=NEUTRAL), key="lm-top",
           projector_height=380 if topn <= 10 else None,   # a projector: the top 10 whole above the fold
-          caption=t(f"logits 形状 [B, S, V] = [{B}, {S}, {V:,}]：每个位置都有 {V:,} 个分数；生成时只用最后一个位置。",
-                    f"logits are [B, S, V] = [{B}, {S}, {V:,}]: {V:,} scores at every position; generation uses only "
-                    "the last."))
+          caption=say("page_lm_head.logits_are_b_s", lang(), B=B, S=S, V=format(V, ",")))
 
-page.explain([r"h = \mathrm{RMSNorm}(x_L)\,\odot\, g,\qquad \mathrm{logits} = "
-              r"h\,W_{out}^{\top},\quad W_{out}\in\mathbb{R}^{%d\times %d}" % (V, H),
-              r"p = \mathrm{softmax}(\mathrm{logits}):\ [%d, %d, %d] \to [%d, %d, %d]" % (B, S, H, B, S, V)],
+page.explain([say("page_lm_head.formula_logits", lang(), V=V, H=H),
+              say("page_lm_head.formula_softmax", lang(), B=B, S=S, H=H, V=V)],
              fn.rms_norm, fn.lm_head)
 st.info(page.sentence("tie_sentence") + t("Qwen2.5-32B 不共享。", " Qwen2.5-32B does not tie them."))
 
@@ -75,19 +71,14 @@ st.dataframe(pd.DataFrame({t("位置", "pos"): range(n), t("输入 token", "inpu
 lens_checks = []                          # the lens costs (L + 1) LM-head products: checked only where it is drawn
 if box := page.more("Logit lens：每一层“已经想到”了什么", "Logit lens: what each layer already “thinks”", "lens"):
     with box:
-        st.caption(t(f"把最终 RMSNorm + LM head 套在嵌入和每一层的 resid_out 上（共 {L + 1} 行），看每个位置排第一的 "
-                     "token。颜色 = 它的概率。",
-                     f"Apply the final RMSNorm + LM head to the embedding and every layer's resid_out ({L + 1} rows) "
-                     "and read the top "
-                     "token at every position. Colour = its probability."))
+        st.caption(say("page_lm_head.lens_caption", lang(), rows=L + 1))
         if predict.gate("lm_head", (tuple(labels), b), lambda: questions.lens(model, trace, b), "lens"):
             lens_ids, lens_p = logit_lens(model, trace, b)           # (L+1, w): the last w positions
             start = lens_start(trace, b)
             if start:
-                st.caption(t(f"为保持页面流畅，只显示最后 {n - start} 个位置（{start}…{n - 1}）。",
-                             f"To keep the page fast, the last {n - start} positions ({start}…{n - 1}) are shown."))
+                st.caption(say("page_lm_head.lens_cut", lang(), shown=n - start, start=start, last=n - 1))
             text = [pieces(tok, r) for r in lens_ids.tolist()]      # whole pieces: text_heatmap cuts them to fit
-            rows = ["embed"] + [f"L{j}" for j in range(L)]
+            rows = [t("嵌入", "embed")] + [t(f"第 {j} 层", f"L{j}") for j in range(L)]
             cols = [f"{q}:{x}" for q, x in enumerate(labels)][start:]
             page.view("logit_lens.top_prob", lens_p,
                       text_heatmap(lens_p, text, cols, rows,

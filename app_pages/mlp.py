@@ -1,6 +1,7 @@
 """Stage 6 · MLP (SwiGLU) and MoE: each token widened, gated, and narrowed back."""
 import streamlit as st
 
+from content import words as catalogue
 from content.mlp import dense_warning, moe_table, say
 from ops.engine import functional as fn
 from ops.lab import checks, stage_data
@@ -37,10 +38,8 @@ if dense:
 else:
     st.info(say("moe_layer", lang(), i=i))
 
-page.explain([r"\mathrm{MLP}(x) = W_{down}\big(\mathrm{silu}(W_{gate}x) \odot W_{up}x\big),"
-              r"\quad \mathrm{silu}(z) = z\,\sigma(z)",
-              r"W_{gate}, W_{up} \in \mathbb{R}^{%d\times %d},\quad W_{down}\in\mathbb{R}^{%d\times %d}"
-              % (I, H, H, I)],
+page.explain([catalogue.say("page_mlp.formula_swiglu", lang()),
+              catalogue.say("page_mlp.formula_shapes", lang(), I=I, H=H)],
              fn.swiglu)
 
 if dense and (box := page.more(f"所选 token 的 {I} 个中间神经元", f"The {I} hidden neurons of the chosen token",
@@ -111,8 +110,7 @@ if box := page.more("路由：每个 token 选了哪些专家", "Routing: the ex
         E, k = probs.shape[-1], idx.shape[-1]
         page.view(f"layers.{j}.moe.router_probs", probs,
                   heatmap(probs[b, :n], x=[f"E{e}" for e in range(E)], y=labels, colorscale="Blues", zmid=None,
-                          zmin=0, title=t(f"路由概率 softmax(W_r x)，第 {j} 层 [S, E]",
-                                          f"Router probabilities softmax(W_r x), layer {j} [S, E]"),
+                          zmin=0, title=catalogue.say("page_mlp.router_probabilities_softmax_w", lang(), j=j),
                           xlabel=t("专家", "expert"), ylabel="token", text_fmt=".2f" if n * E <= 400 else None,
                           height=max(360, 40 * n + 140)), key="moe-probs")
         c1, c2 = st.columns(2)

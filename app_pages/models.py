@@ -5,6 +5,7 @@ counts of both. Every number comes from ops/lab/compare_models.py; the words fro
 import streamlit as st
 
 from content import models as words
+from content.words import say
 from ops.lab import compare_models as cm
 from ui import experiments_state, second
 from ui.blocks import table
@@ -38,11 +39,7 @@ with right:
     page.chart(page.memo(("next-fig", source_b), lambda: vm.next_token_bars(
         V["next"], name_a, name_b, missing=t("不是单个 token", "not one token"), xlabel=t("概率", "probability"),
         title=t("下一个 token：两边前 8 名的并集", "Next token: both models' top 8, joined"))), "models-next")
-    st.caption(t(f"提示词第 1 行：{short(trace.prompts[0], 40)}。按字节匹配 token：同一段文字在两个词表里的编号不同；"
-                 "“不是单个 token”表示那一方的词表里没有这个片段。",
-                 f"Prompt row 1: {short(trace.prompts[0], 40)}. Tokens are matched by their bytes: the same text has "
-                 "different ids in the two vocabularies; \u201cnot one token\u201d means that side's vocabulary has no "
-                 "such piece."))
+    st.caption(say("page_models.tokens_caption", lang(), prompt=short(trace.prompts[0], 40)))
 
 page.section("每一处差别改变了什么", "What each difference changes")
 table(words.effect_table(V["rows"], lang()))
@@ -53,9 +50,7 @@ page.explain(key="models", numbers=nums)
 # ---- below: tokenization, attention, the head atlas ----------------------------------------------------------------
 page.section("同一段文字，两个分词器", "The same text through both tokenizers")
 table(words.token_table(V["tokens"], lang()))
-st.caption(t("浅橙色的片段：另一个分词器在这里切法不同（字节范围不同）；浅蓝色：两边切出完全相同的字节片段。",
-             "Orange pieces: the other tokenizer cuts differently here (another byte span); blue: both cut exactly "
-             "these bytes."))
+st.caption(say("page_models.orange_pieces_the_other", lang()))
 for row in V["tokens"]:
     st.markdown(f"**{words.sample_name(row['name'], lang())}** · A ({row['n_a']}): "
                 f"{vm.pieces_html(row['pieces_a'])}<br>B ({row['n_b']}): {vm.pieces_html(row['pieces_b'])}",
@@ -73,8 +68,7 @@ page.chart(page.memo(("attention-fig", source_b, depth), lambda: vm.attention_pa
     t(f"B · {name_b} · 第 {lb} 层（共 {model_b.config.num_hidden_layers}）· 各头平均",
       f"B · {name_b} · layer {lb} of {model_b.config.num_hidden_layers} · mean over heads"))), "models-attention")
 
-if box := page.more("两个模型的注意力头图谱：各类标签的头数",
-                    "The head atlas of both: how many heads carry each label", "atlas"):
+if box := page.more(say("page_models.more_atlas", "zh"), say("page_models.more_atlas", "en"), "atlas"):
     with box:
         s = settings()
         atlas_a = experiments_state.atlas(*experiments_state.model_key())
@@ -82,7 +76,6 @@ if box := page.more("两个模型的注意力头图谱：各类标签的头数",
         rows = cm.atlas_rows(atlas_a["counts"], atlas_b["counts"])
         page.chart(vm.atlas_pair(rows, words.atlas_names(lang()), name_a, name_b,
                                  ylabel=t("占全部头的比例", "share of heads"),
-                                 title=t("每个头按最强的注意力模式标注（柱上数字 = 头数）",
-                                         "Each head labelled by its strongest pattern (numbers on the bars = heads)")),
+                                 title=say("page_models.each_head_labelled_by", lang())),
                    "models-atlas")
         table(words.atlas_table(rows, name_a, name_b, lang()))

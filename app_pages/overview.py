@@ -1,6 +1,5 @@
 """Overview: the whole pipeline with live shapes, the cheat sheet, and a door into every stage (all from the
 stage registry, content/stages.py)."""
-import html
 
 import pandas as pd
 import streamlit as st
@@ -11,7 +10,7 @@ from ops.lab import overview_data
 from ui.blocks import shape_str
 from ui.page import StagePage
 from ui.session import lang, t
-from viz.overview import pipeline_picture
+from viz.overview import opening_html, pipeline_picture
 
 page = StagePage("overview", io_text="")      # no shapes in the strip: the symbols are glossed first, below
 model, trace, c = page.model, page.trace, page.config
@@ -27,40 +26,25 @@ first = (say("first_screen.opening_chat", lg, prompt=prompt, tokens=n, L=o["L"],
          say("first_screen.opening", lg, prompt=prompt, tokens=n, L=o["L"], V=f"{o['V']:,}"))
 if o["rows"] > 1:
     first += " " + say("first_screen.batch", lg, B=o["rows"])
-st.markdown(f'<div class="ol-opening" style="font-size:1.2rem;line-height:1.6;margin:0.2rem 0 0.4rem">'
-            f'{html.escape(first)}</div>', unsafe_allow_html=True)
+st.markdown(opening_html(first), unsafe_allow_html=True)
 st.markdown(say("first_screen.symbols", lg, B=B, S=S, H=H, L=L, V=f"{V:,}",
                 ids=shape_str(trace.shapes()["tokens.ids"]), logits=shape_str(trace.shapes()["logits"])))
 
 # ---- the main picture: the pipeline, with the shapes this run recorded -------------------------------------
 page.picture(pipeline_picture(c, trace.shapes(), B, S, lang(), height=540))   # the whole of it above the fold
-st.caption(t("右侧是左边橙色方框里的一层；它被重复 L 次，每层输入输出都是 [B, S, H]。生成时会把新 id 接到末尾再走一遍（"
-             "见“9 生成”）。",
-             "The right column is one layer of the orange box, repeated L times; each layer maps [B, S, H] to [B, S, "
-             "H]. "
-             "Generation appends the new id and goes around again (see “9 Generate”)."))
-st.markdown(t(
-    "**算子实验室**把一个*真实的* Qwen2.5 模型拆成一个个算子：分词 → 嵌入 → 每层（RMSNorm → 注意力 → 残差 → "
-    "RMSNorm → MLP → 残差）→ 最终 RMSNorm → LM Head → 采样。每一页都展示这一步的**真实张量**、精确形状、公式、"
-    "真正运行的代码，并与 PyTorch 自带算子逐元素对照。左侧输入提示词（每行一个 = 批大小 B），所有形状随之变化。",
-    "**Operator Lab** takes a *real* Qwen2.5 model apart operator by operator: tokenize → embedding → per layer "
-    "(RMSNorm → attention → residual → RMSNorm → MLP → residual) → final RMSNorm → LM head → sampling. Every page "
-    "shows the step's **live tensors**, exact shapes, the formula, the code that actually ran, and a check against "
-    "PyTorch's own operator. Type prompts in the sidebar (one per line = batch B); every shape follows."))
+st.caption(say("page_overview.the_right_column_is", lang()))
+st.markdown(say("page_overview.operator_lab_takes_a", lang()))
 
 page.explain()
 
 # ---- the live shapes against the trace contract (ops/engine/trace.py) ---------------------------------------------
-st.header(t("形状核对：本次 trace 与 trace 契约", "Shape check: this trace against the trace contract"))
+st.header(say("page_overview.shape_check_this_trace", lang()))
 chk = overview_data.contract_check(trace)
 if chk["wrong"]:
     st.error(t("形状与 trace 契约不符：", "Shapes differ from the trace contract: ")
              + ", ".join(f"{n} {shape_str(got)} ≠ {shape_str(want)}" for n, got, want in chk["wrong"][:8]))
 else:
-    st.success(t(f"✓ 本次运行记录的 {chk['checked']} 个张量的形状全部与 trace 契约（即上图）一致（共记录"
-                 f" {chk['recorded']} 个张量）。",
-                 f"✓ All {chk['checked']} traced tensors checked have exactly the shapes of the trace contract, drawn "
-                 f"above ({chk['recorded']} tensors recorded in this run)."))
+    st.success(say("page_overview.contract_ok", lang(), checked=chk["checked"], recorded=chk["recorded"]))
 
 # ---- the cheat sheet -------------------------------------------------------------------------------------
 st.header(t("速查表", "Cheat sheet"))

@@ -33,59 +33,43 @@ else:
               t(f"{n} 个 token 的中位数", f"median of the {n} tokens"): median, t("90% 分位", "90th percentile"): q90}
     colors = [token_color(0), token_color(s), "#555555", "#999999"]
 lead = first_token_lead(norms)
+where = t("嵌入", "at the embedding") if lead and lead[0] == 0 else \
+    t(f"第 {lead[0] - 1} 层之后", f"after layer {lead[0] - 1}") if lead else ""
+lead_note = say("page_residual.lead", lang(), times=f"{lead[1]:,.0f}", where=where) if lead else ""
 stream = page.memo(("stream", b, s, i), lambda: stream_norms(
-    series, [t("嵌入", "embed")] + [f"{t('层', 'L')}{k}" for k in range(norms.shape[0] - 1)], colors=colors,
+    series, [t("嵌入", "embed")] + [t(f"第 {k} 层", f"L{k}") for k in range(norms.shape[0] - 1)], colors=colors,
     first=first,
-    title=t("每个 token 的 ‖x‖ 随层增长（0 = 嵌入输出，对数轴；粗线 = 第 0 个 token）",
-            "Each token's ‖x‖ through the layers (0 = embedding, log axis; thick = token 0)"),
+    title=say("page_residual.each_token_s_x", lang()),
     xlabel=t("经过的层", "after layer"), ylabel="‖x‖₂", height=460, mark=(i + 1, t(f"第 {i} 层", f"layer {i}"))))
 page.view(t("残差流的 L2 范数", "residual stream L2 norm"), norms, stream, key="stream", projector_height=400,
-          caption=t("第 0 个 token 的 ‖x‖ 常常远大于其他 token"
-                    + (f"（这里最多是其余 token 中位数的 {lead[1]:,.0f} 倍，"
-                       f"在{'嵌入' if lead[0] == 0 else f'第 {lead[0] - 1} 层之后'}）" if lead else "")
-                    + "：这叫**巨量激活**（massive activations），少数几个维度上的数值极大。它和**注意力汇**（"
-                      "attention sink）"
-                    "有关但不是一回事：注意力汇说的是许多注意力头把大部分概率放在第 0 个 token 上（见注意力页的各头小"
-                    "图）。",
-                    "Token 0's ‖x‖ often dwarfs the others'"
-                    + (f" (here up to {lead[1]:,.0f}× the other tokens' "
-                       f"median, {'at the embedding' if lead[0] == 0 else f'after layer {lead[0] - 1}'})"
-                       if lead else "")
-                    + ": these are **massive activations**, a few dimensions holding huge values. They are related to, "
-                      "but not "
-                    "the same as, **attention sinks**: many heads putting most of their probability on token 0 (see "
-                    "the heads "
-                    "grid on the Attention page)."))
+          caption=say("page_residual.massive", lang(), lead=lead_note))
 
 st.caption(say("agree.residual_layer", lang(), i=i, s=s, tok=labels[s], x_in=f"{float(norms[i, s]):,.2f}",
                 x_out=f"{float(norms[i + 1, s]):,.2f}", name_in=trace.layer_input_name(i),
                 name_out=f"layers.{i}.resid_out"))
 
-page.explain([r"h = x + \mathrm{Attn}(\mathrm{RMSNorm}_1(x)) \qquad (\texttt{resid\_mid})",
-              r"x' = h + \mathrm{MLP}(\mathrm{RMSNorm}_2(h)) \qquad (\texttt{resid\_out})"], Model.layer)
+page.explain([say("page_residual.formula_mid", lang()), say("page_residual.formula_out", lang())], Model.layer)
 
 # ---- how much each sub-layer adds ----------------------------------------------------------------
-page.section(f"每层的注意力与 MLP 各加了多少（token {s}：“{labels[s]}”）",
-             f"How much attention and the MLP add at each layer (token {s}: “{labels[s]}”)")
+st.subheader(say("page_residual.adds_heading", lang(), s=s, tok=labels[s]))
 layers_ok, ratios = page.memo(("ratios", b), lambda: stage_data.update_ratios(trace, b))   # (2, L, n): attention, MLP
 mlp_rel = ratios[1]
 if layers_ok:
     rel = page.memo(("rel", b, s), lambda: roomy(lines(
         {"‖attn.out‖ / ‖x‖": ratios[0, :, s], "‖mlp.out‖ / ‖resid_mid‖": ratios[1, :, s]}, x=layers_ok,
-        title=t("加上去的量相对主干的大小", "Size of what is added, relative to the stream"),
+        title=say("page_residual.size_of_what_is", lang()),
         xlabel=t("层", "layer"), ylabel=t("比值（对数轴）", "ratio (log axis)"), height=440)).update_yaxes(type="log"))
     page.view(t("相对增量", "relative update"), ratios[:, :, s], rel, key="rel")
-    if box := page.more("MLP 的相对增量：每个 token、每一层", "The MLP's relative update for every token and layer",
+    if box := page.more(say("page_residual.more_relmap", "zh"), say("page_residual.more_relmap", "en"),
                         "relmap"):
         with box:
             relmap = page.memo(("relmap", b), lambda: log_ratio_map(
-                mlp_rel, labels, title=t("log₁₀(‖mlp.out‖ / ‖resid_mid‖)：每个 token、每一层",
-                                         "log₁₀(‖mlp.out‖ / ‖resid_mid‖) per token and layer"),
+                mlp_rel, labels, title=say("page_residual.log_mlp_out_resid", lang()),
                 xlabel=t("层", "layer"), ylabel="token"))
             page.view(t("MLP 相对增量（层 × token）", "MLP relative update (layer × token)"), mlp_rel, relmap,
                       key="relmap")
 else:
-    st.info(t("这次运行没有记录 attn.out / mlp.out。", "This run did not record attn.out / mlp.out."))
+    st.info(say("page_residual.this_run_did_not", lang()))
 
 # ---- the add itself, on one token (below the fold: drawn when unfolded) ---------------------------
 try:
@@ -97,15 +81,13 @@ if box := page.more(f"第 {i} 层的两次相加（token {s}，前 64 维）", f
                     "adds"):
     with box:
         page.view(f"layers.{i}.resid_out", trace.layer(i, "resid_out"),
-                  heatmap(rows, y=["x (layer input)", "+ attn.out", "= resid_mid", "+ mlp.out", "= resid_out"],
+                  heatmap(rows, y=[t("x（层输入）", "x (layer input)"), "+ attn.out", "= resid_mid", "+ mlp.out",
+                             "= resid_out"],
                           title=t("逐元素相加：每一列 = 同一维", "Element-wise: each column is one dimension"),
                           xlabel=t("隐藏维度", "hidden dimension"), height=360), key="adds")
 
 page.checks(page.memo(("checks", i), lambda: checks.residual(trace, i)),
             zh="对照：逐元素完全相等", en="Check: exactly equal, element by element")
-st.caption(t(f"全部 {len(layers_ok)} 层 resid_out − resid_mid − mlp.out 的最大 |差| "
-             f"= {stage_data.residual_worst(trace, layers_ok):g}。"
-             "残差相加是纯加法：没有参数。",
-             f"Across all {len(layers_ok)} layers max |resid_out − resid_mid − mlp.out| = "
-             f"{stage_data.residual_worst(trace, layers_ok):g}. The residual add is a plain sum: no parameters."))
+st.caption(say("page_residual.exact_sum", lang(), layers=len(layers_ok),
+               worst=format(stage_data.residual_worst(trace, layers_ok), "g")))
 page.at_scale()

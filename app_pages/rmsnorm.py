@@ -2,11 +2,12 @@
 import pandas as pd
 import streamlit as st
 
+from content.words import say
 from ops.engine import functional as fn
 from ops.lab import checks, stage_data
 from ui import by_hand
 from ui.page import StagePage
-from ui.session import t
+from ui.session import lang, t
 from ui.widgets import url_choice
 from viz import bars, lines
 from viz.diagrams import roomy
@@ -50,11 +51,8 @@ both = page.memo(("y", which, i, b, s), lambda: before_after(
     y_name=t("之后 y = γ · x / RMS", "y after = γ · x / RMS")))
 page.view(yname, y, both, key="y", caption=f"`{xname}` → RMSNorm(`{wname}`) → `{yname}`", projector_height=370)
 
-page.explain([r"y = \frac{x}{\sqrt{\frac{1}{H}\sum_{i=1}^{H} x_i^2 + \varepsilon}} \odot \gamma, "
-              r"\qquad H = %d,\ \varepsilon = %g" % (H, eps),
-              r"\text{LayerNorm: } y = \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} \odot \gamma + \beta"
-              + t(r"\quad (\text{RMSNorm 去掉了 } \mu \text{ 和 } \beta)",
-                  r"\quad (\text{RMSNorm drops } \mu \text{ and } \beta)")],
+page.explain([say("page_rmsnorm.formula_rmsnorm", lang(), H=H, eps="%g" % eps),
+              say("page_rmsnorm.formula_layernorm", lang())],
              fn.rms_norm, by_hand=lambda: by_hand.rmsnorm_block(eps))
 
 if box := page.more("所选 token 的计算步骤", "The steps on the chosen token's vector", "steps"):
@@ -74,30 +72,22 @@ if box := page.more("所选 token 的计算步骤", "The steps on the chosen tok
                                   columns=[t("步骤", "step"),
                                            t("标量", "scalar")] + [t(f"维 {d}", f"dim {d}") for d in range(K)]),
                      hide_index=True, width="stretch", row_height=40)
-        st.caption(t(f"第 {b} 行、位置 {s}（“{labels[s]}”）：RMS = √mean(x²) = {one['rms']:.4f}；除以它之后向量的 RMS "
-                     "变为 1，再逐维乘 γ。",
-                     f"Row {b}, position {s} (“{labels[s]}”): RMS = √mean(x²) = {one['rms']:.4f}; after dividing by it "
-                     "the vector's "
-                     "RMS is 1, then γ scales each dimension."))
+        st.caption(say("page_rmsnorm.rms_worked", lang(), b=b, s=s, tok=labels[s], rms=format(one["rms"], ".4f")))
 
         page.chart(histograms({"x": one["x"], "x · rsqrt": one["normed"], "y = γ·x·rsqrt": one["y"]},
                               color=token_color(s),
-                              title=t("归一化前后的数值分布（这个 token，各自的横轴）",
-                                      "Values before / after (this token, each on its own axis)"),
+                              title=say("page_rmsnorm.values_before_after_this", lang()),
                               xlabel=t("数值", "value"), ylabel=t("个数", "count")), key="hist")
         rms_all = stage_data.token_rms(x[b, :n])
         page.view(f"rms({xname})", rms_all,
                   bars(rms_all, [f"{k}:{lab}" for k, lab in enumerate(labels)], height=360,
-                       title=t("每个 token 的 RMS（归一化前；红框 = 当前 token）",
-                               "RMS of each token (before the norm; red outline = this token)"),
+                       title=say("page_rmsnorm.rms_of_each_token", lang()),
                        xlabel="token", ylabel="RMS", color=[token_color(k) for k in range(n)], highlight=s), key="rms")
 
         page.view(wname, gamma,
                   lines({"γ": gamma}, title=t(f"γ（可学习的缩放，{H} 维）", f"γ (the learned scale, {H} dims)"),
                                       xlabel=t("隐藏维度", "hidden dimension"), ylabel="γ", markers=False), key="gamma",
-                  caption=t("少数维度的 γ 特别大或特别小：模型借此放大或压低某些特征。",
-                            "A few dimensions have a very large or small γ: the model uses it to amplify or damp "
-                            "features."))
+                  caption=say("page_rmsnorm.a_few_dimensions_have", lang()))
 
 if box := page.more("对比 LayerNorm：不减均值，没有 β", "Contrast with LayerNorm: no mean subtraction, no β",
                     "layernorm"):
@@ -111,9 +101,7 @@ if box := page.more("对比 LayerNorm：不减均值，没有 β", "Contrast wit
                                 "LayerNorm (F.layer_norm, β=0)": ln["layer_norm"][:128]},
                                title=t("同一输入、同一 γ：前 128 维", "Same input, same γ: first 128 dims"),
                                xlabel=t("隐藏维度", "hidden dimension"), ylabel="y", markers=False)), key="ln")
-        st.caption(t("当均值 μ 接近 0 时两者几乎相同；RMSNorm 省掉求均值和 β，更快，效果相当。",
-                     "When the mean μ is near 0 they nearly agree; RMSNorm skips the mean and β: cheaper, and works as "
-                     "well."))
+        st.caption(say("page_rmsnorm.when_the_mean_is", lang()))
 
 page.checks(page.memo(("checks", which, i), lambda: checks.rmsnorm(model, trace, which, i)))
 page.at_scale()

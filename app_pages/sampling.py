@@ -1,12 +1,13 @@
 """Stage 8 · Sampling: logits -> repetition penalty -> temperature -> top-k -> top-p -> softmax -> pick."""
 import streamlit as st
 
+from content.words import say
 from ops.engine import sampling as smp
 from ops.lab import checks, stage_data
 from ui import by_hand
 from ui.page import StagePage
 from ui.pickers import ranged, sampling_input
-from ui.session import t
+from ui.session import lang, t
 from viz.labels import pieces, short
 from viz.sampling import bar_pair, candidates_chart, stage_bars
 
@@ -45,33 +46,16 @@ with main:
                                         chosen=t("选中的 token", "the chosen token"),
                                         cut_k=t("被 top-k 截掉", "cut by top-k"),
                                         cut_p=t("被 top-p 截掉", "cut by top-p")),
-        title=t(f"下一个 token 的概率（红色 = 选中的 “{short(ch, 12)}”；图例在图下）",
-                f"Next-token probabilities (red = the chosen “{short(ch, 12)}”; legend below)")))
+        title=say("page_sampling.probs_title", lang(), chosen=short(ch, 12))))
     page.view("sampling.probs", stages["probs"], chart, key="smp-probs",
-              caption=t(f"第 {b} 行最后一个 token 是 “{short(last, 12)}”（位置 {n - 1}）。候选 = 原始 logit 最高的 {N} "
-                        "个 token；灰底 = 被截掉（概率为 0）。",
-                        f"Row {b}'s last token is “{short(last, 12)}” (position {n - 1}). Candidates = the {N} tokens "
-                        "with the highest "
-                        "raw logit; grey rows = cut (probability 0)."))
+              caption=say("page_sampling.probs_caption", lang(), b=b, last=short(last, 12), pos=n - 1, N=N))
 
-seen, other, top_p, nxt = t("已出现过", "seen"), t("其他", "else"), t("或在 top-", "or outside top-"), t("下一个",
-                                                                                                 "next")
-page.explain([r"z'_v = \begin{cases} z_v/\rho & z_v>0,\ v\ \text{%s}\\ z_v\rho & z_v<0,\ v\ "
-              r"\text{%s}\\ z_v & \text{%s}\end{cases}"
-              % (seen, seen,
-                 other) + r"\quad\to\quad z''=z'/T\quad\to\quad z''_v=-\infty\ \ (v\notin\text{top-}k\ \text{%s}p%s)"
-              % (top_p, t(r"\text{ 之外}", "")),
-              r"\pi = \mathrm{softmax}(z''),\qquad \text{%s} \sim \pi\quad(T = 0:\ \text{%s} = \arg\max z')" % (nxt,
-                                                                                                                nxt)],
+page.explain([say("page_sampling.formula_stages", lang()), say("page_sampling.formula_draw", lang())],
              smp.apply_repetition_penalty, smp.apply_top_k, smp.apply_top_p, smp.sample_stages,
              by_hand=by_hand.softmax_block)
-st.info(t("纠正：top-k 不是把其余的“设为 0”，而是把其余 token 的 **logit 设为 −∞**，softmax 之后它们的**概率**才是 0。"
-          "（logit 为 0 的 token 仍有不小的概率！）",
-          "A correction: top-k does not set the rest “to zero”; it sets their **logits to −inf**, so after softmax "
-          "their "
-          "**probability** is 0. (A logit of 0 would still get a sizeable probability!)"))
+st.info(say("page_sampling.a_correction_top_k", lang()))
 
-if box := page.more("每一步：最后一个位置的 logits 如何变化", "Every stage at the last position", "stages"):
+if box := page.more(say("page_sampling.more_stages", "zh"), say("page_sampling.more_stages", "en"), "stages"):
     with box:
         STAGES = [("logits", t("① 原始 logits", "① raw logits"), ""),
                   ("penalized", t("② 重复惩罚后", "② after repetition penalty"),
@@ -81,10 +65,7 @@ if box := page.more("每一步：最后一个位置的 logits 如何变化", "Ev
                   ("top_p", t("⑤ top-p 之后", "⑤ after top-p"), f" (p = {params.top_p:g})"),
                   ("min_p", t("⑥ min-p 之后", "⑥ after min-p"), f" (min-p = {params.min_p:g})")]
         if params.greedy:
-            st.warning(t("温度 = 0：贪心解码，直接取惩罚后 logit 最大的 token，"
-                         "跳过温度、top-k、top-p、min-p 和随机抽样。",
-                         "Temperature = 0: greedy decoding takes the largest logit after the penalty and skips "
-                         "temperature, top-k, top-p, min-p and the draw."))
+            st.warning(say("page_sampling.temperature_greedy_decoding_takes", lang()))
         # labels without the live values: a tab stays open
         tabs = page.tabs([label for _, label, _ in STAGES], "stages")
         for tab, (key, label, value) in zip(tabs, STAGES):
@@ -95,13 +76,11 @@ if box := page.more("每一步：最后一个位置的 logits 如何变化", "Ev
                               key=f"smp-{key}")
         st.markdown(t(f"### ⑦ 选中：“{ch}”（id {chosen}），概率 {float(stages['probs'][chosen]):.3f}",
                       f"### ⑦ Chosen: “{ch}” (id {chosen}), probability {float(stages['probs'][chosen]):.3f}"))
-        st.caption(t(f"top-k/top-p/min-p 之后 {sv['n_inf']:,} 个 token 的 logit 为 −∞（概率正好为 0），只剩"
-                     f" {V - sv['n_inf']:,} 个候选。红色 = 选中的 token。",
-                     f"After top-k/top-p/min-p, {sv['n_inf']:,} tokens have logit −inf (probability exactly "
-                     f"0); {V - sv['n_inf']:,} remain. Red = the chosen token."))
+        st.caption(say("page_sampling.cut_count", lang(), cut=format(sv["n_inf"], ","),
+                       left=format(V - sv["n_inf"], ",")))
 
 DRAWS = [100, 1000, 5000]
-if box := page.more("抽样很多次 vs 概率", "Drawing many times vs the probabilities", "draws"):
+if box := page.more("抽样很多次：频率与概率对比", "Drawing many times vs the probabilities", "draws"):
     with box:
         draws = st.select_slider(ranged(t("抽样次数", "draws"), *DRAWS[::2]), options=DRAWS, value=1000,
                                  key="smp_draws")
@@ -112,10 +91,8 @@ if box := page.more("抽样很多次 vs 概率", "Drawing many times vs the prob
                            title=t(f"种子 {params.seed}：频率逼近概率",
                                    f"Seed {params.seed}: frequencies approach the probabilities"),
                            ylabel=t("比例", "share")), key="smp-draws")
-        st.caption(t(f"最大偏差 {gap:.3f}；抽样越多，偏差越小（约 1/√次数 = {1 / draws ** 0.5:.3f}）。同一个种子，每次"
-                     "结果完全一样。",
-                     f"Largest gap {gap:.3f}; it shrinks with more draws (about 1/√draws = {1 / draws ** 0.5:.3f}). "
-                     "The same seed gives the same result every time."))
+        st.caption(say("page_sampling.draws_gap", lang(), gap=format(gap, ".3f"),
+                       expected=format(1 / draws ** 0.5, ".3f")))
 
 page.checks(checks.sampling(stages, sv["logits"], params.greedy))
 page.at_scale()

@@ -1,7 +1,7 @@
 """Scale: parameters, FLOPs, memory and the roofline of a config at the user's B, S (ops/arith/scale_data.py)."""
 import streamlit as st
 
-from content import costs_text, scale as words, texts
+from content import costs_text, scale as words, texts, words as catalogue
 from content.scale import say
 from ops.arith import costs, scale_data
 from ui import blocks, config_compare, placement
@@ -56,7 +56,7 @@ page.chart(page.memo(("params-fig", choice), lambda: vs.param_bars(words.param_b
                                                                    *words.param_bars_words(name, L))), "params-bars")
 st.caption(say("bars", L))
 
-st.subheader(t("稠密 vs MoE：总参数与激活参数", "Dense vs MoE: total and active parameters"))
+st.subheader(t("稠密与 MoE：总参数与激活参数", "Dense vs MoE: total and active parameters"))
 blocks.table(words.reference_table(page.memo(("refs",), lambda: scale_data.reference_rows(refs)), L))
 st.info(words.dense_note(L))
 
@@ -79,15 +79,15 @@ blocks.table(words.fit_table(v, L))
 st.caption(say("fit", L))
 
 # ---- the roofline in numbers ---------------------------------------------------------------------------
-st.header(t("屋顶线：预填充 vs 解码", "Roofline: prefill vs decode"))
+st.header(t("屋顶线：预填充与解码", "Roofline: prefill vs decode"))
 blocks.table(words.roofline_table(v, L))
 st.caption(say("time", L, note=costs_text.gpu_note(gpu, g, L)))
 if not v["fits_gpu"]:
     st.warning(say("too_big", L, B=B, S=f"{S:,}", gpu=gpu))
 
 # folded: its first plan builds the model on the meta device, which imports transformers' model code (seconds)
-if box := page.more("放不下一张卡：把层分到几张 GPU 上", "Too big for one GPU: layers placed on several", "placement"):
+if box := page.more(*(catalogue.say("page_scale.more_placement", x) for x in ("zh", "en")), "placement"):
     with box:
         placement.section(c, name, gpu, g["mem_gb"], S, B)
-config_compare.fold(page.more("两个配置并排：差在哪里（不加载权重）",
-                              "Two configs side by side, without loading weights", "configs"), refs, name, c)
+config_compare.fold(page.more(*(catalogue.say("page_scale.more_configs", x) for x in ("zh", "en")), "configs"),
+                    refs, name, c)

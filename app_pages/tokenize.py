@@ -3,14 +3,15 @@ import html
 
 import streamlit as st
 
+from content.words import say
 from ops.lab import checks, stage_data
 from ops.models.tokenizer import Tokenizer
 from ui.explain import show_checks
 from ui.page import StagePage
-from ui.session import settings, t
+from ui.session import lang, settings, t
 from ui.widgets import chips, show_chips, show_specials
 from viz import labels as lbl
-from viz.tokenize import ids_table
+from viz.tokenize import bpe_steps_html, ids_table
 
 page = StagePage("tokenize")
 model, trace, c = page.model, page.trace, page.config
@@ -18,13 +19,7 @@ tok, B, S = model.tokenizer, page.trace.B, page.trace.S
 chat = settings().chat
 
 # ---- the main picture: the prompts as chips, then the [B, S] id matrix in the chips' colours -------------
-st.caption(t("每个色块是一个 token，下方数字是它的 id，颜色在各页中都代表同一个位置。紫色 = 特殊 token；虚线框 = 只含半"
-             "个 UTF-8 "
-             "字符的字节（显示为 <0x..>）；␣ 表示空格（Qwen 把空格并入下一个词），\\n 表示换行；灰色删除线 = 填充。",
-             "Each chip is one token, its id underneath; its colour marks its position on every page. Purple = special "
-             "token; dashed border = bytes that are only part of a UTF-8 character (shown as <0x..>); ␣ is a space "
-             "(Qwen "
-             "glues it to the next word), \\n a newline; grey struck-out = padding."))
+st.caption(say("page_tokenize.each_chip_is_one", lang()))
 for b in range(B):
     n = trace.lengths[b]
     st.markdown(t(f"**第 {b} 行**：{n} 个 token" + (f"，另补 {S - n} 个填充" if S > n else ""),
@@ -33,20 +28,13 @@ for b in range(B):
     page.merged_note(b)
 rows = trace.token_ids.tolist()
 page.view("tokens.ids", trace.token_ids, key="ids",
-          caption=t(f"填充 id = {model.pad_id()}（{html.escape(tok.pieces([model.pad_id()])[0])}）。长度"
-                    f"：{trace.lengths}。"
-                    "填充只为凑成矩形；注意力掩码让真实 token 看不到它们。",
-                    f"Padding id = {model.pad_id()} ({html.escape(tok.pieces([model.pad_id()])[0])}). Lengths: "
-                    f"{trace.lengths}. Padding only makes the batch rectangular; the attention mask keeps real "
-                    "tokens from seeing it."))
+          caption=say("page_tokenize.padding", lang(), pad_id=model.pad_id(),
+                      pad=html.escape(tok.pieces([model.pad_id()])[0]), lengths=trace.lengths))
 st.markdown(ids_table(rows, trace.lengths, [lbl.pieces(tok, r[:n]) for r, n in zip(rows, trace.lengths)],
                       row_name=t("行", "row"), pad_name=t("填充", "padding")), unsafe_allow_html=True)
 
-page.explain([r"\text{%s} = \mathrm{BPE}\big(\mathrm{pretokenize}(\mathrm{NFC}(\text{%s}))\big)" % (t("编号", "ids"),
-                                                                                                    t("文本", "text"))
-              + t(r"\quad\text{（字节级，不加 BOS）}", r"\quad\text{(byte-level, no BOS)}"),
-              t(r"\text{BPE：反复合并合并表中排名最靠前的相邻一对}",
-                r"\text{BPE: repeatedly merge the adjacent pair with the lowest merge rank}")],
+page.explain([say("page_tokenize.formula_encode", lang()),
+              say("page_tokenize.formula_merge", lang())],
              Tokenizer.encode, Tokenizer.bpe_merges)
 
 # ---- the chat template and the seed example ------------------------------------------------------
@@ -54,31 +42,21 @@ page.section("模型真正读到的文字", "The text the model really reads")
 if chat:
     for b in range(B):
         show_specials(trace.texts[b], tok.special_tokens)
-    st.info(t("聊天模板（ChatML）已开启：模型真正看到的是上面带 <|im_start|> / <|im_end|> 的整段文字，这些特殊 token 各"
-              "占一个 id。",
-              "Chat template (ChatML) is on: what the model really reads is the whole text above with <|im_start|> / "
-              "<|im_end|>; each special token is one id."))
+    st.info(say("page_tokenize.chat_template_chatml_is", lang()))
 elif box := page.more("打开聊天模板后会变成什么？", "What would the chat template add?", "template"):
     with box:
         templated = tok.apply_chat_template(trace.prompts[0])
         show_specials(templated, tok.special_tokens)
-        st.caption(t(f"套模板后第 0 行会变成 {len(tok.encode(templated))} 个 token（在左侧打开开关即可使用）。",
-                     f"With the template row 0 becomes {len(tok.encode(templated))} tokens (turn on the toggle in the "
-                     "sidebar)."))
+        st.caption(say("page_tokenize.template_count", lang(), n=len(tok.encode(templated))))
 seed = "I like shanghai"
 seed_ids = tok.encode(seed)
 seed_pieces = " · ".join(f"`{html.escape(p)}`" for p in tok.pieces(seed_ids))
-st.markdown(t(f"**例：** `\"{seed}\"` → {len(seed_ids)} 个 token `{seed_ids}` = {seed_pieces}。本应用**不加 BOS**，"
-              f"这 {len(seed_ids)} 个全是正文 token。",
-              f"**Example:** `\"{seed}\"` → {len(seed_ids)} tokens `{seed_ids}` = {seed_pieces}. No **BOS** token is "
-              "added: "
-              f"all {len(seed_ids)} are text tokens."))
+st.markdown(say("page_tokenize.example", lang(), seed=seed, n=len(seed_ids), seed_ids=seed_ids,
+                seed_pieces=seed_pieces))
 
 # ---- BPE merges ------------------------------------------------------------------------------------
-page.section("BPE：一个词是怎样一步步合并出来的", "BPE: how one word is merged step by step")
-st.caption(t(f"从单个字节开始，每一步合并“合并表中排名最靠前”的相邻一对（真实的合并表，共 {len(tok.merges):,} 条）。",
-             f"Start from single bytes; each step merges the adjacent pair ranked highest in the real merge list "
-             f"({len(tok.merges):,} merges)."))
+st.subheader(say("page_tokenize.bpe_how_one_word", lang()))
+st.caption(say("page_tokenize.start_from_single_bytes", lang(), len_tok_merges=format(len(tok.merges), ",")))
 preset = ["unbelievable", " shanghai", "人工智能"]
 col1, col2 = st.columns([1, 1])
 # fixed now: AppTest formats outside a run
@@ -90,24 +68,18 @@ word = word_choice
 if word_choice == "…":
     word, count = stage_data.first_pretoken(tok, typed)
     if count > 1:
-        st.caption(t(f"预分词先把它切成 {count} 段，下面只演示第一段；其余段各自独立合并。",
-                     f"Pre-tokenization splits this into {count} pieces first; the first is shown, the others merge "
-                     "independently."))
+        st.caption(say("page_tokenize.pre_tokenization_splits_this", lang(), count=count))
 if word:
     try:
         steps = stage_data.bpe_steps(tok, word)
     except Exception as e:
         steps = []
-        st.info(t("这个分词器无法展示合并过程：", "This tokenizer cannot show merges: ") + str(e))
+        st.info(say("page_tokenize.this_tokenizer_cannot_show", lang()) + str(e))
     if len(steps) > 31:
         st.caption(t(f"共 {len(steps) - 1} 步，只显示前 30 步。", f"{len(steps) - 1} steps; the first 30 are shown."))
-    code = lambda p: f"<code>{html.escape(p)}</code>"
-    st.markdown("".join(
-        f"<div style='display:flex;align-items:center;gap:14px;margin:2px 0'>"
-        f"<b style='font-size:18px;width:70px'>{t('第', 'step ')}{k}{t(' 步', '')}</b>{chips(step['parts'], size=20)}"
-        + (f"<span style='font-size:17px;color:#555'>{t('合并', 'merge')} {code(step['merged'][0])} + "
-           f"{code(step['merged'][1])} ({t('排名', 'rank')} {step['merged'][2]:,})</span>" if step["merged"] else "")
-        + "</div>" for k, step in enumerate(steps[:31])), unsafe_allow_html=True)
+    st.markdown(bpe_steps_html(steps[:31], lambda parts: chips(parts, size=20),
+                               lambda k: t(f"第 {k} 步", f"step {k}"), t("合并", "merge"), t("排名", "rank")),
+                unsafe_allow_html=True)
     final = tok.encode(word)
     if steps and steps[-1]["ids"] == final:
         st.success(t(f"✓ 合并结果与 encode() 一致：{final}", f"✓ The merges end where encode() does: {final}"))
@@ -131,12 +103,5 @@ show_checks(checks.tokenize(tok, trace, page.row()))
 
 st.header(t("放大到 Qwen2.5-32B", "At scale: Qwen2.5-32B"))
 n32 = page.numbers
-st.markdown(t(f"Qwen2.5-32B 用 Qwen2.5 分词器（{n32['V_tok_32b']} 个 token；当前模型的分词器有 {tok.vocab_size:,} 个）"
-              "，"
-              f"嵌入矩阵 {n32['V_fmt_32b']} 行（× {n32['H_32b']} 维）。"
-              f"分词在 CPU 上完成，没有矩阵乘法；你的 B×S = {B}×{S} = {B * S} 个 id 就是模型的全部输入。",
-              f"Qwen2.5-32B uses the Qwen2.5 tokenizer ({n32['V_tok_32b']} tokens; the loaded model's "
-              f"has {tok.vocab_size:,}) "
-              f"and an embedding of {n32['V_fmt_32b']} rows (× {n32['H_32b']}). Tokenizing runs on the CPU with no "
-              "matrix "
-              f"multiplications; your B×S = {B}×{S} = {B * S} ids are the model's whole input."))
+st.markdown(say("page_tokenize.at_scale", lang(), V_tok_32b=n32["V_tok_32b"], vocab=format(tok.vocab_size, ","),
+                V_fmt_32b=n32["V_fmt_32b"], H_32b=n32["H_32b"], B=B, S=S, BS=B * S))

@@ -5,6 +5,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from content import stages, tour as script
+from content.words import say
 from ops.lab import overview_data, stage_data
 from ui import lesson_replay
 from ui.blocks import chart, picture, pipeline_strip, shape_str, tensor_view
@@ -15,8 +16,7 @@ from viz import labels as lbl, tour as vt
 from viz.overview import pipeline_picture
 
 st.markdown(vt.CSS, unsafe_allow_html=True)            # the app's own CSS comes from app.py
-st.title(f"{stages.get('tour').icon} " + t("课堂演示：一句话走完整个模型",
-                                           "Classroom tour: one sentence through the whole model"))
+st.title(f"{stages.get('tour').icon} " + say("page_tour.classroom_tour_one_sentence", lang()))
 model, trace = require_trace()
 tok = model.tokenizer
 N = len(script.STEPS)

@@ -13,6 +13,8 @@ TEXT_CELLS = 120
 
 # no red: red means "selected" (the picked head's frame)
 HUES = {"previous": "#1f77b4", "induction": "#9467bd", "sink": "#7f7f7f", "self": "#2ca02c", "broad": "#ff7f0e"}
+HOVER = {"zh": "第 %{y} 层，第 %{x} 头<br>%{customdata}<br>得分 %{text}<extra></extra>",
+         "en": "layer %{y}, head %{x}<br>%{customdata}<br>score %{text}<extra></extra>"}
 OTHER = ["#8c564b", "#e377c2", "#17becf", "#bcbd22"]
 
 
@@ -27,10 +29,12 @@ def hue(name: str, order: list[str]) -> str:
 
 
 def atlas_grid(labels: list[list[str]], best, order: list[str], names: dict, title: str = "", highlight=None,
-               height: int | None = None, xlabel: str = "head h", ylabel: str = "layer i", hover=None) -> go.Figure:
+               height: int | None = None, xlabel: str = "head h", ylabel: str = "layer i", hover=None,
+               lang: str = "en") -> go.Figure:
     """labels (L x nh) label names, best (L, nh) the winning score in [0, 1]; order: the label names (legend
     order), names: their display names. Each label has its own hue, pale for a weak score, full for a strong one.
-    hover: optional (L x nh) extra hover text. Grids of at most TEXT_CELLS heads carry each score as a number too."""
+    hover: optional (L x nh) extra hover text; lang: the hover's language. Grids of at most TEXT_CELLS heads carry
+    each score as a number too."""
     s = np.clip(as_numpy(best), 0, 1)
     L, nh = s.shape
     K = max(1, len(order))
@@ -46,7 +50,7 @@ def atlas_grid(labels: list[list[str]], best, order: list[str], names: dict, tit
     written = dict(texttemplate="%{text}", textfont=dict(size=11)) if L * nh <= TEXT_CELLS else {}
     hm = go.Heatmap(z=z, x=list(range(nh)), y=list(range(L)), zmin=0, zmax=K, colorscale=scale, xgap=2, ygap=2,
                     text=text, customdata=custom, **written,
-                    hovertemplate="layer %{y}, head %{x}<br>%{customdata}<br>score %{text}<extra></extra>",
+                    hovertemplate=HOVER.get(lang, HOVER["en"]),
                     colorbar=dict(tickvals=[k + 0.5 for k in range(K)], ticktext=[names.get(n, n) for n in order],
                                   tickfont=dict(size=15), len=0.9))
     layout = base_layout(title, xlabel, ylabel, height or 110 + 23 * L, dict(dtick=1), dict(autorange="reversed",

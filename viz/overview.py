@@ -4,6 +4,8 @@ The main column is the prompt's way through the model; the layer box opens into 
 decoder layer, whose boxes follow the trace contract's per-layer outputs in order."""
 from __future__ import annotations
 
+import html
+
 from content import stages
 from ops.engine.trace import contract_shapes
 
@@ -22,6 +24,12 @@ def _maker(part: str):
     pattern = f"layers.{{i}}.{part}"
     return next((s for s in stages.pipeline() if pattern in s.io[1:]), None) or \
         next(s for s in stages.pipeline() if pattern in s.reads)
+
+
+def opening_html(text: str) -> str:
+    """The first screen's plain sentence, large, as HTML (the text escaped)."""
+    return (f'<div class="ol-opening" style="font-size:1.2rem;line-height:1.6;margin:0.2rem 0 0.4rem">'
+            f'{html.escape(text)}</div>')
 
 
 def pipeline_steps(config, shapes: dict, B: int, S: int, lang: str):

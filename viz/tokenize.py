@@ -31,3 +31,18 @@ def ids_table(ids: list[list[int]], lengths: list[int], pieces: list[list[str]],
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return (f'<div style="overflow-x:auto;margin:4px 0 10px 0"><table style="border-collapse:collapse;border:none">'
             f"<tr>{head}</tr>{''.join(rows)}</table></div>")
+
+
+def bpe_steps_html(steps: list[dict], chips, step_name, merge_name: str = "merge", rank_name: str = "rank") -> str:
+    """HTML of BPE merge steps, one line each: the step's label (step_name(k)), its pieces as chips
+    (chips(parts) -> HTML) and, after step 0, which pair was merged and its rank in the merge table."""
+    def code(p):
+        return f"<code>{html.escape(p)}</code>"
+    lines = []
+    for k, step in enumerate(steps):
+        merged = step["merged"]
+        what = (f"<span style='font-size:17px;color:#555'>{merge_name} {code(merged[0])} + {code(merged[1])} "
+                f"({rank_name} {merged[2]:,})</span>" if merged else "")
+        lines.append(f"<div style='display:flex;align-items:center;gap:14px;margin:2px 0'>"
+                     f"<b style='font-size:18px;width:70px'>{step_name(k)}</b>{chips(step['parts'])}{what}</div>")
+    return "".join(lines)

@@ -11,7 +11,7 @@ EXPECT = dict(charts=5, tables=1, checks=1)
 @pytest.mark.real
 def test_atlas_real():
     at = page_ok(PAGE, **EXPECT, text=("归纳头",))
-    assert any("L0 H0" in m.value for m in at.markdown)
+    assert any("第 0 层第 0 头" in m.value for m in at.markdown)
 
 
 @pytest.mark.real

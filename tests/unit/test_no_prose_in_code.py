@@ -24,21 +24,6 @@ MAX_CJK, MAX_WORDS = 12, 8
 # Files whose words are still being moved to assets (issue 49): this list only shrinks. A file leaves it when its
 # sentences are gone; the test fails if a listed file has none left, or if a file not listed has one.
 OPEN = {
-    "app_pages/atlas.py",
-    "app_pages/compare.py",
-    "app_pages/embedding.py",
-    "app_pages/interview.py",
-    "app_pages/lm_head.py",
-    "app_pages/mlp.py",
-    "app_pages/models.py",
-    "app_pages/overview.py",
-    "app_pages/precision.py",
-    "app_pages/residual.py",
-    "app_pages/rmsnorm.py",
-    "app_pages/sampling.py",
-    "app_pages/scale.py",
-    "app_pages/tokenize.py",
-    "app_pages/tour.py",
 }
 
 
