@@ -21,12 +21,6 @@ WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 MAX_CJK, MAX_WORDS = 12, 8
 
 
-# Files whose words are still being moved to assets (issue 49): this list only shrinks. A file leaves it when its
-# sentences are gone; the test fails if a listed file has none left, or if a file not listed has one.
-OPEN = {
-}
-
-
 def is_sentence(text: str) -> bool:
     if len(CJK.findall(text)) > MAX_CJK:
         return True
@@ -100,9 +94,7 @@ def test_messages_for_developers_and_queries_are_not_sentences(tmp_path):
 
 def test_no_sentence_in_product_python():
     offenders = {str(p.relative_to(ROOT)): s for p in product_files() if (s := sentences(p))}
-    new = {f: s for f, s in offenders.items() if f not in OPEN}
-    assert not new, "\n".join(f"{f}:{n}: {t!r}" for f, s in new.items() for n, t in s[:3])
-    assert not OPEN - set(offenders), f"no sentence left in {sorted(OPEN - set(offenders))}: take them off OPEN"
+    assert not offenders, "\n".join(f"{f}:{n}: {t!r}" for f, s in offenders.items() for n, t in s[:3])
 
 
 if __name__ == "__main__":
