@@ -48,10 +48,16 @@ elif box := page.more("打开聊天模板后会变成什么？", "What would the
         templated = tok.apply_chat_template(trace.prompts[0])
         show_specials(templated, tok.special_tokens)
         st.caption(say("page_tokenize.template_count", lang(), n=len(tok.encode(templated))))
+own_ids = rows[0][:trace.lengths[0]]                              # the student's sentence first (row 0, as traced)
+more = len(own_ids) > 16
+own_pieces = " · ".join(f"`{lbl.visible(p)}`" for p in tok.pieces(own_ids[:16])) + (" · …" if more else "")
+own = trace.texts[0].replace("\n", "\\n").replace("`", "'")
+st.markdown(say("page_tokenize.own_example", lang(), own=own, n=len(own_ids),
+                ids=str(own_ids[:16])[:-1] + (", …]" if more else "]"), pieces=own_pieces))
 seed = "I like shanghai"
 seed_ids = tok.encode(seed)
 seed_pieces = " · ".join(f"`{html.escape(p)}`" for p in tok.pieces(seed_ids))
-st.markdown(say("page_tokenize.example", lang(), seed=seed, n=len(seed_ids), seed_ids=seed_ids,
+st.markdown(say("page_tokenize.example", lang(), seed=seed, seed_ids=seed_ids, n=len(seed_ids),
                 seed_pieces=seed_pieces))
 
 # ---- BPE merges ------------------------------------------------------------------------------------

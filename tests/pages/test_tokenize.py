@@ -104,3 +104,18 @@ def test_the_chinese_default_prompt_teaches_a_pronoun(bundled_tokenizer):
     tok = bundled_tokenizer
     pieces = [tok.decode([i]) for i in tok.encode(DEFAULT_PROMPTS["zh"])]
     assert pieces[-1] == "她" and "妹妹" in pieces and "哥哥" in pieces, pieces
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_example_line_is_the_students_own_sentence(tiny_app_dense, bundled_tokenizer, lang):
+    """Fresh-eyes walk (issue 48): the only worked example under "The text the model really reads" was "I like
+    shanghai", whatever the student typed. Now the student's own sentence comes first, with its ids as the tokenizer
+    gives them (the tiny app's tokenizer is the bundled one), and the often-miscounted example after it."""
+    prompt = "我每天早上喝一杯咖啡，然后" if lang == "zh" else "The old lighthouse keeper climbed the stairs and"
+    at = page_ok(PAGE, source=tiny_app_dense, prompt=prompt, lang=lang, **EXPECT)
+    ids = bundled_tokenizer.encode(prompt)
+    own = [m.value for m in at.markdown if prompt in m.value and "→" in m.value]
+    assert len(own) == 1, [m.value[:80] for m in at.markdown]
+    assert f"→ {len(ids)} " in own[0] and str(ids[:16])[:-1] in own[0]
+    texts = [m.value for m in at.markdown]
+    assert texts.index(own[0]) < next(i for i, x in enumerate(texts) if "I like shanghai" in x and "→" in x)
