@@ -40,10 +40,12 @@ with right:
     st.dataframe([{t("数据类型", "dtype"): d, "top-1": f"{100 * float(rep['top1_agree'][d]):.0f}%",
                    "top-5": f"{100 * float(rep['top5_agree'][d]):.0f}%",
                    "KL": f"{float(rep['kl'][d]):.1e}",
-                   t("权重", "weights"): f"{rep['weight_bytes'][d] / 1e9:.2f} GB"} for d in dtypes],
-                 hide_index=True, width="stretch")
-    page.chart(byte_bars(rep["weight_bytes"], height=300,
-                         title=t("权重字节数（相对 float32）", "Weight bytes (against float32)")), "prec-bytes")
+                   t("本进程中的权重", "weights held here"): f"{rep['weight_bytes'][d] / 2**30:.2f} GiB"}
+                  for d in dtypes], hide_index=True, width="stretch")
+    page.chart(byte_bars(rep["weight_bytes"], height=300, ylabel="GiB", scale=2**30,
+                         title=t("本进程中的权重字节（相对 float32）", "Weight bytes held here (against float32)")),
+               "prec-bytes")
+    st.caption(say("page_precision.bytes_three_ways", lang()))
 st.caption(say("page_precision.prompt_top_top_agreement", lang(), prompt=prompt))
 
 ids = row_ids(trace, b)
