@@ -81,7 +81,6 @@ st.caption(t(f"从单个字节开始，每一步合并“合并表中排名最�
              f"({len(tok.merges):,} merges)."))
 preset = ["unbelievable", " shanghai", "人工智能"]
 col1, col2 = st.columns([1, 1])
-# fixed now: AppTest formats outside a run
 word_names = {w: repr(w) for w in preset} | {"…": t("自己输入", "type your own")}
 word_choice = col1.radio(t("选一个词", "Pick a word"), preset + ["…"], horizontal=True, key="bpe_word",
                          format_func=word_names.get)

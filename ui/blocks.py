@@ -13,12 +13,7 @@ from ops.engine.trace import shape_of
 from viz import MODEBAR
 from viz.figures import projector_fonts, roomy_cell_text, upright_titles
 
-from . import session
-from .session import projector, t
-
-
-def lang() -> str:
-    return session.lang()         # looked up at each call, so a test that pins the language reaches this module too
+from .session import lang, projector, t
 
 
 def shape_str(shape) -> str:

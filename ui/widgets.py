@@ -7,7 +7,7 @@ import re
 
 import streamlit as st
 
-from ui.session import frozen, set_query, t
+from ui.session import set_query, t
 from viz.labels import merged_cjk, pieces, token_color, visible
 
 SPECIAL_STYLE = "background:#6a1b9a;color:white"
@@ -87,6 +87,6 @@ def url_choice(label: str, key: str, options: list[str], format_func=str, horizo
             st.warning(t(f"链接里的 {key}={v!r} 不是可选项（{', '.join(options)}），已改用 {options[0]}。",
                          f"The link's {key}={v!r} is not one of {', '.join(options)}; using {options[0]}."))
         st.session_state[key] = v if v in options else options[0]
-    value = st.radio(label, options, key=key, format_func=frozen(format_func, options), horizontal=horizontal)
+    value = st.radio(label, options, key=key, format_func=format_func, horizontal=horizontal)
     set_query(key, value)
     return value

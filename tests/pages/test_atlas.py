@@ -15,7 +15,7 @@ def test_atlas_real():
 
 
 @pytest.mark.real
-def test_atlas_real_head_from_url_english(english):
+def test_atlas_real_head_from_url_english():
     at = page_ok(PAGE, lang="en", prompt=BATCH, query=dict(layer="23", head="13", row="1"), **EXPECT,
                  text=("The chosen head on the induction test sequence",))
     assert at.slider(key="head").value == 13
@@ -26,5 +26,5 @@ def test_atlas_tiny(tiny_app_dense):
     page_ok(PAGE, source=tiny_app_dense, **EXPECT)
 
 
-def test_atlas_tiny_one_token(tiny_app_dense, english):
+def test_atlas_tiny_one_token(tiny_app_dense):
     page_ok(PAGE, source=tiny_app_dense, prompt="a", lang="en", **EXPECT)

@@ -30,14 +30,14 @@ def test_embedding_real():
 
 
 @pytest.mark.real
-def test_embedding_real_english(english):
+def test_embedding_real_english():
     at = page_ok(PAGE, lang="en", **EXPECT)
     gather_table(at, SEED_IDS)
     assert any("Embedding" in x.value for x in at.title)
 
 
 @pytest.mark.real
-def test_embedding_real_batch_english(english):
+def test_embedding_real_batch_english():
     page_ok(PAGE, prompt=BATCH, lang="en", **EXPECT)
 
 

@@ -18,7 +18,7 @@ def test_overview_real():
 
 
 @pytest.mark.real
-def test_overview_real_batch_english(english):
+def test_overview_real_batch_english():
     page_ok(PAGE, prompt=BATCH, lang="en", **EXPECT)
 
 
@@ -40,7 +40,7 @@ def test_overview_tiny(tiny_app_dense):
     check_registry(at)
 
 
-def test_overview_tiny_batch_english(tiny_app_dense, english):
+def test_overview_tiny_batch_english(tiny_app_dense):
     check_registry(page_ok(PAGE, source=tiny_app_dense, prompt=BATCH, lang="en", **EXPECT), "en")
 
 
@@ -92,9 +92,7 @@ def test_first_sentence_is_about_the_readers_prompt(tiny_app_dense, monkeypatch,
 
     import tokenizers
 
-    import ui.session
 
-    monkeypatch.setattr(ui.session, "PINNED_LANG", lang)
     at = page_ok(PAGE, source=tiny_app_dense, prompt=prompt, lang=lang, **EXPECT)
     n = len(tokenizers.Tokenizer.from_file(str(Path(tiny_app_dense) / "tokenizer.json")).encode(prompt).ids)
     cfg = json.loads((Path(tiny_app_dense) / "config.json").read_text())

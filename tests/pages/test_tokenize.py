@@ -27,7 +27,7 @@ def test_tokenize_real():
 
 
 @pytest.mark.real
-def test_tokenize_real_batch_english(english):
+def test_tokenize_real_batch_english():
     at = page_ok(PAGE, prompt=BATCH, lang="en", **EXPECT)
     assert ids_matrix_has_two_rows(at)                          # the padded row is drawn and ids are [2, S]
     cells = id_cells(at)
@@ -48,7 +48,7 @@ def test_tokenize_tiny(tiny_app_dense):
     page_ok(PAGE, source=tiny_app_dense, **EXPECT)
 
 
-def test_tokenize_tiny_batch_english(tiny_app_dense, english):
+def test_tokenize_tiny_batch_english(tiny_app_dense):
     page_ok(PAGE, source=tiny_app_dense, prompt=BATCH, lang="en", **EXPECT)
 
 
@@ -80,13 +80,11 @@ def test_sidebar_prompt_survives_page_switch(tiny_app_dense):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_merged_tokens_are_said_under_the_strip(tiny_app_dense, request, lang):
+def test_merged_tokens_are_said_under_the_strip(tiny_app_dense, lang):
     """"因为她" is one token of the Qwen2.5 vocabulary (the tiny app's tokenizer is the real one): the page says so
     under the chips, in either language; a prompt without merged CJK characters gets no note."""
     from apptest_utils import texts
 
-    if lang == "en":
-        request.getfixturevalue("english")
     at = page_ok(PAGE, source=tiny_app_dense, lang=lang, prompt="小明把书借给了小红，因为她", **EXPECT)
     note = [c.value for c in at.caption if "“因为她”" in c.value]
     assert note, [c.value for c in at.caption]
