@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import pytest
 from apptest_utils import BATCH, page_ok
+from page_table import expect
 
 PAGE = "atlas"
-EXPECT = dict(charts=5, tables=1, checks=1)
+EXPECT = expect(PAGE)
 
 
 @pytest.mark.real
@@ -22,9 +23,3 @@ def test_atlas_real_head_from_url_english():
     assert any("L23 H13 · test sequence" in c.proto.spec for c in at.get("plotly_chart"))
 
 
-def test_atlas_tiny(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, **EXPECT)
-
-
-def test_atlas_tiny_one_token(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, prompt="a", lang="en", **EXPECT)

@@ -2,20 +2,11 @@
 from __future__ import annotations
 
 import pytest
-from apptest_utils import BATCH, no_exception, page_ok, texts
+from apptest_utils import no_exception, page_ok, texts
+from page_table import expect
 
 PAGE = "attention"
-EXPECT = dict(charts=4, checks=1, passing=("F.scaled_dot_product_attention",))
-
-
-@pytest.mark.real
-def test_attention_real():
-    page_ok(PAGE, **EXPECT)
-
-
-@pytest.mark.real
-def test_attention_real_batch_english():
-    page_ok(PAGE, prompt=BATCH, lang="en", **EXPECT)
+EXPECT = expect(PAGE)
 
 
 @pytest.mark.real
@@ -24,18 +15,6 @@ def test_attention_pickers_from_url():
     assert at.slider(key="head").value == 13
     assert "layers.23.attn.probs" in texts(at)                                # the main map is that layer's
     assert any("attn.probs[0, 13]" in s.value for s in at.success)         # and the check that head's
-
-
-def test_attention_tiny(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, **EXPECT)
-
-
-def test_attention_tiny_batch_english(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, prompt=BATCH, lang="en", **EXPECT)
-
-
-def test_attention_tiny_one_token(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, prompt="a", **EXPECT)        # every S x S map is 1 x 1
 
 
 HAND = {"zh": ("动手算一遍", "RoPE 像钟表的指针", "三个 token 的一行注意力"),

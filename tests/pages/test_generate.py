@@ -69,12 +69,6 @@ def test_generate_real():
 
 
 @pytest.mark.real
-def test_generate_real_batch_and_single_token():
-    page_ok(PAGE, prompt="I like shanghai\nHi")
-    page_ok(PAGE, prompt="Hi")
-
-
-@pytest.mark.real
 def test_generate_page_fast_path_runs_to_the_end(bundled):
     """The bfloat16 path: "Run to the end" decodes with the fast path, says so, and stores bf16 KV bytes."""
     at = page_ok(PAGE, lang="en", chat=True)

@@ -21,12 +21,6 @@ def test_lm_head_real():
     check_lm_head(page_ok(PAGE))
 
 
-@pytest.mark.real
-def test_lm_head_real_batch_and_single_token():
-    page_ok(PAGE, prompt="I like shanghai\nHi")
-    page_ok(PAGE, prompt="Hi")
-
-
 def test_lm_head_tiny(tiny_app_dense):
     check_lm_head(page_ok(PAGE, source=tiny_app_dense, prompt="I like shanghai\nHello there, friend"))
 

@@ -5,21 +5,12 @@ import html
 
 import pytest
 from apptest_utils import BATCH, page_ok, svg_pictures
+from page_table import expect
 
 from content import stages
 
 PAGE = "overview"
-EXPECT = dict(pictures=1, checks=1)        # the pipeline diagram (SVG) and the live shape check
-
-
-@pytest.mark.real
-def test_overview_real():
-    page_ok(PAGE, **EXPECT)
-
-
-@pytest.mark.real
-def test_overview_real_batch_english():
-    page_ok(PAGE, prompt=BATCH, lang="en", **EXPECT)
+EXPECT = expect(PAGE)
 
 
 def check_registry(at, lang="zh"):
@@ -42,14 +33,6 @@ def test_overview_tiny(tiny_app_dense):
 
 def test_overview_tiny_batch_english(tiny_app_dense):
     check_registry(page_ok(PAGE, source=tiny_app_dense, prompt=BATCH, lang="en", **EXPECT), "en")
-
-
-def test_overview_tiny_one_token(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, prompt="a", **EXPECT)        # S = 1
-
-
-def test_overview_tiny_moe(tiny_app_moe):
-    page_ok(PAGE, source=tiny_app_moe, prompt=BATCH, **EXPECT)
 
 
 def test_every_run_sends_the_same_script_warm_up(tiny_app_dense):

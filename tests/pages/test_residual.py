@@ -2,37 +2,10 @@
 from __future__ import annotations
 
 import pytest
-from apptest_utils import BATCH, page_ok
+from page_table import expect
 
 PAGE = "residual"
-EXPECT = dict(charts=3, checks=2, passing=("resid_mid == layer_input", "resid_out == resid_mid + mlp.out"),
-              text=("resid_out − resid_mid − mlp.out",))
-
-
-@pytest.mark.real
-def test_residual_real():
-    page_ok(PAGE, **EXPECT)
-
-
-@pytest.mark.real
-def test_residual_real_batch_english():
-    page_ok(PAGE, prompt=BATCH, lang="en", **EXPECT)
-
-
-def test_residual_tiny(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, **EXPECT)
-
-
-def test_residual_tiny_batch_english(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, prompt=BATCH, lang="en", **EXPECT)
-
-
-def test_residual_tiny_one_token(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, prompt="a", **EXPECT)
-
-
-def test_residual_tiny_moe(tiny_app_moe):
-    page_ok(PAGE, source=tiny_app_moe, prompt=BATCH, **EXPECT)
+EXPECT = expect(PAGE)
 
 
 def header(at) -> str:

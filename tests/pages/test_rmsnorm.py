@@ -2,22 +2,13 @@
 from __future__ import annotations
 
 import pytest
-from apptest_utils import BATCH, page_ok
+from apptest_utils import page_ok
+from page_table import expect
 
 PAGE = "rmsnorm"
-EXPECT = dict(charts=3, checks=1, passing=("F.rms_norm",), text=("mean(x²)", "RMSNorm("))
+EXPECT = expect(PAGE)
 WEIGHT = dict(attn_norm="model.layers.5.input_layernorm.weight",
               mlp_norm="model.layers.5.post_attention_layernorm.weight", final="model.norm.weight")
-
-
-@pytest.mark.real
-def test_rmsnorm_real():
-    page_ok(PAGE, **EXPECT)
-
-
-@pytest.mark.real
-def test_rmsnorm_real_batch_english():
-    page_ok(PAGE, prompt=BATCH, lang="en", **EXPECT)
 
 
 @pytest.mark.real
@@ -26,22 +17,6 @@ def test_rmsnorm_each_norm(norm):
     """?norm=...&layer=5 in a shared link opens that norm."""
     at = page_ok(PAGE, query=dict(norm=norm, layer="5"), **EXPECT)
     assert any(WEIGHT[norm] in x.value for x in at.caption)          # the caption names the norm's own γ
-
-
-def test_rmsnorm_tiny(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, **EXPECT)
-
-
-def test_rmsnorm_tiny_batch_english(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, prompt=BATCH, lang="en", **EXPECT)
-
-
-def test_rmsnorm_tiny_one_token(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, prompt="a", **EXPECT)
-
-
-def test_rmsnorm_tiny_moe(tiny_app_moe):
-    page_ok(PAGE, source=tiny_app_moe, prompt=BATCH, **EXPECT)
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])

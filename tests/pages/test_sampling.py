@@ -42,12 +42,6 @@ def test_sampling_real():
     check_sampling(page_ok(PAGE))
 
 
-@pytest.mark.real
-def test_sampling_real_batch_and_single_token():
-    page_ok(PAGE, prompt="I like shanghai\nHi")
-    page_ok(PAGE, prompt="Hi")
-
-
 def test_sampling_tiny(tiny_app_dense):
     check_sampling(page_ok(PAGE, source=tiny_app_dense, prompt="I like shanghai\nHello there, friend"))
 

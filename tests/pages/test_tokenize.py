@@ -5,9 +5,10 @@ import re
 
 import pytest
 from apptest_utils import BATCH, new_app, no_exception, page_ok, tensor_lines
+from page_table import expect
 
 PAGE = "tokenize"
-EXPECT = dict(checks=2, passing=("encode()", "decode(encode(text)) == NFC(text)"), text=("tokens.ids",))
+EXPECT = expect(PAGE)
 
 
 def ids_matrix_has_two_rows(at) -> bool:
@@ -19,11 +20,6 @@ def id_cells(at) -> list[list[str]]:
     grid = [m.value for m in at.markdown if "<table" in m.value and "<td" in m.value]
     assert len(grid) == 1, f"{len(grid)} id grids on the page"
     return [re.findall(r"<td[^>]*>([^<]*)</td>", row) for row in grid[0].split("<tr>")[2:]]
-
-
-@pytest.mark.real
-def test_tokenize_real():
-    page_ok(PAGE, **EXPECT)
 
 
 @pytest.mark.real
@@ -42,18 +38,6 @@ def test_tokenize_seed_sentence_and_chat():
     text = " ".join(m.value for m in at.markdown)
     assert "[40, 1075, 557, 30070]" in text                     # "I like shanghai" = 4 tokens, no BOS
     assert "&lt;|im_start|&gt;" in text or "<|im_start|>" in text
-
-
-def test_tokenize_tiny(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, **EXPECT)
-
-
-def test_tokenize_tiny_batch_english(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, prompt=BATCH, lang="en", **EXPECT)
-
-
-def test_tokenize_tiny_one_token(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, prompt="a", **EXPECT)
 
 
 def test_sidebar_prompt_survives_page_switch(tiny_app_dense):
