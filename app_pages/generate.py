@@ -14,7 +14,7 @@ from ops.lab import generate_data, stage_data
 from ui import generate_state as gs
 from ui.page import StagePage
 from ui.pickers import sampling_input
-from ui.session import frozen, lang, projector, settings, t
+from ui.session import lang, projector, settings, t
 from ui.state import get_model, get_trace
 from viz import lines
 from viz.generate import next_token_preview, text_box
@@ -49,7 +49,7 @@ names = {"eager": own, "bf16": "bfloat16", "int8": "int8"}
 path = box.radio(t("⚡ 解码用的权重（每个 token 读的字节）", "⚡ Decode with weights (bytes read per token)"),
                 list(per_path),
                 index=list(per_path).index(class_mode.default_decode_path()),
-                format_func=frozen(lambda k: f"{names[k]} · {costs.human(per_path[k], 'B')}", per_path),
+                format_func=lambda k: f"{names[k]} · {costs.human(per_path[k], 'B')}",
                 key="gen_fast", horizontal=True, help=t(*gt.FAST_HELP))
 try:
     params = smp.SamplingParams(float(temp), int(top_k), float(top_p), float(rp), int(seed), float(min_p))
@@ -58,9 +58,9 @@ except (smp.SamplingError, ValueError) as e:
     st.stop()
 o1, o2 = box.columns(2)
 chunk = o1.radio(t("预填充分块", "Prefill in chunks"), gt.CHUNKS, key="gen_chunk", horizontal=True,
-                 format_func=frozen(lambda C: gt.chunk_label(C, L), gt.CHUNKS), help=t(*gt.CHUNK_HELP))
+                 format_func=lambda C: gt.chunk_label(C, L), help=t(*gt.CHUNK_HELP))
 draft = o2.radio(t("草稿（投机解码）", "Draft (speculative decoding)"), gt.DRAFTS, key="gen_draft", horizontal=True,
-                 format_func=frozen(lambda x: gt.draft_label(x, L), gt.DRAFTS), help=t(*gt.DRAFT_HELP),
+                 format_func=lambda x: gt.draft_label(x, L), help=t(*gt.DRAFT_HELP),
                  disabled=not params.greedy)
 if draft and not params.greedy:
     o2.caption(gt.greedy_only(params.temperature, L))

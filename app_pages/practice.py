@@ -6,7 +6,7 @@ from content import mock_interview as mock, practice
 from content.practice_bank import ALL, stage_order, stage_title
 from ui import blocks, practice_state as ps
 from ui.page import StagePage
-from ui.session import frozen, lang, t
+from ui.session import lang, t
 
 page = StagePage("practice", trace=False)
 LANG = lang()
@@ -31,7 +31,7 @@ if browse:
     with browse:
         stages_all = stage_order(bank)
         cols = st.columns([2, 3])
-        name = frozen(lambda s: t("全部", "All") if s == ALL else stage_title(s, LANG), [ALL] + stages_all)
+        name = lambda s: t("全部", "All") if s == ALL else stage_title(s, LANG)
         stage = cols[0].selectbox(t("按阶段筛选", "Filter by stage"), [ALL] + stages_all, key="practice_stage",
                                   format_func=name)
         query = cols[1].text_input(t("搜索关键词", "Search"), key="practice_search",
@@ -56,7 +56,7 @@ if quiz:
             st.info(ps.say("practice_ui.quiz_needs_trace"))
         else:
             groups = ["all", *practice.QUIZ_GROUPS]
-            label = frozen(lambda g: t("全部", "all") if g == "all" else practice.group_label(g, LANG), groups)
+            label = lambda g: t("全部", "all") if g == "all" else practice.group_label(g, LANG)  # noqa: E731
             group = st.radio(t("题目来源", "questions from"), groups, horizontal=True, key="quiz_group",
                              on_change=ps.quiz_reset, format_func=label)
             with st.spinner(t("正在为测验重跑实验……", "Rerunning the experiments for the quiz...")):

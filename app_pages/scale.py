@@ -6,7 +6,7 @@ from content.scale import say
 from ops.arith import costs, scale_data
 from ui import blocks, config_compare, placement
 from ui.page import StagePage
-from ui.session import frozen, lang, t
+from ui.session import lang, t
 from ui.state import get_model, get_trace
 from viz import scale as vs
 
@@ -28,7 +28,7 @@ L = lang()
 # ---- what to measure, then the main picture: where prefill and decode sit on the GPU's roofline ------------
 cols = st.columns([3, 1, 1, 2])
 configs = ([LOADED] if model else []) + list(refs)
-choice = cols[0].selectbox(t("模型配置", "Model config"), configs, key="scale_cfg", format_func=frozen(label, configs))
+choice = cols[0].selectbox(t("模型配置", "Model config"), configs, key="scale_cfg", format_func=label)
 B = int(cols[1].number_input(t("批大小 B", "batch B"), min_value=1, max_value=256, step=1, key="scale_B"))
 S = int(cols[2].number_input(t("序列长度 S", "sequence S"), min_value=1, max_value=131072, step=1, key="scale_S"))
 gpu = cols[3].selectbox("GPU", GPU_ORDER, index=GPU_ORDER.index("H200 141GB"), key="scale_gpu")

@@ -65,7 +65,6 @@ st.subheader(say("page_tokenize.bpe_how_one_word", lang()))
 st.caption(say("page_tokenize.start_from_single_bytes", lang(), len_tok_merges=format(len(tok.merges), ",")))
 preset = ["unbelievable", " shanghai", "人工智能"]
 col1, col2 = st.columns([1, 1])
-# fixed now: AppTest formats outside a run
 word_names = {w: repr(w) for w in preset} | {"…": t("自己输入", "type your own")}
 word_choice = col1.radio(t("选一个词", "Pick a word"), preset + ["…"], horizontal=True, key="bpe_word",
                          format_func=word_names.get)

@@ -21,6 +21,39 @@ from ops.models import bundled as _bundled  # noqa: E402
 _native.build(_bundled.cache_dir() / "native")
 
 
+def _format_widgets_in_the_session():
+    """AppTest formats a radio's or select box's value again between runs (ElementTree.get_widget_states calls the
+    widget's format_func to find the option's label), on the test's thread, where no script run is active, so
+    st.session_state is Streamlit's empty stand-in and t() would answer in the default language, not the one the
+    run chose. Give that call the app's session state, as the real server's widget calls have it."""
+    import threading
+    from types import SimpleNamespace
+
+    from streamlit.runtime.scriptrunner_utils import script_run_context as ctx_mod
+    from streamlit.testing.v1 import element_tree
+
+    original = element_tree.ElementTree.get_widget_states
+    if getattr(original, "_in_session", False):
+        return
+
+    def get_widget_states(self):
+        thread, name = threading.current_thread(), ctx_mod.SCRIPT_RUN_CONTEXT_ATTR_NAME
+        runner = getattr(self, "_runner", None)
+        if runner is None or getattr(thread, name, None) is not None:
+            return original(self)
+        setattr(thread, name, SimpleNamespace(session_state=runner._session_state))
+        try:
+            return original(self)
+        finally:
+            delattr(thread, name)
+
+    get_widget_states._in_session = True
+    element_tree.ElementTree.get_widget_states = get_widget_states
+
+
+_format_widgets_in_the_session()
+
+
 @pytest.fixture(autouse=True)
 def _default_ops_config():
     """Every test starts and ends with the compute layer's defaults (a test or an app run may configure it)."""
@@ -182,6 +215,31 @@ def gguf_name_for(hf_name: str) -> str:
     return gguf_name_of(hf_name)
 
 
+def write_gguf_header(w, cfg: dict, tokenizer_fields: dict) -> None:
+    """The metadata of a test GGUF (gguf.GGUFWriter w), from an HF-style config dict (config.json's names; head_dim
+    given writes rope.dimension_count) and a tokenizer's fields (tiny_tokenizer_fields() or the bundled ones)."""
+    w.add_block_count(cfg["num_hidden_layers"])
+    w.add_context_length(cfg.get("max_position_embeddings", 256))
+    w.add_embedding_length(cfg["hidden_size"])
+    w.add_feed_forward_length(cfg["intermediate_size"])
+    w.add_head_count(cfg["num_attention_heads"])
+    w.add_head_count_kv(cfg["num_key_value_heads"])
+    w.add_rope_freq_base(float(cfg.get("rope_theta", 10000.0)))
+    if "head_dim" in cfg:
+        w.add_rope_dimension_count(cfg["head_dim"])
+    w.add_layer_norm_rms_eps(cfg.get("rms_norm_eps", 1e-6))
+    f = tokenizer_fields
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre(f["pre"])
+    w.add_token_list(f["tokens"])
+    w.add_token_types(f["token_types"])
+    w.add_token_merges(f["merges"])
+    w.add_eos_token_id(f["eos_token_id"])
+    if f.get("pad_token_id") is not None:
+        w.add_pad_token_id(f["pad_token_id"])
+    w.add_chat_template(f["chat_template"])
+
+
 def write_tiny_gguf(path: Path, weights: dict, arch="qwen2", n_layers=TINY["num_hidden_layers"],
                     hidden=TINY["hidden_size"], ffn=TINY["intermediate_size"], heads=TINY["num_attention_heads"],
                     kv=TINY["num_key_value_heads"], tokenizer_fields=None, tensors=True) -> Path:
@@ -189,23 +247,9 @@ def write_tiny_gguf(path: Path, weights: dict, arch="qwen2", n_layers=TINY["num_
     import gguf
 
     w = gguf.GGUFWriter(str(path), arch)
-    w.add_block_count(n_layers)
-    w.add_context_length(256)
-    w.add_embedding_length(hidden)
-    w.add_feed_forward_length(ffn)
-    w.add_head_count(heads)
-    w.add_head_count_kv(kv)
-    w.add_rope_freq_base(10000.0)
-    w.add_layer_norm_rms_eps(1e-6)
-    f = tokenizer_fields or tiny_tokenizer_fields()
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre(f["pre"])
-    w.add_token_list(f["tokens"])
-    w.add_token_types(f["token_types"])
-    w.add_token_merges(f["merges"])
-    w.add_eos_token_id(f["eos_token_id"])
-    w.add_pad_token_id(f["pad_token_id"])
-    w.add_chat_template(f["chat_template"])
+    write_gguf_header(w, dict(num_hidden_layers=n_layers, hidden_size=hidden, intermediate_size=ffn,
+                              num_attention_heads=heads, num_key_value_heads=kv),
+                      tokenizer_fields or tiny_tokenizer_fields())
     if tensors:
         for name, t in weights.items():
             w.add_tensor(gguf_name_for(name), np.ascontiguousarray(t.detach().float().numpy()))
@@ -214,6 +258,40 @@ def write_tiny_gguf(path: Path, weights: dict, arch="qwen2", n_layers=TINY["num_
     w.write_tensors_to_file()
     w.close()
     return path
+
+
+@pytest.fixture(scope="module", params=[pytest.param("bundled", marks=pytest.mark.real),
+                                        pytest.param("smollm2", marks=pytest.mark.slow)])
+def lab_model(request):
+    """The interview demos' real models (tests/parity/test_interview*_real.py): the bundled Qwen2.5 (-m real) and
+    SmolLM2 (-m slow)."""
+    if request.param == "bundled":
+        return request.getfixturevalue("real_model")
+    from ops import Model
+    from ops.models.loading import load_source
+
+    config, weights, tok = load_source(request.getfixturevalue("smollm2_gguf_path"))
+    return Model(config, weights, tok, device="cpu", dtype="float32")
+
+
+def scaled_tiny_model():
+    """A 2-layer qwen2 with seeded random weights, scaled so its logits are not all near-ties (the interview and
+    batching demos on a model whose top token is clear)."""
+    from ops.engine.config import ModelConfig
+    from ops.engine.model import Model
+    from ops.models.checkpoints import expected_shapes
+
+    c = ModelConfig(model_type="qwen2", name="tiny", **TINY, max_position_embeddings=512)
+    g = torch.Generator().manual_seed(0)
+    w = {n: torch.ones(s) if n.endswith("norm.weight") else torch.randn(s, generator=g) * (3.0 / s[-1] ** 0.5)
+         for n, s in expected_shapes(c).items()}
+    return Model(c, w, tokenizer=tiny_tokenizer(), device="cpu")
+
+
+@pytest.fixture(scope="module")
+def tiny_scaled():
+    """scaled_tiny_model(), one per test module."""
+    return scaled_tiny_model()
 
 
 @pytest.fixture(scope="session")
@@ -260,13 +338,3 @@ def tiny_app_dense(tmp_path_factory):
 def tiny_app_moe(tmp_path_factory):
     """Folder (str) of a random tiny Qwen2-MoE with the real vocabulary."""
     return str(make_tiny_app_folder(tmp_path_factory.mktemp("tiny_app_qwen2_moe"), "qwen2_moe"))
-
-
-@pytest.fixture
-def english(monkeypatch):
-    """Run the app in English. AppTest formats radio options outside a script run, where session_state is
-    empty, so the sidebar's t()-based format_func would fall back to Chinese: pin the language instead."""
-    import ui.session
-
-    monkeypatch.setattr(ui.session, "PINNED_LANG", "en")   # not lang itself: a module imported now would keep the stub
-    return "en"

@@ -14,12 +14,7 @@ from viz import MODEBAR
 from viz.figures import projector_fonts, roomy_cell_text, upright_titles
 from viz.markup import css, tag
 
-from . import session
 from .session import projector, t
-
-
-def lang() -> str:
-    return session.lang()         # looked up at each call, so a test that pins the language reaches this module too
 
 
 def shape_str(shape) -> str:

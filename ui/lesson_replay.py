@@ -27,7 +27,7 @@ from viz.markup import style_tag, tag
 from . import lesson_poll, predict, sidebar, state
 from .lesson_builder import PICKER_KEYS
 from .pickers import TOP_N
-from .session import frozen, lang, projector, t
+from .session import lang, projector, t
 
 ACTIVE = "lesson_replay"          # session: {"lesson": Lesson, "step": int} while a lesson is replayed
 GOTO = "_lesson_goto"             # session: the page the next run opens (set by a button's callback)
@@ -63,7 +63,7 @@ def chooser():
     choices = list(shipped) + ([""] if uploaded else [])            # "": the uploaded file
     label = lambda n: shipped[n].title[lang()] if n else "📄 " + t("上传的文件：", "uploaded: ") + uploaded.name
     name = st.selectbox(t("课程", "Lesson"), choices, index=len(choices) - 1 if uploaded else 0, key="lesson_choice",
-                        format_func=frozen(label, choices))
+                        format_func=label)
     st.file_uploader(t("或者上传一个课程文件（JSON）", "or upload a lesson file (JSON)"), type=["json"],
                      key="lesson_file", on_change=_read_upload,
                      help=replay_text("upload_help", lang(), kib=lessons.MAX_BYTES // 1024))

@@ -11,7 +11,7 @@ from viz.placement import device_bars
 
 from .blocks import chart
 from .pickers import ranged
-from .session import frozen, lang, t
+from .session import lang, t
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -44,7 +44,7 @@ def section(config: ModelConfig, name: str, gpu: str, gpu_gb: float, context: in
     n = st.select_slider(ranged(t("画出几张卡的方案", "draw the plan for"), min(plans), max(plans)),
                          options=list(plans), key="place_n",
                          value=fitting[0] if fitting else 8,
-                         format_func=frozen(lambda k: t(f"{k} 张 GPU", f"{k} GPU(s)"), list(plans)))
+                         format_func=lambda k: t(f"{k} 张 GPU", f"{k} GPU(s)"))
     names = dict(weights=t("权重 (bf16)", "weights (bf16)"), kv=t("KV cache", "KV cache"), capture=t("追踪捕获",
                                                                                                    "trace capture"))
     chart(device_bars(plans[n]["devices"], gpu_gb, names, say("placement.chart_title", lang(), name=name, n=n, gpu=gpu),

@@ -13,12 +13,8 @@ from content.practice_bank import stage_title
 from ops.arith import costs
 from ops.lab import practice_data
 
-from . import session, state
-from .session import t
-
-
-def lang() -> str:
-    return session.lang()         # looked up at each call, so a test that pins the language reaches this module too
+from . import state
+from .session import lang, t
 
 
 def say(key: str, **values) -> str:

@@ -125,23 +125,13 @@ def settings() -> Settings:
     return Settings(get("source"), get("device"), get("dtype"), tuple(lines), bool(get("chat")), get("lang"))
 
 
-PINNED_LANG: str | None = None   # set by tests: AppTest formats widgets outside a run, where session_state is empty
-
-
 def lang() -> str:
-    return PINNED_LANG or st.session_state.get("lang", "zh")
+    return st.session_state.get("lang", "zh")
 
 
 def projector() -> bool:
     """Projector mode (?projector=1): larger text, the sidebar folded away, no downloads or tensor-name lines."""
     return bool(st.session_state.get("projector", False))
-
-
-def frozen(format_func, options) -> callable:
-    """format_func with every option's label made now, in this run's language: Streamlit's test runner formats a
-    widget's value again between runs, outside the session, where t() would answer in the default language."""
-    labels = {o: format_func(o) for o in options}
-    return labels.__getitem__
 
 
 def t(zh: str, en: str) -> str:

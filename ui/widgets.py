@@ -8,7 +8,7 @@ import re
 import streamlit as st
 
 from content.words import say
-from ui.session import frozen, lang, set_query, t
+from ui.session import lang, set_query, t
 from viz.labels import merged_cjk, pieces, token_color, visible
 from viz.markup import css, tag
 
@@ -86,6 +86,6 @@ def url_choice(label: str, key: str, options: list[str], format_func=str, horizo
             st.warning(say("widgets.not_an_option", lang(), name=key, value=repr(v), options=", ".join(options),
                            first=options[0]))
         st.session_state[key] = v if v in options else options[0]
-    value = st.radio(label, options, key=key, format_func=frozen(format_func, options), horizontal=horizontal)
+    value = st.radio(label, options, key=key, format_func=format_func, horizontal=horizontal)
     set_query(key, value)
     return value

@@ -43,7 +43,11 @@ def open_offline(browser, path: Path) -> dict:
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.goto(path.resolve().as_uri(), wait_until="load")
-    page.wait_for_timeout(500)
+    try:                                      # every chart drawn (a bound against a hang: the checks below judge)
+        page.wait_for_function("() => [...document.querySelectorAll('div.plotly-graph-div')]"
+                               ".every(d => d.querySelector('.main-svg'))", timeout=30_000)
+    except Exception:
+        pass
     seen = dict(divs=page.locator("div.plotly-graph-div").count(), plots=page.locator(".js-plotly-plot").count(),
                 svgs=page.locator(".js-plotly-plot .main-svg").count(), errors=errors, dialogs=dialogs,
                 blocked=blocked, details=page.locator("details").count(), text=page.inner_text("body"))

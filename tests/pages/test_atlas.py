@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import pytest
 from apptest_utils import BATCH, page_ok
+from page_table import expect
 
 PAGE = "atlas"
-EXPECT = dict(charts=5, tables=1, checks=1)
+EXPECT = expect(PAGE)
 
 
 @pytest.mark.real
@@ -15,16 +16,10 @@ def test_atlas_real():
 
 
 @pytest.mark.real
-def test_atlas_real_head_from_url_english(english):
+def test_atlas_real_head_from_url_english():
     at = page_ok(PAGE, lang="en", prompt=BATCH, query=dict(layer="23", head="13", row="1"), **EXPECT,
                  text=("The chosen head on the induction test sequence",))
     assert at.slider(key="head").value == 13
     assert any("L23 H13 · test sequence" in c.proto.spec for c in at.get("plotly_chart"))
 
 
-def test_atlas_tiny(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, **EXPECT)
-
-
-def test_atlas_tiny_one_token(tiny_app_dense, english):
-    page_ok(PAGE, source=tiny_app_dense, prompt="a", lang="en", **EXPECT)

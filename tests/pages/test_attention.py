@@ -2,20 +2,11 @@
 from __future__ import annotations
 
 import pytest
-from apptest_utils import BATCH, no_exception, page_ok, texts
+from apptest_utils import no_exception, page_ok, texts
+from page_table import expect
 
 PAGE = "attention"
-EXPECT = dict(charts=4, checks=1, passing=("F.scaled_dot_product_attention",))
-
-
-@pytest.mark.real
-def test_attention_real():
-    page_ok(PAGE, **EXPECT)
-
-
-@pytest.mark.real
-def test_attention_real_batch_english(english):
-    page_ok(PAGE, prompt=BATCH, lang="en", **EXPECT)
+EXPECT = expect(PAGE)
 
 
 @pytest.mark.real
@@ -24,18 +15,6 @@ def test_attention_pickers_from_url():
     assert at.slider(key="head").value == 13
     assert "layers.23.attn.probs" in texts(at)                                # the main map is that layer's
     assert any("attn.probs[0, 13]" in s.value for s in at.success)         # and the check that head's
-
-
-def test_attention_tiny(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, **EXPECT)
-
-
-def test_attention_tiny_batch_english(tiny_app_dense, english):
-    page_ok(PAGE, source=tiny_app_dense, prompt=BATCH, lang="en", **EXPECT)
-
-
-def test_attention_tiny_one_token(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, prompt="a", **EXPECT)        # every S x S map is 1 x 1
 
 
 HAND = {"zh": ("动手算一遍", "RoPE 像钟表的指针", "三个 token 的一行注意力"),
@@ -49,10 +28,8 @@ def _dots(at) -> list[float]:
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_attention_by_hand_blocks(tiny_app_dense, request, lang):
+def test_attention_by_hand_blocks(tiny_app_dense, lang):
     """The plain tab's worked examples render in both languages, follow their widgets, and never raise."""
-    if lang == "en":
-        request.getfixturevalue("english")
     at = page_ok(PAGE, source=tiny_app_dense, lang=lang, **dict(EXPECT, charts=5), text=HAND[lang])
     a, b = _dots(at)
     assert a == b                                                   # moved together: the same dot product
@@ -76,11 +53,9 @@ def test_merged_tokens_and_slider_ranges(tiny_app_dense):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_the_scores_say_why_their_size_does_not_matter(tiny_app_dense, request, lang):
+def test_the_scores_say_why_their_size_does_not_matter(tiny_app_dense, lang):
     """Beside the raw scores (the fold scores -> mask -> probs), one sentence: a constant added to a row changes
     no probability (softmax is shift-invariant); the differences within a row do."""
-    if lang == "en":
-        request.getfixturevalue("english")
     at = page_ok(PAGE, source=tiny_app_dense, lang=lang, **EXPECT)
     want = {"zh": ("加上同一个数", "softmax 的结果完全不变", "分数之间的差"),
             "en": ("adding the same number to a whole row", "leaves softmax unchanged", "differences within a row")}
@@ -106,15 +81,13 @@ def test_an_example_prompt_fills_the_prompt_box(tiny_app_dense):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_predict_first_hides_where_the_head_looks(tiny_app_dense, request, lang):
+def test_predict_first_hides_where_the_head_looks(tiny_app_dense, lang):
     """With the switch on: which key does the chosen head's last query weight most? The head's map, the grid and
     the scores fold are absent before the guess (the shapes and folds below still draw), present after; the
     verdict's answer is transformers' own attention (eager) argmax."""
     from apptest_utils import no_exception, open_page
     from predict_utils import attention_top_key, commit, question, right_answer, verdicts
 
-    if lang == "en":
-        request.getfixturevalue("english")
     prompt, layer, head = "I like shanghai and I like", 1, 2
     at = open_page(PAGE, source=tiny_app_dense, prompt=prompt, lang=lang, predict="1", layer=str(layer),
                    head=str(head))
@@ -153,14 +126,12 @@ def test_predict_first_keeps_prompt_tokens_plain(tiny_app_dense):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_the_plain_text_names_the_live_last_token(tiny_app_dense, request, lang):
+def test_the_plain_text_names_the_live_last_token(tiny_app_dense, lang):
     """The plain text that points at the chart speaks of the live prompt: with a prompt without 她 / she it names
     neither, and it names the prompt's own last token as the tokenizer (the tokenizers library) decodes it."""
     import tokenizers
     from apptest_utils import no_exception, open_page, open_tab
 
-    if lang == "en":
-        request.getfixturevalue("english")
     prompt = "我明天要去北京参加面试，我觉得"
     tok = tokenizers.Tokenizer.from_file(f"{tiny_app_dense}/tokenizer.json")
     last = tok.decode([tok.encode(prompt).ids[-1]])

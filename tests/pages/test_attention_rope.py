@@ -32,9 +32,7 @@ def transformers_frequencies(folder: str):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_rope_fold_shows_scaled_frequencies(yarn_app, lang, request):
-    if lang == "en":
-        request.getfixturevalue("english")
+def test_rope_fold_shows_scaled_frequencies(yarn_app, lang):
     used, unscaled, scale = transformers_frequencies(yarn_app)
     pair = len(used) - 1                                   # the slowest pair: yarn divides it by the factor
     at = page_ok("attention", source=yarn_app, lang=lang, query=dict(pair=str(pair)), charts=5)

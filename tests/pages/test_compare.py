@@ -21,7 +21,7 @@ def test_compare_real_capital_zh():
 
 
 @pytest.mark.real
-def test_compare_real_patching_once(english):
+def test_compare_real_patching_once():
     """The one real patching sweep: the 5-token capital pair; A's resid_out at the last layer and position
     restores A's answer fully."""
     at = open_page(PAGE, lang="en", cmp_pair="capital")
@@ -32,12 +32,12 @@ def test_compare_real_patching_once(english):
 
 @pytest.mark.real
 @pytest.mark.parametrize("pair", ["ioi", "code"])
-def test_compare_real_other_pairs(pair, english):
+def test_compare_real_other_pairs(pair):
     page_ok(PAGE, lang="en", query=dict(cmp_pair=pair), **EXPECT_EN)
 
 
 @pytest.mark.real
-def test_compare_real_unequal_lengths_is_a_red_box(english):
+def test_compare_real_unequal_lengths_is_a_red_box():
     at = open_page(PAGE, lang="en", cmp_pair="own", cmp_a="The capital of France is",
                                                cmp_b="The capital city of Italy is")
     check_page(at, PAGE, "en", charts=2, allow_errors=("different token counts",))

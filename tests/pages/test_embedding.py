@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import pytest
-from apptest_utils import BATCH, page_ok
+from apptest_utils import page_ok
+from page_table import expect
 
 PAGE = "embedding"
-EXPECT = dict(charts=1, tables=1, passing=("fn.embedding vs F.embedding",))
+EXPECT = expect(PAGE)
 SEED_IDS = [40, 1075, 557, 30070]            # "I like shanghai" with the Qwen2.5 tokenizer
 
 
@@ -30,15 +31,10 @@ def test_embedding_real():
 
 
 @pytest.mark.real
-def test_embedding_real_english(english):
+def test_embedding_real_english():
     at = page_ok(PAGE, lang="en", **EXPECT)
     gather_table(at, SEED_IDS)
     assert any("Embedding" in x.value for x in at.title)
-
-
-@pytest.mark.real
-def test_embedding_real_batch_english(english):
-    page_ok(PAGE, prompt=BATCH, lang="en", **EXPECT)
 
 
 def test_embedding_tiny(tiny_app_dense):
@@ -46,5 +42,3 @@ def test_embedding_tiny(tiny_app_dense):
     gather_table(at, SEED_IDS)                                  # the real tokenizer on a tiny random model
 
 
-def test_embedding_tiny_one_token(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, prompt="a", **EXPECT)

@@ -23,7 +23,7 @@ def test_experiments_real_head_ablation():
 
 
 @pytest.mark.real
-def test_experiments_real_batch_english(english):
+def test_experiments_real_batch_english():
     at = page_ok(PAGE, prompt=BATCH, lang="en", **EXPECT_EN, query=dict(x_edit="mlp", layer="0", row="1"))
     assert "L0 mlp.out = 0" in chart_text(at) and "Direct logit attribution" in "\n".join(s.value for s in at.subheader)
 
@@ -65,13 +65,13 @@ def test_experiments_tiny_every_edit(tiny_app_dense, edit, query):
     page_ok(PAGE, source=tiny_app_dense, prompt="I like shanghai", query=dict(x_edit=edit, layer="1", **query), **expect)
 
 
-def test_experiments_tiny_sweep_and_batch(tiny_app_dense, english):
+def test_experiments_tiny_sweep_and_batch(tiny_app_dense):
     at = open_page(PAGE, source=tiny_app_dense, prompt=BATCH, lang="en", row="1", x_edit="head", head="3")
     at.button(key="run-head-sweep").click().run()
     check_page(at, PAGE, "en", charts=8, **{k: v for k, v in EXPECT_EN.items() if k != "charts"})
 
 
-def test_experiments_tiny_out_of_range_link_is_named(tiny_app_dense, english):
+def test_experiments_tiny_out_of_range_link_is_named(tiny_app_dense):
     """A shared link from a bigger model (layer 99, head 40) or a mistyped edit: a warning names each value and
     the range, and the page goes on with the nearest valid one instead of failing or clamping silently."""
     at = open_page(PAGE, source=tiny_app_dense, prompt="I like shanghai", lang="en", folds=False,
@@ -83,15 +83,13 @@ def test_experiments_tiny_out_of_range_link_is_named(tiny_app_dense, english):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_predict_first_asks_which_ablation_moves_the_answer(tiny_app_dense, request, lang, monkeypatch):
+def test_predict_first_asks_which_ablation_moves_the_answer(tiny_app_dense, lang, monkeypatch):
     """With the switch on: which ablation of the chosen layer moves the top token's probability most? The "after"
     chart and the residual fold wait for the guess (the "before" chart does not); the verdict's answer is the one
     transformers' own model moves most under the same ablations done with hooks."""
     from apptest_utils import no_exception
     from predict_utils import ablation_moves, commit, question, right_answer, verdicts
 
-    if lang == "en":
-        request.getfixturevalue("english")
     prompt, layer, head = "I like shanghai", 1, 2
     at = open_page(PAGE, source=tiny_app_dense, prompt=prompt, lang=lang, predict="1", x_edit="head",
                    layer=str(layer), head=str(head), x_mode="zero")

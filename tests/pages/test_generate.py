@@ -69,12 +69,6 @@ def test_generate_real():
 
 
 @pytest.mark.real
-def test_generate_real_batch_and_single_token():
-    page_ok(PAGE, prompt="I like shanghai\nHi")
-    page_ok(PAGE, prompt="Hi")
-
-
-@pytest.mark.real
 def test_generate_page_fast_path_runs_to_the_end(bundled):
     """The bfloat16 path: "Run to the end" decodes with the fast path, says so, and stores bf16 KV bytes."""
     at = page_ok(PAGE, lang="en", chat=True)
@@ -421,15 +415,13 @@ def test_predict_first_before_any_generation(tiny_app_dense):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_every_step_shows_its_candidates_after_the_sampling_stages(tiny_app_dense, request, lang):
+def test_every_step_shows_its_candidates_after_the_sampling_stages(tiny_app_dense, lang):
     """After each click the preview's place shows the step's top candidates: their probabilities after the sampling
     stages (T = 0.8, top-k 50, top-p 0.9, the shared defaults) equal transformers' own logits warpers applied to its
     logits for the prompt and the tokens taken so far; the table's row marks the chosen one (✓) with that p."""
     import transformers as tf
     from predict_utils import transformers_run
 
-    if lang == "en":
-        request.getfixturevalue("english")
     prompt = "我明天要去北京参加面试，我觉得"
     at = open_page(PAGE, source=tiny_app_dense, prompt=prompt, lang=lang, folds=False)
     at.radio(key="gen_fast").set_value("eager").run()

@@ -17,14 +17,12 @@ def test_interview_real():
 
 
 @pytest.mark.real
-def test_interview_real_english(english):
+def test_interview_real_english():
     page_ok(PAGE, lang="en", **EXPECT, text=("262,144 B", "cached tokens where KV passes weights", "SmoothQuant"))
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_interview_tiny_runs_every_button(tiny_app_dense, request, lang):
-    if lang == "en":
-        request.getfixturevalue("english")
+def test_interview_tiny_runs_every_button(tiny_app_dense, lang):
     at = page_ok(PAGE, source=tiny_app_dense, lang=lang, **EXPECT)
     tabs = {"zh": ("分块预填充", "批次不变性", "提示词查找投机解码"),
             "en": ("Chunked prefill", "Batch invariance", "Prompt-lookup drafts")}[lang]

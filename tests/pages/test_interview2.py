@@ -15,9 +15,7 @@ DEMOS = (("tab_tree", "tree", "col_passes"), ("tab_lora", "lora", "col_diff"), (
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_round_two_runs_every_button(tiny_app_dense, request, lang):
-    if lang == "en":
-        request.getfixturevalue("english")
+def test_round_two_runs_every_button(tiny_app_dense, lang):
     at = page_ok(PAGE, source=tiny_app_dense, lang=lang, tables=2, checks=1)
     assert say("interview2.round_two", lang) in texts(at)
     for tab, button, word in DEMOS:

@@ -6,10 +6,9 @@ from __future__ import annotations
 from apptest_utils import open_page, texts
 
 import ui.blocks
-import ui.page  # now, not under the `english` fixture: ui.page would keep its patched lang for every later test
 
 
-def test_explanation_draws_only_the_open_tab(tiny_app_dense, english, monkeypatch):
+def test_explanation_draws_only_the_open_tab(tiny_app_dense, monkeypatch):
     monkeypatch.setattr(ui.blocks, "LAZY", True)
     at = open_page("rmsnorm", source=tiny_app_dense, lang="en", folds=False)
     assert not at.exception
@@ -38,7 +37,7 @@ def charts(at) -> list[str]:
     return [c.proto.id.split("fig-", 1)[1] for c in at.get("plotly_chart")]
 
 
-def test_secondary_views_draw_only_when_unfolded(tiny_app_dense, english, monkeypatch):
+def test_secondary_views_draw_only_when_unfolded(tiny_app_dense, monkeypatch):
     monkeypatch.setattr(ui.blocks, "LAZY", True)
     at = open_page("attention", source=tiny_app_dense, lang="en", folds=False)
     assert not at.exception
@@ -53,7 +52,7 @@ def test_secondary_views_draw_only_when_unfolded(tiny_app_dense, english, monkey
     assert not at.exception and "rope" in charts(at)
 
 
-def test_lazy_tabs_draw_only_the_open_one(tiny_app_dense, english, monkeypatch):
+def test_lazy_tabs_draw_only_the_open_one(tiny_app_dense, monkeypatch):
     monkeypatch.setattr(ui.blocks, "LAZY", True)
     at = open_page("serving", source=tiny_app_dense, lang="en", folds=False)
     assert not at.exception
@@ -65,7 +64,7 @@ def test_lazy_tabs_draw_only_the_open_one(tiny_app_dense, english, monkeypatch):
     assert not at.exception and charts(at) == ["online", "spec"]
 
 
-def test_sidebar_model_settings_draw_only_when_unfolded(tiny_app_dense, english, monkeypatch):
+def test_sidebar_model_settings_draw_only_when_unfolded(tiny_app_dense, monkeypatch):
     """The sidebar's model settings and model card are drawn only when unfolded; a dtype chosen there stays chosen
     after the fold closes again (the setting lives under its own key, the widget under w_dtype: ui.sidebar.bound)."""
     monkeypatch.setattr(ui.blocks, "LAZY", True)
@@ -84,7 +83,7 @@ def test_sidebar_model_settings_draw_only_when_unfolded(tiny_app_dense, english,
     assert at.session_state["dtype"] == "bfloat16" and "bfloat16" in at.sidebar.markdown[-1].value
 
 
-def test_scale_flop_tabs_draw_only_the_open_one(tiny_app_dense, english, monkeypatch):
+def test_scale_flop_tabs_draw_only_the_open_one(tiny_app_dense, monkeypatch):
     """The scale page's prefill / decode FLOP tables: the open tab's table and total only; the other on a click."""
     monkeypatch.setattr(ui.blocks, "LAZY", True)
     at = open_page("scale", source=tiny_app_dense, lang="en", folds=False)
@@ -99,7 +98,7 @@ def test_scale_flop_tabs_draw_only_the_open_one(tiny_app_dense, english, monkeyp
     assert len(decode) == 1 and decode != prefill                   # the decode step's own table and total
 
 
-def test_the_explanation_level_is_kept_across_pages(tiny_app_dense, english, monkeypatch):
+def test_the_explanation_level_is_kept_across_pages(tiny_app_dense, monkeypatch):
     """A first visit opens on the plain text; the level chosen on one page opens the next, and rides in the URL."""
     monkeypatch.setattr(ui.blocks, "LAZY", True)
     at = open_page("rmsnorm", source=tiny_app_dense, lang="en")

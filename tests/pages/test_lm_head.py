@@ -21,12 +21,6 @@ def test_lm_head_real():
     check_lm_head(page_ok(PAGE))
 
 
-@pytest.mark.real
-def test_lm_head_real_batch_and_single_token():
-    page_ok(PAGE, prompt="I like shanghai\nHi")
-    page_ok(PAGE, prompt="Hi")
-
-
 def test_lm_head_tiny(tiny_app_dense):
     check_lm_head(page_ok(PAGE, source=tiny_app_dense, prompt="I like shanghai\nHello there, friend"))
 
@@ -66,15 +60,13 @@ def test_predict_first_hides_the_answer_until_a_guess(tiny_app_dense):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_predict_first_gates_the_logit_lens(tiny_app_dense, request, lang):
+def test_predict_first_gates_the_logit_lens(tiny_app_dense, lang):
     """With the switch on, the lens fold asks at which row the lens first ranks the final answer top-1: no lens map
     before the guess, the map and a verdict after; the verdict's answer is transformers' (hidden states through
     its own final norm and LM head). The rest of the page is drawn meanwhile."""
     from apptest_utils import no_exception, open_page, unfold
     from predict_utils import commit, lens_first_row, question, right_answer, verdicts
 
-    if lang == "en":
-        request.getfixturevalue("english")
     prompt = "I like shanghai"
     at = open_page(PAGE, source=tiny_app_dense, prompt=prompt, lang=lang, predict="1")
     commit(at, PAGE, None, lang)                                   # the next-token question comes first
@@ -127,14 +119,12 @@ def test_top_n_set_in_session_state_is_the_sliders_only_value(monkeypatch, tiny_
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_predict_first_switched_on_at_attention_holds_at_lm_head(tiny_app_dense, request, lang):
+def test_predict_first_switched_on_at_attention_holds_at_lm_head(tiny_app_dense, lang):
     """One switch for the session: turned on at Attention (no link parameter), it is on at the LM head too, where the
     answer chart (the next-token bars) is absent until a guess is committed; ?predict=1 follows it into the URL."""
     from apptest_utils import no_exception, open_page
     from predict_utils import SWITCH, commit, question
 
-    if lang == "en":
-        request.getfixturevalue("english")
     at = open_page("attention", source=tiny_app_dense, prompt="我明天要去北京参加面试，我觉得", lang=lang, folds=False)
     [toggle] = [x for x in at.toggle if x.label == SWITCH[lang]]
     assert not toggle.value

@@ -88,9 +88,6 @@ def bundled_folder() -> Path:
 @pytest.mark.real
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_models_bundled_and_tiny(lang, tiny_app_dense, monkeypatch):
-    if lang == "en":
-        import ui.session
-        monkeypatch.setattr(ui.session, "PINNED_LANG", "en")   # not lang itself: a module imported now would keep the stub
     at = open_models(lang, "path", tiny_app_dense)
     check_page(at, PAGE, lang, **EXPECT, text=("A = ",))
     check_rows(at, lang, bundled_folder(), Path(tiny_app_dense))
@@ -102,9 +99,6 @@ def test_models_bundled_and_tiny(lang, tiny_app_dense, monkeypatch):
 @pytest.mark.real
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_models_qwen_and_smollm2(lang, smollm2_gguf_path, monkeypatch):
-    if lang == "en":
-        import ui.session
-        monkeypatch.setattr(ui.session, "PINNED_LANG", "en")   # not lang itself: a module imported now would keep the stub
     at = open_models(lang)                            # SmolLM2 is the default second model when installed
     check_page(at, PAGE, lang, **EXPECT, text=("SmolLM2-135M-Instruct",))
     check_rows(at, lang, bundled_folder(), None)
@@ -123,7 +117,6 @@ def test_second_model_that_does_not_fit(tiny_app_dense, monkeypatch):
 
     monkeypatch.setattr(ui.state, "mem_available", lambda: 1 << 20)       # 1 MiB free
     monkeypatch.setattr(ui.second, "_LOADED", set())                      # as if never loaded in this process
-    monkeypatch.setattr(ui.session, "PINNED_LANG", "en")   # not lang itself: a module imported now would keep the stub
     at = open_models("en", "path", tiny_app_dense)
     check_page(at, PAGE, "en", allow_errors=("does not fit",))
     assert any("does not fit" in e.value and "first model stays loaded" in e.value for e in at.error)
@@ -136,9 +129,6 @@ def test_second_model_that_does_not_fit(tiny_app_dense, monkeypatch):
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_scale_compares_reference_configs(lang, monkeypatch):
     """The Scale page's fold: the same config rows for two reference configs, no weights loaded for them."""
-    if lang == "en":
-        import ui.session
-        monkeypatch.setattr(ui.session, "PINNED_LANG", "en")   # not lang itself: a module imported now would keep the stub
     at = new_app(300, lang=lang)
     at.run()
     at.session_state["cmp_cfg_a"] = "Qwen2.5-32B-Instruct"

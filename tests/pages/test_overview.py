@@ -5,21 +5,12 @@ import html
 
 import pytest
 from apptest_utils import BATCH, page_ok, svg_pictures
+from page_table import expect
 
 from content import stages
 
 PAGE = "overview"
-EXPECT = dict(pictures=1, checks=1)        # the pipeline diagram (SVG) and the live shape check
-
-
-@pytest.mark.real
-def test_overview_real():
-    page_ok(PAGE, **EXPECT)
-
-
-@pytest.mark.real
-def test_overview_real_batch_english(english):
-    page_ok(PAGE, prompt=BATCH, lang="en", **EXPECT)
+EXPECT = expect(PAGE)
 
 
 def check_registry(at, lang="zh"):
@@ -40,16 +31,8 @@ def test_overview_tiny(tiny_app_dense):
     check_registry(at)
 
 
-def test_overview_tiny_batch_english(tiny_app_dense, english):
+def test_overview_tiny_batch_english(tiny_app_dense):
     check_registry(page_ok(PAGE, source=tiny_app_dense, prompt=BATCH, lang="en", **EXPECT), "en")
-
-
-def test_overview_tiny_one_token(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, prompt="a", **EXPECT)        # S = 1
-
-
-def test_overview_tiny_moe(tiny_app_moe):
-    page_ok(PAGE, source=tiny_app_moe, prompt=BATCH, **EXPECT)
 
 
 def test_every_run_sends_the_same_script_warm_up(tiny_app_dense):
@@ -92,9 +75,7 @@ def test_first_sentence_is_about_the_readers_prompt(tiny_app_dense, monkeypatch,
 
     import tokenizers
 
-    import ui.session
 
-    monkeypatch.setattr(ui.session, "PINNED_LANG", lang)
     at = page_ok(PAGE, source=tiny_app_dense, prompt=prompt, lang=lang, **EXPECT)
     n = len(tokenizers.Tokenizer.from_file(str(Path(tiny_app_dense) / "tokenizer.json")).encode(prompt).ids)
     cfg = json.loads((Path(tiny_app_dense) / "config.json").read_text())

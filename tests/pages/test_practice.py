@@ -83,7 +83,7 @@ def test_practice_quiz_real():
 
 
 @pytest.mark.real
-def test_practice_english_batch(english):
+def test_practice_english_batch():
     at = page_ok(PAGE, prompt="I like shanghai\nA second, longer prompt line here", lang="en")
     assert any("B = 2" in m.value for m in at.markdown)       # the quiz is built on the two-row trace
     assert len(at.expander) >= 40

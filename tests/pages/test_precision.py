@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import pytest
 from apptest_utils import BATCH, page_ok
+from page_table import expect
 
 PAGE = "precision"
-EXPECT = dict(charts=2, tables=2, checks=1, passing=("bfloat16 嵌入",))
-EXPECT_EN = dict(EXPECT, passing=("bfloat16 embedding",))
+EXPECT = expect(PAGE)
+EXPECT_EN = expect(PAGE, "en")
 
 
 @pytest.mark.real
@@ -15,13 +16,9 @@ def test_precision_real():
 
 
 @pytest.mark.real
-def test_precision_real_batch_english(english):
+def test_precision_real_batch_english():
     at = page_ok(PAGE, prompt=BATCH, lang="en", query=dict(row="1"), **EXPECT_EN, text=("What it means for serving",))
     assert "bfloat16" in at.dataframe[0].value.to_string()
-
-
-def test_precision_tiny(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, **EXPECT)
 
 
 def test_precision_report_shared_by_sessions(tiny_app_dense, monkeypatch):
@@ -45,7 +42,7 @@ def test_precision_report_shared_by_sessions(tiny_app_dense, monkeypatch):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_predict_first_asks_whether_greedy_texts_part(tiny_app_dense, request, lang):
+def test_predict_first_asks_whether_greedy_texts_part(tiny_app_dense, lang):
     """With the switch on: do the greedy texts part under bfloat16, and where? The two texts are absent before the
     guess and present after; the float32 text is transformers' greedy text, and the verdict's range holds the first
     token where it and a cache-free bfloat16 greedy run differ."""
@@ -54,8 +51,6 @@ def test_predict_first_asks_whether_greedy_texts_part(tiny_app_dense, request, l
     from apptest_utils import no_exception, open_page
     from predict_utils import commit, greedy_reference, question, right_answer, verdicts
 
-    if lang == "en":
-        request.getfixturevalue("english")
     prompt = "I like shanghai"
     at = open_page(PAGE, source=tiny_app_dense, prompt=prompt, lang=lang, predict="1")
     no_exception(at)
@@ -84,10 +79,8 @@ def test_predict_first_asks_whether_greedy_texts_part(tiny_app_dense, request, l
 def test_first_visit_shows_each_step_as_the_work_reports_it(tiny_app_dense, monkeypatch, lang):
     """A first visit's bar is driven by the report itself: every weight set's copy and pass, in order, up to the
     total, each step named in the page's language (assets/words/waits)."""
-    import ui.session
     from ui import experiments_state
 
-    monkeypatch.setattr(ui.session, "PINNED_LANG", lang)
     seen, real = [], experiments_state.progress_bar
 
     def recorded():

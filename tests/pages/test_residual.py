@@ -2,37 +2,10 @@
 from __future__ import annotations
 
 import pytest
-from apptest_utils import BATCH, page_ok
+from page_table import expect
 
 PAGE = "residual"
-EXPECT = dict(charts=3, checks=2, passing=("resid_mid == layer_input", "resid_out == resid_mid + mlp.out"),
-              text=("resid_out − resid_mid − mlp.out",))
-
-
-@pytest.mark.real
-def test_residual_real():
-    page_ok(PAGE, **EXPECT)
-
-
-@pytest.mark.real
-def test_residual_real_batch_english(english):
-    page_ok(PAGE, prompt=BATCH, lang="en", **EXPECT)
-
-
-def test_residual_tiny(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, **EXPECT)
-
-
-def test_residual_tiny_batch_english(tiny_app_dense, english):
-    page_ok(PAGE, source=tiny_app_dense, prompt=BATCH, lang="en", **EXPECT)
-
-
-def test_residual_tiny_one_token(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, prompt="a", **EXPECT)
-
-
-def test_residual_tiny_moe(tiny_app_moe):
-    page_ok(PAGE, source=tiny_app_moe, prompt=BATCH, **EXPECT)
+EXPECT = expect(PAGE)
 
 
 def header(at) -> str:
@@ -45,7 +18,7 @@ def header(at) -> str:
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_the_layer_slider_moves_the_main_picture(tiny_app_dense, request, lang):
+def test_the_layer_slider_moves_the_main_picture(tiny_app_dense, lang):
     """The layer slider changes the picture above the fold: the stream chart's band sits on layer i's step (point i,
     its input, to point i + 1, its output), and the caption under it gives token s's ‖x‖ before and after layer i,
     equal to transformers' own hidden states (the input of layer i and of layer i + 1)."""
@@ -54,8 +27,6 @@ def test_the_layer_slider_moves_the_main_picture(tiny_app_dense, request, lang):
     from apptest_utils import no_exception, open_page
     from predict_utils import transformers_run
 
-    if lang == "en":
-        request.getfixturevalue("english")
     prompt = "我明天要去北京参加面试，我觉得"
     out, hf = transformers_run(tiny_app_dense, prompt)
     at = open_page(PAGE, source=tiny_app_dense, prompt=prompt, lang=lang, folds=False)

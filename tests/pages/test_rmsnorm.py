@@ -2,22 +2,13 @@
 from __future__ import annotations
 
 import pytest
-from apptest_utils import BATCH, page_ok
+from apptest_utils import page_ok
+from page_table import expect
 
 PAGE = "rmsnorm"
-EXPECT = dict(charts=3, checks=1, passing=("F.rms_norm",), text=("mean(x²)", "RMSNorm("))
+EXPECT = expect(PAGE)
 WEIGHT = dict(attn_norm="model.layers.5.input_layernorm.weight",
               mlp_norm="model.layers.5.post_attention_layernorm.weight", final="model.norm.weight")
-
-
-@pytest.mark.real
-def test_rmsnorm_real():
-    page_ok(PAGE, **EXPECT)
-
-
-@pytest.mark.real
-def test_rmsnorm_real_batch_english(english):
-    page_ok(PAGE, prompt=BATCH, lang="en", **EXPECT)
 
 
 @pytest.mark.real
@@ -28,31 +19,13 @@ def test_rmsnorm_each_norm(norm):
     assert any(WEIGHT[norm] in x.value for x in at.caption)          # the caption names the norm's own γ
 
 
-def test_rmsnorm_tiny(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, **EXPECT)
-
-
-def test_rmsnorm_tiny_batch_english(tiny_app_dense, english):
-    page_ok(PAGE, source=tiny_app_dense, prompt=BATCH, lang="en", **EXPECT)
-
-
-def test_rmsnorm_tiny_one_token(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, prompt="a", **EXPECT)
-
-
-def test_rmsnorm_tiny_moe(tiny_app_moe):
-    page_ok(PAGE, source=tiny_app_moe, prompt=BATCH, **EXPECT)
-
-
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_rmsnorm_by_hand_four_numbers(tiny_app_dense, request, lang):
+def test_rmsnorm_by_hand_four_numbers(tiny_app_dense, lang):
     """Four numbers, every step written out; all zeros is fine (ε keeps 1/√(mean + ε) finite), never a traceback."""
     from apptest_utils import no_exception, texts
 
     from ops.arith import worked_math
 
-    if lang == "en":
-        request.getfixturevalue("english")
     words = {"zh": ("动手算一遍", "四个数的 RMSNorm"), "en": ("Do it by hand", "RMSNorm of four numbers")}[lang]
     at = page_ok(PAGE, source=tiny_app_dense, lang=lang, **dict(EXPECT, text=EXPECT["text"] + words))
     r = worked_math.rmsnorm_steps((1.0, -2.0, 3.0, 2.0), (1.0, 1.0, 0.5, 2.0), at.radio(key="hand_rms_eps").value)
@@ -65,7 +38,7 @@ def test_rmsnorm_by_hand_four_numbers(tiny_app_dense, request, lang):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_rmsnorm_header_names_the_input_and_output_from_the_trace(tiny_app_dense, request, lang):
+def test_rmsnorm_header_names_the_input_and_output_from_the_trace(tiny_app_dense, lang):
     """The header reads input -> output as the trace names them, with live shapes: layer 0's attention norm reads
     the embedding, layer 1's reads layer 0's resid_out, the MLP norm reads resid_mid, the final norm the last layer's
     resid_out (not "attn_norm.out -> attn_norm.out")."""
@@ -74,8 +47,6 @@ def test_rmsnorm_header_names_the_input_and_output_from_the_trace(tiny_app_dense
     import tokenizers
     from apptest_utils import no_exception, open_page
 
-    if lang == "en":
-        request.getfixturevalue("english")
     prompt = "我明天要去北京参加面试，我觉得"
     n = len(tokenizers.Tokenizer.from_file(f"{tiny_app_dense}/tokenizer.json").encode(prompt).ids)
     cfg = json.load(open(f"{tiny_app_dense}/config.json"))

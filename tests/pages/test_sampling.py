@@ -42,12 +42,6 @@ def test_sampling_real():
     check_sampling(page_ok(PAGE))
 
 
-@pytest.mark.real
-def test_sampling_real_batch_and_single_token():
-    page_ok(PAGE, prompt="I like shanghai\nHi")
-    page_ok(PAGE, prompt="Hi")
-
-
 def test_sampling_tiny(tiny_app_dense):
     check_sampling(page_ok(PAGE, source=tiny_app_dense, prompt="I like shanghai\nHello there, friend"))
 
@@ -57,14 +51,12 @@ def test_sampling_tiny_moe(tiny_app_moe):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_sampling_by_hand_softmax(tiny_app_dense, request, lang):
+def test_sampling_by_hand_softmax(tiny_app_dense, lang):
     """The softmax of three logits, written out; T = 0.5 doubles the gaps (the numbers are ops/arith/worked_math.py's)."""
     from apptest_utils import texts
 
     from ops.arith import worked_math
 
-    if lang == "en":
-        request.getfixturevalue("english")
     words = {"zh": ("动手算一遍", "三个 logit 的 softmax"), "en": ("Do it by hand", "Softmax of three logits")}[lang]
     at = page_ok(PAGE, source=tiny_app_dense, lang=lang, text=words)
     at.number_input(key="hand_sm_T").set_value(0.5)
@@ -113,15 +105,13 @@ def test_min_p_slider_cuts_below_its_share_of_the_top(tiny_app_dense):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_temperature_zero_is_one_bar_at_one_on_the_argmax(tiny_app_dense, request, lang):
+def test_temperature_zero_is_one_bar_at_one_on_the_argmax(tiny_app_dense, lang):
     """T = 0 is greedy as the text teaches it: one solid bar at exactly 1.0, on the token transformers' own logits
     rank first, every other candidate at 0; the faint bars stay the raw softmax (T = 1) of those logits; the axis
     stops at 1 and the legend's marks are the bars' colours."""
     import torch
     from predict_utils import transformers_run
 
-    if lang == "en":
-        request.getfixturevalue("english")
     prompt = "我明天要去北京参加面试，我觉得"
     at = page_ok(PAGE, source=tiny_app_dense, prompt=prompt, lang=lang)
     at.slider(key="smp_rp").set_value(1.0)

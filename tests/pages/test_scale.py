@@ -56,7 +56,7 @@ def test_scale_real(real_model):
 
 
 @pytest.mark.real
-def test_scale_real_english_moe_long_context(english):
+def test_scale_real_english_moe_long_context():
     at = page_ok(PAGE, lang="en", **EXPECT)
     at.selectbox(key="scale_cfg").set_value("Qwen3-30B-A3B")
     at.number_input(key="scale_B").set_value(64)
@@ -88,9 +88,6 @@ def test_scale_compares_qwen_with_the_llama_config(tiny_app_dense, lang, monkeyp
     from content import models as words
     from ops.lab import compare_models as cm
 
-    if lang == "en":
-        import ui.session
-        monkeypatch.setattr(ui.session, "PINNED_LANG", "en")   # not lang itself: a module imported now would keep the stub
     root = Path(__file__).resolve().parents[2] / "assets" / "configs"
     qwen, smol = (json.loads((root / f).read_text()) for f in ("qwen2.5-0.5b-instruct.json", "smollm2-135m-instruct.json"))
     at = open_page(PAGE, source=tiny_app_dense, lang=lang, folds=False)

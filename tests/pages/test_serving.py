@@ -30,14 +30,14 @@ def test_serving_real():
 
 
 @pytest.mark.real
-def test_serving_real_english_batch(english):
+def test_serving_real_english_batch():
     at = page_ok(PAGE, prompt=BATCH, lang="en", query=dict(row="1", block="3"),
                  **dict(EXPECT, checks=4, passing=("online softmax (blocks of 3)", "gguf.dequantize")),
                  text=("tokens per verification E", "KV heads per GPU", "weights per scale"))
     key_numbers(at, "en")
 
 
-def test_serving_tiny_small_example_and_measure(tiny_app_dense, english):
+def test_serving_tiny_small_example_and_measure(tiny_app_dense):
     at = page_ok(PAGE, source=tiny_app_dense, lang="en", **EXPECT)
     at.text_input(key="sv-scores").input("1, 5, 2").run()
     assert not at.exception and "0.017, 0.936, 0.047" in texts(at)   # softmax([1, 5, 2]), by blocks of 2
@@ -49,12 +49,10 @@ def test_serving_tiny_small_example_and_measure(tiny_app_dense, english):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_serving_2026_topics_draw_in_both_languages(tiny_app_dense, request, lang):
+def test_serving_2026_topics_draw_in_both_languages(tiny_app_dense, lang):
     """The fold of 2026 topics: every tab draws, each with its figure as content/serving_topics.py computes it from
     Qwen2.5-32B's config, and the grammar tab masks the loaded vocabulary (Qwen's digits are single tokens, so the
     integer automaton allows '-' and the ten digits at its start)."""
-    if lang == "en":
-        request.getfixturevalue("english")
     at = page_ok(PAGE, source=tiny_app_dense, lang=lang, **dict(EXPECT, passing=({"zh": "在线 softmax"}.get(lang, "online softmax"),)))
     body = "\n".join(every_tab(at).text)
     assert {"zh": "2026 年的面试题", "en": "The 2026 interview"}[lang] in texts(at)
@@ -73,8 +71,6 @@ def test_serving_shows_this_servers_own_batching(tiny_app_dense, request, lang):
     recorded here), with the step time against a step of one; with the batcher off, a line that says so."""
     from classroom import batcher as batcher_module, jobs
 
-    if lang == "en":
-        request.getfixturevalue("english")
     b = batcher_module.Batcher(cap=8)
     for rows, s in ((1, 0.05), (3, 0.08), (3, 0.07)):
         b.steps.append(batcher_module.StepRecord(rows, s, 0.0))

@@ -35,9 +35,7 @@ def test_yarn_run_equals_transformers_tiny(tiny_app_dense, lang):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_long_context_fold_on_the_page(tiny_app_dense, lang, request):
-    if lang == "en":
-        request.getfixturevalue("english")
+def test_long_context_fold_on_the_page(tiny_app_dense, lang):
     at = open_page("serving", source=tiny_app_dense, lang=lang)
     at = open_tab(at, "tabs-serving-topics", serving_page.labels(lang)["tabs"][4])
     body = texts(at)

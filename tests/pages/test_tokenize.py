@@ -5,9 +5,10 @@ import re
 
 import pytest
 from apptest_utils import BATCH, new_app, no_exception, page_ok, tensor_lines
+from page_table import expect
 
 PAGE = "tokenize"
-EXPECT = dict(checks=2, passing=("encode()", "decode(encode(text)) == NFC(text)"), text=("tokens.ids",))
+EXPECT = expect(PAGE)
 
 
 def ids_matrix_has_two_rows(at) -> bool:
@@ -22,12 +23,7 @@ def id_cells(at) -> list[list[str]]:
 
 
 @pytest.mark.real
-def test_tokenize_real():
-    page_ok(PAGE, **EXPECT)
-
-
-@pytest.mark.real
-def test_tokenize_real_batch_english(english):
+def test_tokenize_real_batch_english():
     at = page_ok(PAGE, prompt=BATCH, lang="en", **EXPECT)
     assert ids_matrix_has_two_rows(at)                          # the padded row is drawn and ids are [2, S]
     cells = id_cells(at)
@@ -42,18 +38,6 @@ def test_tokenize_seed_sentence_and_chat():
     text = " ".join(m.value for m in at.markdown)
     assert "[40, 1075, 557, 30070]" in text                     # "I like shanghai" = 4 tokens, no BOS
     assert "&lt;|im_start|&gt;" in text or "<|im_start|>" in text
-
-
-def test_tokenize_tiny(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, **EXPECT)
-
-
-def test_tokenize_tiny_batch_english(tiny_app_dense, english):
-    page_ok(PAGE, source=tiny_app_dense, prompt=BATCH, lang="en", **EXPECT)
-
-
-def test_tokenize_tiny_one_token(tiny_app_dense):
-    page_ok(PAGE, source=tiny_app_dense, prompt="a", **EXPECT)
 
 
 def test_sidebar_prompt_survives_page_switch(tiny_app_dense):
@@ -80,13 +64,11 @@ def test_sidebar_prompt_survives_page_switch(tiny_app_dense):
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_merged_tokens_are_said_under_the_strip(tiny_app_dense, request, lang):
+def test_merged_tokens_are_said_under_the_strip(tiny_app_dense, lang):
     """"因为她" is one token of the Qwen2.5 vocabulary (the tiny app's tokenizer is the real one): the page says so
     under the chips, in either language; a prompt without merged CJK characters gets no note."""
     from apptest_utils import texts
 
-    if lang == "en":
-        request.getfixturevalue("english")
     at = page_ok(PAGE, source=tiny_app_dense, lang=lang, prompt="小明把书借给了小红，因为她", **EXPECT)
     note = [c.value for c in at.caption if "“因为她”" in c.value]
     assert note, [c.value for c in at.caption]

@@ -197,23 +197,8 @@ def write_llama3_gguf(path, folder, params: dict):
     weights = safetensors.torch.load_file(folder / "model.safetensors")
     hd = cfg["hidden_size"] // cfg["num_attention_heads"]
     w = gguf.GGUFWriter(str(path), "llama")
-    w.add_block_count(cfg["num_hidden_layers"])
-    w.add_context_length(cfg["max_position_embeddings"])
-    w.add_embedding_length(cfg["hidden_size"])
-    w.add_feed_forward_length(cfg["intermediate_size"])
-    w.add_head_count(cfg["num_attention_heads"])
-    w.add_head_count_kv(cfg["num_key_value_heads"])
-    w.add_rope_freq_base(10000.0)
-    w.add_rope_dimension_count(hd)
-    w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
-    f = shapes.tiny_tokenizer_fields()
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre(f["pre"])
-    w.add_token_list(f["tokens"])
-    w.add_token_types(f["token_types"])
-    w.add_token_merges(f["merges"])
-    w.add_eos_token_id(f["eos_token_id"])
-    w.add_chat_template(f["chat_template"])
+    fields = dict(shapes.tiny_tokenizer_fields(), pad_token_id=None)         # as before: no pad token written
+    shapes.write_gguf_header(w, dict(cfg, rope_theta=10000.0, head_dim=hd), fields)
     w.add_tensor("rope_freqs.weight", np.array(llama3_rope_factors(params, 10000.0, hd), dtype=np.float32))
     for name, t in weights.items():
         if name.endswith("q_proj.weight"):

@@ -27,7 +27,7 @@ def test_a_failing_job_is_logged_and_listed(monkeypatch, tiny_hf_folder, capfd):
     assert "operator-lab: a background job failed" in capfd.readouterr().err
 
 
-def test_the_sidebar_shows_the_failures(monkeypatch, tiny_app_dense, english):
+def test_the_sidebar_shows_the_failures(monkeypatch, tiny_app_dense):
     from ui import state
 
     monkeypatch.setattr(state, "BACKGROUND_FAILURES", ["boom for the test: RuntimeError: planted"])

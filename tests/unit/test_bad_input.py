@@ -5,7 +5,6 @@ does not have (a wrong-kind file, random bytes, a corrupted header) and the app'
 """
 from __future__ import annotations
 
-import time
 import warnings
 from pathlib import Path
 
@@ -122,21 +121,22 @@ def test_rtl_and_emoji_just_work(bundled_tokenizer, text):
 
 @pytest.mark.real
 @pytest.mark.parametrize("ch", ["a", "😀", " ", "你", "\n"])
-def test_ten_thousand_repeats_fast(bundled_tokenizer, ch):
+def test_ten_thousand_repeats_round_trip(bundled_tokenizer, ch):
     tok = bundled_tokenizer
-    t0 = time.perf_counter()
     ids = tok.encode(ch * 10_000)
-    assert time.perf_counter() - t0 < 2.0
     assert tok.decode(ids) == ch * 10_000
 
 
 @pytest.mark.real
 def test_ten_thousand_repeats_limit_message(real_model, monkeypatch):
     limit(512)
-    t0 = time.perf_counter()
-    with pytest.raises(PromptTooLong, match="512 tokens"):
+
+    def forward(*a, **k):
+        raise AssertionError("a forward pass ran for a prompt over the limit")
+
+    monkeypatch.setattr(real_model, "trace_ids", forward)      # refused before any forward pass
+    with pytest.raises(inputs.PromptTooLong, match="512 tokens"):
         real_model.trace("a" * 10_000)
-    assert time.perf_counter() - t0 < 3.0          # refused before any forward pass
 
 
 def test_batch_of_100_refused_by_api(tiny):
@@ -309,7 +309,7 @@ def _texts(at, kind):
 
 
 @pytest.mark.real
-def test_app_empty_prompt(english):
+def test_app_empty_prompt():
     at = _app()
     assert not at.exception and len(at.session_state.traces) == 1
     at.session_state["prompt_text"] = "   \n\t"
@@ -319,14 +319,12 @@ def test_app_empty_prompt(english):
 
 
 @pytest.mark.real
-def test_app_too_long_then_truncate_button(english, monkeypatch):
+def test_app_too_long_then_truncate_button(monkeypatch):
     monkeypatch.setenv("OPERATOR_LAB_MAX_TOKENS", "8")
     at = _app()
     good = list(at.session_state.traces)
     at.session_state["prompt_text"] = "a" * 10_000
-    t0 = time.perf_counter()
     at.run()
-    assert time.perf_counter() - t0 < 60
     assert not at.exception
     assert "8 tokens" in _texts(at, "error") and "truncate" in _texts(at, "error")
     assert list(at.session_state.traces) == good                 # state unchanged
@@ -341,7 +339,7 @@ def test_app_too_long_then_truncate_button(english, monkeypatch):
 
 
 @pytest.mark.real
-def test_app_controls_and_surrogates(english):
+def test_app_controls_and_surrogates():
     # lone surrogates cannot reach the app: a browser's text box cannot send one and Streamlit decodes the URL
     # with replacement (AppTest cannot even encode one); the API tests above cover them
     at = _app("I like\x00 shang\x1bhai \ufffd 👩‍👩‍👧 שלום")
@@ -352,7 +350,7 @@ def test_app_controls_and_surrogates(english):
 
 
 @pytest.mark.real
-def test_app_batch_of_100_capped(english):
+def test_app_batch_of_100_capped():
     at = _app()
     at.session_state["prompt_text"] = "\n".join(f"line {i}" for i in range(100))
     at.run()
@@ -383,7 +381,7 @@ def _broken_sources(tmp_path, tiny_hf_folder):
 
 
 @pytest.mark.real
-def test_app_bad_model_keeps_previous(english, tmp_path, tiny_hf_folder):
+def test_app_bad_model_keeps_previous(tmp_path, tiny_hf_folder):
     at = _app()
     traces = list(at.session_state.traces)
     for word, path in _broken_sources(tmp_path, tiny_hf_folder).items():

@@ -14,17 +14,13 @@ from __future__ import annotations
 import threading
 
 import pytest
-import torch
-from conftest import TINY, tiny_tokenizer
+from conftest import scaled_tiny_model
 
 from classroom.batcher import Batcher
 from ops.engine import batch
-from ops.engine.config import ModelConfig
-from ops.engine.model import Model
 from ops.engine.sampling import SamplingParams
 from ops.errors import InputError
 from ops.fast import native
-from ops.models.checkpoints import expected_shapes
 
 PATHS = ["int8", "eager"]
 # (prompt, settings, tokens): different lengths, greedy and three seeded samplings
@@ -36,7 +32,7 @@ ROWS = [("the cat sat", SamplingParams(), 9),
 
 @pytest.fixture(scope="module")
 def tiny():
-    return tiny_model()
+    return scaled_tiny_model()
 
 
 def decoder(model, path, row):
@@ -234,7 +230,7 @@ def test_a_step_waits_for_the_sessions_running_to_their_end():
     """After a step of A and B (both running to their end), the next step waits for both: a thread gathering while
     only A is back runs once B is back too, as one step of two. One that does not come back within the window is no
     longer waited for (window 0 here: the gather returns at once)."""
-    model = tiny_model()
+    model = scaled_tiny_model()
     a, b_ = decoder_after_prefill(model, ROWS[0]), decoder_after_prefill(model, ROWS[1])
     b = Batcher(cap=8, window=600.0)
     b.submit(a, more=True), b.submit(b_, more=True)
@@ -253,10 +249,3 @@ def test_a_step_waits_for_the_sessions_running_to_their_end():
     assert quick.gather(stop) and quick.waited_for() == 1 and quick.run_once() == 1
 
 
-def tiny_model():
-    """A 2-layer qwen2 with seeded random weights, scaled so its logits are not all near-ties."""
-    c = ModelConfig(model_type="qwen2", name="tiny", **TINY, max_position_embeddings=512)
-    g = torch.Generator().manual_seed(0)
-    w = {n: torch.ones(s) if n.endswith("norm.weight") else torch.randn(s, generator=g) * (3.0 / s[-1] ** 0.5)
-         for n, s in expected_shapes(c).items()}
-    return Model(c, w, tokenizer=tiny_tokenizer(), device="cpu")

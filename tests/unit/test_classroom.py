@@ -88,7 +88,7 @@ def _app(prompt="I like shanghai"):
 
 
 @pytest.mark.real
-def test_app_classroom_sidebar_and_refusal(room, english):
+def test_app_classroom_sidebar_and_refusal(room):
     at = _app()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert not at.text_input                                           # never a free path box
@@ -101,7 +101,7 @@ def test_app_classroom_sidebar_and_refusal(room, english):
 
 
 @pytest.mark.real
-def test_app_classroom_batch_and_budget(room, english, monkeypatch):
+def test_app_classroom_batch_and_budget(room, monkeypatch):
     at = _app("\n".join(f"student {i}" for i in range(10)))
     assert "only the first 4" in " ".join(w.value for w in at.warning)
     assert at.session_state.traces[list(at.session_state.traces)[-1]].B == 4
@@ -114,7 +114,7 @@ def test_app_classroom_batch_and_budget(room, english, monkeypatch):
 
 
 @pytest.mark.real
-def test_sessions_isolated_and_oldest_dropped(english, monkeypatch):
+def test_sessions_isolated_and_oldest_dropped(monkeypatch):
     monkeypatch.delenv("OPERATOR_LAB_CLASSROOM", raising=False)
     a, b = _app("student 1 likes pandas"), _app("student 2 likes tigers")
     ta = [k[3] for k in a.session_state.traces]
@@ -130,7 +130,7 @@ def test_sessions_isolated_and_oldest_dropped(english, monkeypatch):
 
 
 @pytest.mark.real
-def test_sessions_on_one_prompt_share_one_run(english, monkeypatch):
+def test_sessions_on_one_prompt_share_one_run(monkeypatch):
     """A class opening the app on one prompt runs the model once: the second session gets the first one's
     trace object, and a session on another prompt gets its own."""
     import ops.engine.model
@@ -148,20 +148,33 @@ def test_sessions_on_one_prompt_share_one_run(english, monkeypatch):
     assert sum(tr.nbytes for tr in ui.state._SHARED.values()) <= class_mode.session_budget_bytes()
 
 
-def test_shared_trace_waits_and_stays_in_budget():
+def test_shared_trace_waits_and_stays_in_budget(monkeypatch):
     """Two threads asking for one key compute it once; the store drops its oldest traces past the budget."""
     import threading
-    import time
     from types import SimpleNamespace
 
     from ui import state
 
-    calls = []
+    calls, cond = [], threading.Condition()
+
+    class Computing(dict):
+        """state._COMPUTING, counting the sessions that came for a key's lock."""
+        came = 0
+
+        def setdefault(self, key, default):
+            with cond:
+                Computing.came += 1
+                cond.notify_all()
+            return super().setdefault(key, default)
 
     def compute():
         calls.append(1)
-        time.sleep(0.2)
+        if len(calls) == 1:                    # the first run waits until the second session is at the lock
+            with cond:
+                assert cond.wait_for(lambda: Computing.came == 2, timeout=60), "the second session never asked"
         return SimpleNamespace(nbytes=10)
+
+    monkeypatch.setattr(state, "_COMPUTING", Computing())
 
     got = []
     threads = [threading.Thread(target=lambda: got.append(state.shared_trace(("test", "k1"), 25, compute)))
@@ -241,19 +254,30 @@ def test_mem_available_reads_the_kernel():
     assert free == 0 or 2**20 < free < 2**50
 
 
-def test_background_jobs_wait_for_a_quiet_moment():
-    """The load-time thread's jobs start only when no page run is under way and none ended in the last `quiet` s."""
+def test_background_jobs_wait_for_a_quiet_moment(monkeypatch):
+    """The load-time thread's jobs start only when no page run is under way and none ended in the last `quiet` s.
+    The clock is the test's: each of the waiter's naps moves it 0.1 s, and its first nap waits for the run to end."""
     import threading
-    import time
+    from types import SimpleNamespace
 
+    from classroom import jobs
     from classroom.jobs import Runs
 
+    clock, looked, ended_run = [100.0], threading.Event(), threading.Event()
+
+    def nap(seconds):
+        looked.set()                                          # the waiter looked and found no quiet moment
+        assert ended_run.wait(60), "the run never ended"
+        clock[0] += seconds
+
+    monkeypatch.setattr(jobs, "time", SimpleNamespace(monotonic=lambda: clock[0], sleep=nap))
     runs, started = Runs(), []
     with runs:
-        th = threading.Thread(target=lambda: (runs.wait_quiet(quiet=0.2), started.append(time.monotonic())))
+        th = threading.Thread(target=lambda: (runs.wait_quiet(quiet=0.2), started.append(clock[0])))
         th.start()
-        time.sleep(0.5)
+        assert looked.wait(60)
         assert not started                                   # a run is under way
-        ended = time.monotonic()
-    th.join(5)
-    assert started and started[0] - ended >= 0.2
+        ended = clock[0]
+    ended_run.set()
+    th.join(60)
+    assert started and started[0] - ended >= 0.2 - 1e-9     # 0.2 s of the test's clock after the run ended

@@ -3,7 +3,6 @@ cached on the trace."""
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 import torch
@@ -30,12 +29,30 @@ def test_two_threads_get_one_fast_copy(monkeypatch):
     model, _ = tiny_pair("qwen2")
     built, build = [], Model._fast_copy
 
-    def slow_build(self, dtype, on_part=None):  # widen the window in which both threads ask
+    class Watched:
+        """The model's lock, counting who has come to it: the build waits until the other thread is at the door."""
+        def __init__(self):
+            self.lock, self.came, self.cond = threading.Lock(), 0, threading.Condition()
+
+        def __enter__(self):
+            with self.cond:
+                self.came += 1
+                self.cond.notify_all()
+            self.lock.acquire()
+
+        def __exit__(self, *exc):
+            self.lock.release()
+
+    door = Watched()
+
+    def slow_build(self, dtype, on_part=None):  # both threads have asked before the copy exists
         built.append(dtype)
-        time.sleep(0.2)
+        with door.cond:
+            assert door.cond.wait_for(lambda: door.came == 2, timeout=60), "the second thread never asked"
         return build(self, dtype, on_part)
 
     monkeypatch.setattr(Model, "_fast_copy", slow_build)
+    monkeypatch.setattr(model, "_lock", door)
     start, got = threading.Barrier(2), [None, None]
 
     def ask(j):

@@ -19,7 +19,7 @@ def _app():
 
 
 @pytest.mark.real
-def test_model_file_truncated_while_running(tiny_hf_folder, tmp_path, english):
+def test_model_file_truncated_while_running(tiny_hf_folder, tmp_path):
     import ui.state
 
     folder = tmp_path / "copy"

@@ -6,61 +6,48 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from conftest import TINY, TINY_VOCAB, tiny_tokenizer
+from conftest import TINY_VOCAB
 
 from ops.arith import costs
 from ops.engine import sampling as smp
-from ops.engine.config import ModelConfig
-from ops.engine.model import Model
 from ops.engine.speculate import lookup_draft
 from ops.errors import InputError, SamplingError
 from ops.lab import interview as iv
-from ops.models.checkpoints import expected_shapes
 
 CODE = "def f(x):\n    return x + 1\n\ndef g(x):\n    return x + 1\n\ndef h(x):\n"
 PROMPTS = [CODE, "the cat sat on the mat and the cat sat on", "in the hall he sat"]
 
 
-@pytest.fixture(scope="module")
-def tiny():
-    """A 2-layer qwen2 with seeded random weights (scaled so its logits are not all near-ties)."""
-    c = ModelConfig(model_type="qwen2", name="tiny", **TINY, max_position_embeddings=512)
-    g = torch.Generator().manual_seed(0)
-    w = {n: torch.ones(s) if n.endswith("norm.weight") else torch.randn(s, generator=g) * (3.0 / s[-1] ** 0.5)
-         for n, s in expected_shapes(c).items()}
-    return Model(c, w, tokenizer=tiny_tokenizer(), device="cpu")
-
-
 # ---- 1. chunked prefill -----------------------------------------------------------------------------------
-def test_chunked_prefill_equals_one_pass(tiny):
+def test_chunked_prefill_equals_one_pass(tiny_scaled):
     """Tolerance: float32 sums in a different order; measured up to ~1e-5 on logits of size ~10 here."""
-    ids = tiny.encode_prompts(PROMPTS[1])[2][0]
-    one = iv.prefill_chunked(tiny, ids, None)
+    ids = tiny_scaled.encode_prompts(PROMPTS[1])[2][0]
+    one = iv.prefill_chunked(tiny_scaled, ids, None)
     for C in (1, 3, 4, 16):
-        r = iv.prefill_chunked(tiny, ids, C)
+        r = iv.prefill_chunked(tiny_scaled, ids, C)
         assert r["sizes"] == [min(C, len(ids) - a) for a in range(0, len(ids), C)]
         d = (r["logits"] - one["logits"]).abs().max().item()
         assert d < 1e-4, f"chunk {C}: first-token logits differ by {d}"
     for p in PROMPTS:
-        plain = tiny.generate(p, chat=False, max_new_tokens=12, stop_at_eos=False)
+        plain = tiny_scaled.generate(p, chat=False, max_new_tokens=12, stop_at_eos=False)
         for C in (1, 5):
-            g = tiny.generate(p, chat=False, max_new_tokens=12, stop_at_eos=False, prefill_chunk=C)
+            g = tiny_scaled.generate(p, chat=False, max_new_tokens=12, stop_at_eos=False, prefill_chunk=C)
             assert g.token_ids == plain.token_ids
             n = len(g.prompt_ids)
             assert g.prefill_passes == -(-n // C) and g.forward_passes == g.prefill_passes + 11
 
 
-def test_prefill_trade_reports_passes_and_tokens_per_pass(tiny):
-    rows = iv.prefill_trade(tiny, PROMPTS[1], chunks=(None, 8, 4), new_tokens=4)
+def test_prefill_trade_reports_passes_and_tokens_per_pass(tiny_scaled):
+    rows = iv.prefill_trade(tiny_scaled, PROMPTS[1], chunks=(None, 8, 4), new_tokens=4)
     n = rows[0]["prompt_tokens"]
     assert [(r["passes"], r["max_tokens_per_pass"]) for r in rows] == [(1, n), (-(-n // 8), 8), (-(-n // 4), 4)]
     assert all(r["same_tokens"] and r["logits_max_diff"] < 1e-4 for r in rows)
 
 
-def test_prefill_chunk_is_checked(tiny):
+def test_prefill_chunk_is_checked(tiny_scaled):
     for bad in (0, -2, 1.5, True):
         with pytest.raises(InputError):
-            tiny.generate("hi", chat=False, max_new_tokens=2, prefill_chunk=bad)
+            tiny_scaled.generate("hi", chat=False, max_new_tokens=2, prefill_chunk=bad)
 
 
 # ---- 2. split-KV decode -----------------------------------------------------------------------------------
@@ -92,32 +79,32 @@ def test_split_kv_equals_eager_on_random_tensors():
         iv.split_kv_attention(q, k, v, 1001)
 
 
-def test_split_kv_on_a_traced_layer(tiny):
-    tr = tiny.trace(PROMPTS[1], chat=False)
+def test_split_kv_on_a_traced_layer(tiny_scaled):
+    tr = tiny_scaled.trace(PROMPTS[1], chat=False)
     for r in iv.split_kv_from_trace(tr, 1):
         assert r["max_diff_vs_trace"] < 1e-5 * max(1.0, r["scale"]), r
 
 
 # ---- 3. batch invariance ----------------------------------------------------------------------------------
-def test_compare_rows_names_the_first_edited_operator(tiny):
-    rows = tiny.encode_prompts(PROMPTS[2])[2]
-    alone = tiny.trace_ids(rows, recompute=False)
-    edited = tiny.trace_ids(rows, recompute=False, edits={"layers.1.mlp.out": lambda t: t + 1e-3})
+def test_compare_rows_names_the_first_edited_operator(tiny_scaled):
+    rows = tiny_scaled.encode_prompts(PROMPTS[2])[2]
+    alone = tiny_scaled.trace_ids(rows, recompute=False)
+    edited = tiny_scaled.trace_ids(rows, recompute=False, edits={"layers.1.mlp.out": lambda t: t + 1e-3})
     ops = iv.compare_rows(alone, edited)
     first = next(r for r in ops if r["max_diff"] > 0)
     assert first["name"] == "layers.1.mlp.out" and abs(first["max_diff"] - 1e-3) < 1e-5
 
 
-def test_batch_invariance_on_the_tiny_model(tiny):
-    r = iv.batch_invariance(tiny, PROMPTS[2], PROMPTS[0], new_tokens=16)
-    plain = tiny.generate(PROMPTS[2], chat=False, max_new_tokens=16, stop_at_eos=False)
+def test_batch_invariance_on_the_tiny_model(tiny_scaled):
+    r = iv.batch_invariance(tiny_scaled, PROMPTS[2], PROMPTS[0], new_tokens=16)
+    plain = tiny_scaled.generate(PROMPTS[2], chat=False, max_new_tokens=16, stop_at_eos=False)
     assert r["solo"] == plain.token_ids                      # the batched loop, alone, is plain greedy
     assert r["operators"][0]["name"] == "tokens.ids" and r["operators"][-1]["name"] == "logits"
     assert r["logits_max_diff"] < 1e-4
     assert r["first"] is None or r["first"]["max_diff"] > 0
     assert r["parts_at"] is None or r["solo"][:r["parts_at"]] == r["batched"][:r["parts_at"]]
     with pytest.raises(InputError):
-        iv.batch_invariance(tiny, PROMPTS[0], PROMPTS[2])
+        iv.batch_invariance(tiny_scaled, PROMPTS[0], PROMPTS[2])
 
 
 # ---- 4. prompt-lookup speculative decoding --------------------------------------------------------------
@@ -128,11 +115,11 @@ def test_lookup_draft_by_hand():
     assert lookup_draft([1, 2, 3]) == []
 
 
-def test_prompt_lookup_gives_plain_greedy_tokens(tiny):
+def test_prompt_lookup_gives_plain_greedy_tokens(tiny_scaled):
     total = dict(proposed=0, accepted=0)
     for p in PROMPTS:
-        plain = tiny.generate(p, chat=False, max_new_tokens=24, stop_at_eos=False)
-        spec = tiny.generate(p, chat=False, max_new_tokens=24, stop_at_eos=False, draft="prompt-lookup")
+        plain = tiny_scaled.generate(p, chat=False, max_new_tokens=24, stop_at_eos=False)
+        spec = tiny_scaled.generate(p, chat=False, max_new_tokens=24, stop_at_eos=False, draft="prompt-lookup")
         assert spec.token_ids == plain.token_ids, p
         assert [s.token_id for s in spec.steps] == spec.token_ids
         assert spec.passes_saved == 24 - spec.forward_passes and 0 <= spec.accepted <= spec.proposed
@@ -141,7 +128,7 @@ def test_prompt_lookup_gives_plain_greedy_tokens(tiny):
     assert total["proposed"] > 0
 
 
-def test_prompt_lookup_saves_passes_when_the_model_copies(tiny):
+def test_prompt_lookup_saves_passes_when_the_model_copies(tiny_scaled):
     """A 'model' whose greedy choice is the token after the latest earlier occurrence of the last one: it copies
     its prompt, so every draft is accepted and passes fall well below one per token."""
     cyc = list(range(10, 30))
@@ -159,21 +146,21 @@ def test_prompt_lookup_saves_passes_when_the_model_copies(tiny):
 
     from ops.engine.decode import Decoder
     from ops.engine.speculate import generate_with_draft
-    fake = SimpleNamespace(config=tiny.config, tokenizer=None, cache_devices="cpu", forward=forward,
-                           weight_set=tiny.weight_set)
+    fake = SimpleNamespace(config=tiny_scaled.config, tokenizer=None, cache_devices="cpu", forward=forward,
+                           weight_set=tiny_scaled.weight_set)
     dec = Decoder(fake, "", prompt, 30, smp.SamplingParams(), stop_at_eos=False)
     g = generate_with_draft(dec)
     assert g.token_ids == [cyc[(i + 1) % 20] for i in range(19, 49)]
     assert g.accepted == g.proposed > 0 and g.forward_passes < 10 and g.passes_saved == 30 - g.forward_passes
 
 
-def test_stepwise_decoder_matches_generate(tiny):
+def test_stepwise_decoder_matches_generate(tiny_scaled):
     """The Generate page's way: a Decoder made with the draft or the chunk, advanced one forward pass per call, gives
     plain greedy's tokens and counts what generate() counts; a pass returns 1 token, or several when drafts pass."""
     p, n_new = PROMPTS[0], 30
-    plain = tiny.generate(p, chat=False, max_new_tokens=n_new, stop_at_eos=False)
-    whole = tiny.generate(p, chat=False, max_new_tokens=n_new, stop_at_eos=False, draft="prompt-lookup")
-    dec = tiny.decoder(p, chat=False, max_new_tokens=n_new, stop_at_eos=False, draft="prompt-lookup", prefill_chunk=4)
+    plain = tiny_scaled.generate(p, chat=False, max_new_tokens=n_new, stop_at_eos=False)
+    whole = tiny_scaled.generate(p, chat=False, max_new_tokens=n_new, stop_at_eos=False, draft="prompt-lookup")
+    dec = tiny_scaled.decoder(p, chat=False, max_new_tokens=n_new, stop_at_eos=False, draft="prompt-lookup", prefill_chunk=4)
     per_pass = []
     while not dec.done:
         per_pass.append(len(dec.advance()))
@@ -186,14 +173,14 @@ def test_stepwise_decoder_matches_generate(tiny):
     assert g.prefill_passes == -(-n // 4) and g.prefill_largest == min(4, n)
     assert plain.prefill_passes == 1 and plain.prefill_largest == n and plain.draft == "" and plain.proposed == 0
     with pytest.raises(InputError):
-        tiny.decoder(p, chat=False, params=smp.SamplingParams(temperature=0.7), draft="prompt-lookup")
+        tiny_scaled.decoder(p, chat=False, params=smp.SamplingParams(temperature=0.7), draft="prompt-lookup")
 
 
-def test_prompt_lookup_is_greedy_only(tiny):
+def test_prompt_lookup_is_greedy_only(tiny_scaled):
     with pytest.raises(InputError):
-        tiny.generate("hi", chat=False, max_new_tokens=4, temperature=0.7, draft="prompt-lookup")
+        tiny_scaled.generate("hi", chat=False, max_new_tokens=4, temperature=0.7, draft="prompt-lookup")
     with pytest.raises(InputError):
-        tiny.generate("hi", chat=False, max_new_tokens=4, draft="eagle")
+        tiny_scaled.generate("hi", chat=False, max_new_tokens=4, draft="eagle")
 
 
 # ---- 5. KV-bound decode -----------------------------------------------------------------------------------
@@ -263,12 +250,12 @@ def test_outliers_by_hand():
     assert abs(r["salient_share"] - (303 / 4) / (3 + 303 / 4)) < 1e-6
 
 
-def test_outliers_on_the_tiny_model_find_a_planted_channel(tiny):
+def test_outliers_on_the_tiny_model_find_a_planted_channel(tiny_scaled):
     def plant(t):
         t = t.clone()
         t[:, 0, 5] = 1000.0
         return t
-    tr = tiny.trace_ids(tiny.encode_prompts(PROMPTS[1])[2], recompute=False, edits={"layers.0.resid_out": plant})
+    tr = tiny_scaled.trace_ids(tiny_scaled.encode_prompts(PROMPTS[1])[2], recompute=False, edits={"layers.0.resid_out": plant})
     assert iv.loudest_layer(tr) in (0, 1)
     r = iv.outliers(tr, 0)
     assert r["top_channels"][0] == 5 and r["max_abs"] == 1000.0

@@ -4,25 +4,12 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import TINY, tiny_tokenizer
 
-from ops.engine.config import ModelConfig
-from ops.engine.model import Model
 from ops.errors import InputError
 from ops.lab import fp8, lora_batch as lb, quant4 as q4, step_time as stt, tree_verify as tv
-from ops.models.checkpoints import expected_shapes
 
 PROMPTS = ["def f(x):\n    return x + 1\n\ndef g(x):\n    return x + 1\n\ndef h(x):\n",
            "the cat sat on the mat and the cat sat on", "in the hall he sat"]
-
-
-@pytest.fixture(scope="module")
-def tiny():
-    c = ModelConfig(model_type="qwen2", name="tiny", **TINY, max_position_embeddings=512)
-    g = torch.Generator().manual_seed(0)
-    w = {n: torch.ones(s) if n.endswith("norm.weight") else torch.randn(s, generator=g) * (3.0 / s[-1] ** 0.5)
-         for n, s in expected_shapes(c).items()}
-    return Model(c, w, tokenizer=tiny_tokenizer(), device="cpu")
 
 
 # ---- tree verification ------------------------------------------------------------------------------------------
@@ -39,71 +26,71 @@ def test_tree_and_its_mask_by_hand():
     assert tv.lookup_branches([1, 2, 3]) == []
 
 
-def test_every_tree_node_sees_only_its_path(tiny):
+def test_every_tree_node_sees_only_its_path(tiny_scaled):
     """The reference: each node's logits from the tree pass equal the last logits of a plain causal pass over the
     prompt and the path down to that node. Tolerance 1e-4 on logits of size ~10: float32 sums over other shapes
     (measured up to ~6e-6)."""
-    ids = tiny.encode_prompts(PROMPTS[1])[2][0]
+    ids = tiny_scaled.encode_prompts(PROMPTS[1])[2][0]
     tree = tv.build_tree(ids[-1], [[5, 6, 7], [5, 8], [9, 10]])
     from ops.engine.decode import KVCache
-    cache = KVCache(tiny.config, 1, len(ids) + 16, "cpu", torch.float32)
+    cache = KVCache(tiny_scaled.config, 1, len(ids) + 16, "cpu", torch.float32)
     n = len(ids) - 1
-    tiny.forward(torch.tensor([ids[:-1]]), torch.arange(n)[None], torch.ones(1, n, dtype=torch.bool), cache=cache)
-    logits = tv.tree_pass(tiny, cache, tree)
+    tiny_scaled.forward(torch.tensor([ids[:-1]]), torch.arange(n)[None], torch.ones(1, n, dtype=torch.bool), cache=cache)
+    logits = tv.tree_pass(tiny_scaled, cache, tree)
     for j in range(len(tree["tokens"])):
         path, i = [], j
         while i >= 0:
             path.insert(0, tree["tokens"][i])
             i = tree["parent"][i]
         full = ids[:-1] + path
-        ref = tiny.forward(torch.tensor([full]), torch.arange(len(full))[None], torch.ones(1, len(full), dtype=torch.bool),
+        ref = tiny_scaled.forward(torch.tensor([full]), torch.arange(len(full))[None], torch.ones(1, len(full), dtype=torch.bool),
                            last_only=True)[0, -1].float()
         assert (logits[j] - ref).abs().max() < 1e-4, j
 
 
-def test_tree_decoding_gives_plain_greedy_tokens(tiny):
+def test_tree_decoding_gives_plain_greedy_tokens(tiny_scaled):
     for p in PROMPTS:
-        r = tv.tree_runs(tiny, p, 24)
+        r = tv.tree_runs(tiny_scaled, p, 24)
         assert r["same"] and r["tree"] == r["plain"] and r["line"] == r["plain"], p
         accepted = sum(t["accepted"] for t in r["trees"])
         assert r["tree_passes"] == 24 - accepted                     # a pass yields its accepted nodes + 1 token
         assert r["tree_passes"] <= r["line_passes"]                   # its first branch is prompt lookup's draft
     with pytest.raises(InputError):
-        tv.tree_decode(tiny, [1, 2], 0)
+        tv.tree_decode(tiny_scaled, [1, 2], 0)
 
 
-def test_keep_path_moves_the_accepted_keys(tiny):
+def test_keep_path_moves_the_accepted_keys(tiny_scaled):
     """After a tree pass the cache holds every node; keep_path leaves the accepted path's keys where a token-by-token
     decoding puts them (checked against such a decoding's cache)."""
     from ops.engine.decode import KVCache
-    ids = tiny.encode_prompts(PROMPTS[2])[2][0]
-    a, b = KVCache(tiny.config, 1, 64, "cpu", torch.float32), KVCache(tiny.config, 1, 64, "cpu", torch.float32)
+    ids = tiny_scaled.encode_prompts(PROMPTS[2])[2][0]
+    a, b = KVCache(tiny_scaled.config, 1, 64, "cpu", torch.float32), KVCache(tiny_scaled.config, 1, 64, "cpu", torch.float32)
     n = len(ids)
     for c in (a, b):
-        tiny.forward(torch.tensor([ids]), torch.arange(n)[None], torch.ones(1, n, dtype=torch.bool), cache=c)
+        tiny_scaled.forward(torch.tensor([ids]), torch.arange(n)[None], torch.ones(1, n, dtype=torch.bool), cache=c)
     tree = tv.build_tree(3, [[4, 5], [6]])                         # path 3 -> 6 kept
-    tv.tree_pass(tiny, a, tree)
+    tv.tree_pass(tiny_scaled, a, tree)
     tv.keep_path(a, n, [0, 3])
-    tiny.forward(torch.tensor([[3, 6]]), torch.arange(n, n + 2)[None], torch.ones(1, n + 2, dtype=torch.bool), cache=b)
+    tiny_scaled.forward(torch.tensor([[3, 6]]), torch.arange(n, n + 2)[None], torch.ones(1, n + 2, dtype=torch.bool), cache=b)
     assert a.length == b.length == n + 2
-    for i in range(tiny.config.num_hidden_layers):
+    for i in range(tiny_scaled.config.num_hidden_layers):
         assert (a.k[i][:, :, :n + 2] - b.k[i][:, :, :n + 2]).abs().max() < 1e-5
         assert (a.v[i][:, :, :n + 2] - b.v[i][:, :, :n + 2]).abs().max() < 1e-5
 
 
 # ---- many LoRAs in one batch -------------------------------------------------------------------------------------
-def test_lora_rows_equal_their_merged_models(tiny):
+def test_lora_rows_equal_their_merged_models(tiny_scaled):
     """Tolerance 1e-4 on logits of size ~10: the low-rank product added after the base product instead of merged
     into W (measured up to ~3e-5)."""
-    r = lb.lora_batch(tiny, [PROMPTS[0], PROMPTS[1], PROMPTS[2], PROMPTS[0]], [0, 1, -1, 1], new_tokens=10)
+    r = lb.lora_batch(tiny_scaled, [PROMPTS[0], PROMPTS[1], PROMPTS[2], PROMPTS[0]], [0, 1, -1, 1], new_tokens=10)
     assert all(x["same"] and x["logits_max_diff"] < 1e-4 for x in r["rows"]), r["rows"]
     assert r["rows"][0]["tokens"] != r["rows"][3]["tokens"]        # the same prompt, two adapters, two texts
-    c = tiny.config
+    c = tiny_scaled.config
     per_layer = 8 * (c.hidden_size + c.num_key_value_heads * c.head_dim) + 8 * 2 * c.hidden_size \
         + 8 * (c.intermediate_size + c.hidden_size)
     assert r["adapter_params"] == c.num_hidden_layers * per_layer
     with pytest.raises(InputError):
-        lb.batched_greedy(tiny, [[1, 2]], [5], lb.make_adapters(tiny, 2), 2)
+        lb.batched_greedy(tiny_scaled, [[1, 2]], [5], lb.make_adapters(tiny_scaled, 2), 2)
 
 
 # ---- 4-bit weights -----------------------------------------------------------------------------------------------
@@ -141,14 +128,14 @@ def test_awq_protects_a_loud_channel():
     assert alpha > 0 and q4.out_error(X, W, Wa) < 0.5 * q4.out_error(X, W, q4.rtn(W, 4))
 
 
-def test_quant_compare_on_the_tiny_model(tiny):
-    ids = tiny.encode_prompts(PROMPTS[0])[2][0]
-    r = q4.compare(tiny, ids, ids, ids, groups=(32,))        # measured on its calibration text: GPTQ's own objective
+def test_quant_compare_on_the_tiny_model(tiny_scaled):
+    ids = tiny_scaled.encode_prompts(PROMPTS[0])[2][0]
+    r = q4.compare(tiny_scaled, ids, ids, ids, groups=(32,))        # measured on its calibration text: GPTQ's own objective
     by = {x["method"]: x for x in r["rows"]}
     assert set(by) == {"rtn", "awq", "gptq"} and all(0 <= x["agree"] <= 1 for x in by.values())
     assert all(x["bytes"] < x["bf16_bytes"] / 3 for x in by.values())
     assert by["gptq"]["mean_error"] < by["rtn"]["mean_error"] and by["awq"]["mean_error"] <= by["rtn"]["mean_error"]
-    base = q4.text_eval(tiny, ids)
+    base = q4.text_eval(tiny_scaled, ids)
     assert abs(r["float_loss"] - base["loss"]) < 1e-6
 
 
@@ -167,23 +154,23 @@ def test_fp8_scales_by_hand():
     assert fp8.scaled(big, "block")[200, 200] > 0 and fp8.scaled(big, "tensor")[200, 200] == 0
 
 
-def test_fp8_on_the_tiny_model(tiny):
-    rows = fp8.weight_errors(tiny)
+def test_fp8_on_the_tiny_model(tiny_scaled):
+    rows = fp8.weight_errors(tiny_scaled)
     # e4m3's 3 mantissa bits: ~2.5 % whatever the scale when no outlier reaches the subnormals (measured 2.48-2.71 %)
     assert len(rows) == 7 and all(0.02 < r[m] < 0.035 for r in rows for m in ("tensor", "row", "block"))
-    acts = fp8.activation_errors(tiny.trace(PROMPTS[1]), 1)
+    acts = fp8.activation_errors(tiny_scaled.trace(PROMPTS[1]), 1)
     assert [a["name"] for a in acts] == ["layers.1.resid_out", "layers.1.attn_norm.out", "layers.1.mlp.act"]
     assert all(a["tensor"]["rel"] < 0.1 for a in acts)          # 3 mantissa bits: a few % (2^-4 at most per entry)
 
 
 # ---- step time and preemption -------------------------------------------------------------------------------------
-def test_preemption_by_recompute_continues_the_same_tokens(tiny):
-    ids = tiny.encode_prompts(PROMPTS[1])[2][0]
+def test_preemption_by_recompute_continues_the_same_tokens(tiny_scaled):
+    ids = tiny_scaled.encode_prompts(PROMPTS[1])[2][0]
     for k in (1, 5, 11):
-        r = stt.preempt(tiny, ids, 12, k)
+        r = stt.preempt(tiny_scaled, ids, 12, k)
         assert r["same"] and r["cached"] == len(ids) + k - 1 and r["recomputed"] == len(ids) + k
     with pytest.raises(InputError):
-        stt.preempt(tiny, ids, 12, 12)
+        stt.preempt(tiny_scaled, ids, 12, 12)
 
 
 def test_recompute_vs_swap_by_hand():
@@ -195,10 +182,10 @@ def test_recompute_vs_swap_by_hand():
     assert 2.6e14 < r["recompute_flops"] < 3.0e14 and 0.26 < r["recompute_s"] < 0.31
 
 
-def test_step_profile_counts_operators(tiny):
-    ids = tiny.encode_prompts(PROMPTS[1])[2][0]
-    r = stt.step_profile(tiny, ids)
-    L = tiny.config.num_hidden_layers
+def test_step_profile_counts_operators(tiny_scaled):
+    ids = tiny_scaled.encode_prompts(PROMPTS[1])[2][0]
+    r = stt.step_profile(tiny_scaled, ids)
+    L = tiny_scaled.config.num_hidden_layers
     assert r["operators"] >= 10 * L and r["inside_s"] > 0 and r["graph_saves_us"] == r["operators"] * stt.LAUNCH_US
     from ops.arith import costs
-    assert r["flops"] == costs.total_flops(tiny.config, 1, 1, "decode", r["context"])
+    assert r["flops"] == costs.total_flops(tiny_scaled.config, 1, 1, "decode", r["context"])

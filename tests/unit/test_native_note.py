@@ -2,7 +2,7 @@
 from apptest_utils import open_page, texts
 
 
-def test_the_sidebar_says_why_int8_uses_pytorch(monkeypatch, tiny_app_dense, english):
+def test_the_sidebar_says_why_int8_uses_pytorch(monkeypatch, tiny_app_dense):
     from ops.fast import native
 
     monkeypatch.setitem(native._state, "why", "RuntimeError: needs an x86-64 CPU with AVX2 and FMA (planted)")

@@ -11,7 +11,6 @@ import multiprocessing as mp
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -247,18 +246,15 @@ def test_sixty_students_over_two_processes(store, url):
     options = ("a", "b", "c", "d")
     poll = store.open_poll(KEY, "q", options)
     ctx = mp.get_context("fork")
-    t0 = time.perf_counter()
     procs = [ctx.Process(target=_students, args=(url, poll.id, k * 30, 30, options)) for k in range(2)]
     for p in procs:
         p.start()
     for p in procs:
-        p.join(60)
-    took = time.perf_counter() - t0
+        p.join(120)                                   # a bound against a hang, not a timing (bench/poll.py times it)
     assert [p.exitcode for p in procs] == [0, 0]
     expected = {o: sum(1 for i in range(60) if options[i % 4] == o) for o in options}   # each student's last answer
     assert store.results(poll.id, key=KEY) == expected
     assert store.answered(poll.id) == 60
-    assert took < 20, f"60 students took {took:.1f} s"
 
 
 def test_a_killed_writer_loses_no_acknowledged_answer(store, url):
