@@ -46,6 +46,10 @@ if browse:
                         st.markdown(f"**{t('简答', 'Short answer')}{t('：', ':')}** {q['short']}")
                         if st.toggle(t("展开详细解答", "Longer answer"), key=f"long-{q['id']}"):
                             st.markdown(q["long"])
+                        if q["variants"] and st.toggle(t("同一题的变体", "Variants"), key=f"var-{q['id']}"):
+                            for v in q["variants"]:          # another config, length or dtype: the same formula
+                                st.markdown(f"**{v['question']}** {v['short']}")
+                                st.caption(v["long"])
         if not view["count"]:
             st.info(t("没有符合条件的题目。", "No questions match."))
 

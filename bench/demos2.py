@@ -58,7 +58,8 @@ def lora(model, t0):
 
 def quant(model, t0, ids):
     r = q4.compare(model, ids(words2.CALIBRATION), ids(words.CODE), ids(words2.EVAL_TEXT))
-    print(f"4-bit: float32 loss {r['float_loss']:.4f} on {r['text_tokens']} tokens  ({time.perf_counter() - t0:.0f} s)")
+    print(f"4-bit: float32 loss {r['float_loss']:.4f} on {r['text_tokens']} tokens; layers {r['layers']} of "
+          f"{r['n_layers']} quantized, calibration {r['calib_tokens']} tokens  ({time.perf_counter() - t0:.0f} s)")
     for x in r["rows"]:
         print(f"  {x['method']:4} g={x['group']:3}: live output error mean {x['mean_error']:.4f}, worst layer "
               f"{max(x['per_layer']):.4f}; loss {x['loss']:.4f}; next token agrees {x['agree']:.1%}; "

@@ -2,16 +2,15 @@
 in either language from assets/words/interview2.<lang>.json. No streamlit, no model: rows in, rows out."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from content.words import say
+from ops.arith import costs
 from ops.arith.costs import human
 
-TEXTS = Path(__file__).resolve().parents[1] / "assets" / "texts"
-# calibration inputs for AWQ's scale search and GPTQ's Hessian: prose and code, none of the evaluation text
-CALIBRATION = (TEXTS / "calibration.txt").read_text("utf-8")
+# calibration inputs for AWQ's scale search and GPTQ's Hessian: prose (English and Chinese) and code (Python, SQL,
+# JavaScript), none of the evaluation text; a few hundred tokens, so GPTQ's Hessian is not fitted to ~70 tokens
+CALIBRATION = (costs.ASSETS / "quant4" / "calibration.txt").read_text("utf-8")
 # the short text the 4-bit models are scored on (next-token loss and agreement with float32)
-EVAL_TEXT = (TEXTS / "eval_text.txt").read_text("utf-8")
+EVAL_TEXT = (costs.ASSETS / "quant4" / "eval_text.txt").read_text("utf-8")
 
 
 def w(name: str, lang: str, **f) -> str:
@@ -54,6 +53,11 @@ def quant4_rows(r: dict, lang: str) -> list[dict]:
              w("col_loss", lang): f"{x['loss']:.4f}", w("col_agree", lang): f"{x['agree']:.1%}",
              w("col_bytes", lang): f"{human(x['bytes'], 'B')} ({human(x['bf16_bytes'], 'B')})",
              w("col_alpha", lang): "—" if x["alpha"] is None else f"{x['alpha']:.2f}"} for x in r["rows"]]
+
+
+def quant4_note(r: dict, lang: str) -> str:
+    return w("quant4_note", lang, loss=f"{r['float_loss']:.4f}", tokens=r["text_tokens"], calib=r["calib_tokens"],
+             layers=", ".join(map(str, r["layers"])), k=len(r["layers"]), n=r["n_layers"])
 
 
 def fp8_weight_rows(rows: list[dict], lang: str) -> list[dict]:

@@ -9,6 +9,9 @@ ops/arith/costs.py at render time (FORMULAS below) and fills {answer} (exact, th
 {cfg_H}, {cfg_L}, ... (every name of content.texts.config_numbers), so worked arithmetic is never typed.
 Texts may also use every placeholder of content.texts.numbers(). `scenario` lists the numbers a question sets
 itself (a batch of 64, groups of 128) that happen to equal a config field (tests/unit/test_model_aware.py).
+`variants` ([{config, params, note?}]) asks a computed question again of other models, lengths or dtypes, each answer
+computed by the question's own formula (one question, not one per model: the KV-bytes formula is asked once); `note`
+({zh, en}, on the question or a variant) fills {note}.
 `quiz: false` keeps a question out of the live quiz (a follow-up that reads only after the question before it);
 the bank still shows it.
 
@@ -85,10 +88,23 @@ def is_computed(q: dict) -> bool:
 def compute(q: dict) -> float | int | None:
     """The numeric answer of a question with a `compute` block (None for conceptual questions)."""
     spec = q.get("compute")
-    if not spec:
-        return None
+    return _value(spec) if spec else None
+
+
+def _value(spec: dict, **params) -> float | int:
     cfg = costs.reference_configs()[spec["config"]]
-    return FORMULAS[spec["formula"]](cfg, **spec.get("params", {}))
+    return FORMULAS[spec["formula"]](cfg, **{**spec.get("params", {}), **params})
+
+
+def variant_specs(q: dict) -> list[dict]:
+    """A computed question's variants as compute blocks: the question's own formula and unit with each variant's
+    config and params (`variants`: [{config, params, note?}], one question asked of several models, lengths or
+    dtypes, each answer computed by the same function)."""
+    return [{**q["compute"], "config": v["config"], "params": {**q["compute"].get("params", {}), **v.get("params", {})}}
+            for v in q.get("variants", [])]
+
+
+_DTYPES = {1: "FP8", 2: "bf16", 4: "float32"}          # bytes per number -> the name a variant's text shows
 
 
 def _format_answer(value, unit: str) -> tuple[str, str]:
@@ -99,23 +115,44 @@ def _format_answer(value, unit: str) -> tuple[str, str]:
     return f"{v:,}", human
 
 
-def render(q: dict, numbers: dict, lang: str = "en") -> dict:
-    """One question filled for display: {id, stage, difficulty, computed, seed, question, short, long,
-    answer (number or None), exact and human (the answer written out, "" when none), config (its label or None),
-    standalone (False for a follow-up that reads only after the question before it: `quiz: false`)}."""
-    value = compute(q)
+def _fill(q: dict, spec: dict | None, note: dict | None, numbers: dict, lang: str) -> dict:
+    """question, short and long filled for one compute block (None: a conceptual question), and its answer shown.
+    Beside the config's {cfg_*} names a computed text may use {p_<param>} (a param's value; {p_dtype} names
+    dtype_bytes), {answer_per_token} (the formula at one token, when it takes `tokens`) and {note} (a variant's own
+    remark)."""
+    value = _value(spec) if spec else None
     nums, shown = texts.in_lang(numbers, lang), dict(exact="", human="", config=None)
+    nums["note"] = ""
     if value is not None:
-        unit = q["compute"].get("unit", "")
+        unit = spec.get("unit", "")
         nums["answer"], nums["answer_h"] = _format_answer(value, unit)
         if unit == "elements":                # what those elements take in float32
             nums["answer_fp32"] = costs.human(4 * value, "B")
-        cfg = costs.reference_configs()[q["compute"]["config"]]
+        params = spec.get("params", {})
+        nums.update({f"p_{k}": f"{v:,}" if isinstance(v, int) else v for k, v in params.items()})
+        if "dtype_bytes" in params:
+            nums["p_dtype"] = _DTYPES.get(params["dtype_bytes"], f"{params['dtype_bytes']}-byte")
+        if "tokens" in params:
+            nums["answer_per_token"] = _format_answer(_value(spec, tokens=1), unit)[0]
+        cfg = costs.reference_configs()[spec["config"]]
         nums.update({f"cfg_{k}": v for k, v in texts.config_numbers(cfg).items()})
-        shown = dict(exact=nums["answer"], human=nums["answer_h"], config=q["compute"]["config"])
+        shown = dict(exact=nums["answer"], human=nums["answer_h"], config=spec["config"])
+    if note:
+        nums["note"] = fill(note[lang], nums)
+    return dict(answer=value, **shown, **{part: fill(q[part][lang], nums) for part in ("question", "short",
+                                                                                             "long")})
+
+
+def render(q: dict, numbers: dict, lang: str = "en") -> dict:
+    """One question filled for display: {id, stage, difficulty, computed, seed, question, short, long,
+    answer (number or None), exact and human (the answer written out, "" when none), config (its label or None),
+    standalone (False for a follow-up that reads only after the question before it: `quiz: false`), variants (the
+    same fields, filled for each of the question's variants: [] when it has none)}."""
+    notes = [v.get("note") for v in q.get("variants", [])]
     return dict(id=q["id"], stage=q["stage"], difficulty=q["difficulty"], computed=is_computed(q),
-                seed=q.get("seed", False), answer=value, standalone=q.get("quiz") is not False, **shown,
-                **{part: fill(q[part][lang], nums) for part in ("question", "short", "long")})
+                seed=q.get("seed", False), standalone=q.get("quiz") is not False,
+                **_fill(q, q.get("compute"), q.get("note"), numbers, lang),
+                variants=[_fill(q, spec, n, numbers, lang) for spec, n in zip(variant_specs(q), notes)])
 
 
 def questions(numbers: dict, lang: str = "en", stage: str | None = None) -> list[dict]:

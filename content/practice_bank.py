@@ -21,9 +21,12 @@ def stage_order(items: list[dict]) -> list[str]:
 
 
 def search(items: list[dict], query: str) -> list[dict]:
-    """The questions whose question, short or long answer holds the query (any case); all of them for a blank one."""
+    """The questions whose question, short or long answer (or a variant's) holds the query (any case); all of them
+    for a blank one."""
     needle = query.strip().lower()
-    return [q for q in items if needle in (q["question"] + q["short"] + q["long"]).lower()] if needle else items
+    def text(q):
+        return "".join(x["question"] + x["short"] + x["long"] for x in [q, *q.get("variants", [])]).lower()
+    return [q for q in items if needle in text(q)] if needle else items
 
 
 def marks(q: dict, lang: str) -> str:

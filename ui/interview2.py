@@ -68,9 +68,9 @@ def round_two(page, model, trace, L: str, key: tuple, b: int = 0):
             r = _run(key, "quant4", lambda progress: q4.compare(model, _ids(model, w2.CALIBRATION), live,
                                                                  _ids(model, w2.EVAL_TEXT), progress=progress))
             if r:
-                st.caption(w2.w("quant4_note", L, loss=f"{r['float_loss']:.4f}", tokens=r["text_tokens"]))
+                st.caption(w2.quant4_note(r, L))
                 table(w2.quant4_rows(r, L))
-                chart(fig.quant_layers(r["rows"], 128, w2.w("quant4_layers", L)), "iv2-q4")
+                chart(fig.quant_layers(r["rows"], 128, w2.w("quant4_layers", L), layers=r["layers"]), "iv2-q4")
     if tabs[3]:
         with tabs[3]:
             loud = iv.loudest_layer(trace, "resid_out", b)

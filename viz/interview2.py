@@ -17,8 +17,11 @@ def tree_mask(tree: dict, pieces: list[str], title: str = "", axis: str = "") ->
                    colorscale=MASK_COLORS, zmin=0, zmax=1, height=max(380, 28 * n + 160))
 
 
-def quant_layers(rows: list[dict], group: int, title: str = "", xlabel: str = "layer", ylabel: str = "") -> go.Figure:
-    """Each method's per-layer output error at one group size."""
-    series = {f"{r['method'].upper()} g={r['group']}": r["per_layer"] for r in rows if r["group"] == group}
-    n = len(next(iter(series.values()), []))
-    return lines(series, x=list(range(n)), title=title, xlabel=xlabel, ylabel=ylabel)
+def quant_layers(rows: list[dict], group: int, title: str = "", xlabel: str = "layer", ylabel: str = "",
+                 layers: list[int] | None = None) -> go.Figure:
+    """Each method's per-layer output error at one group size, on the quantized `layers` (default every layer)."""
+    n = len(rows[0]["per_layer"]) if rows else 0
+    layers = list(range(n)) if layers is None else list(layers)
+    series = {f"{r['method'].upper()} g={r['group']}": [r["per_layer"][i] for i in layers]
+              for r in rows if r["group"] == group}
+    return lines(series, x=layers, title=title, xlabel=xlabel, ylabel=ylabel)

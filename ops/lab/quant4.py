@@ -42,6 +42,9 @@ def quantize(w: torch.Tensor, scale: torch.Tensor, zero: torch.Tensor) -> torch.
 
 def rtn(W: torch.Tensor, g: int) -> torch.Tensor:
     """Round-to-nearest with one (scale, zero) per row and group of g columns (the last group may be shorter)."""
+    if W.shape[1] % g == 0:                            # every group whole: all of them at once
+        Wg = W.reshape(W.shape[0], -1, g)
+        return quantize(Wg, *group_params(Wg)).reshape(W.shape)
     out = torch.empty_like(W)
     for a in range(0, W.shape[1], g):
         out[:, a:a + g] = quantize(W[:, a:a + g], *group_params(W[:, a:a + g]))
@@ -78,13 +81,16 @@ def _hinv_upper(X: torch.Tensor, damp: float) -> tuple[torch.Tensor, torch.Tenso
     return H, torch.linalg.cholesky(torch.cholesky_inverse(torch.linalg.cholesky(H)), upper=True)
 
 
-def gptq(W: torch.Tensor, X: torch.Tensor, g: int, block: int = 128, damp: float = 0.01) -> torch.Tensor:
+def gptq(W: torch.Tensor, X: torch.Tensor, g: int, block: int = 128, damp: float = 0.01,
+         U: torch.Tensor | None = None) -> torch.Tensor:
     """GPTQ as the paper runs it: blocks of `block` columns, errors spread inside the block column by column and
     onto the later columns once per block. Groups take their (scale, zero) from the updated weights when their first
-    column comes up; g must divide block."""
+    column comes up; g must divide block. U: the upper Cholesky factor of H^-1 when already made from X (it does not
+    depend on g: one factor serves every group size)."""
     if block % g:
         block = g * max(1, block // g)
-    _, U = _hinv_upper(X, damp)
+    if U is None:
+        _, U = _hinv_upper(X, damp)
     W = W.double().clone()
     Q = torch.zeros_like(W)
     cols = W.shape[1]
@@ -125,13 +131,24 @@ def packed_bytes(n_weights: int, rows: int, cols: int, g: int) -> int:
     return n_weights // 2 + rows * math.ceil(cols / g) * 5 // 2
 
 
-def quantized_weights(model, calib: dict, method: str, g: int, progress=None) -> tuple[dict, dict]:
-    """Every decoder-layer projection of `model` quantized by `method` with calibration inputs calib[(layer, input
-    name)] (N, in): (name -> dequantized weight, name -> AWQ's alpha when method is "awq")."""
+def default_layers(n_layers: int, k: int = 6) -> list[int]:
+    """The layers the comparison quantizes: k spread from the first (every layer when there are no more than k); the
+    others stay float32. On 2 CPU cores GPTQ's inverse Hessians (4864 x 4864 for the 0.5B's down_proj) and its column
+    loop over every layer take many minutes: a subset shows the methods apart in a fraction of the time."""
+    return list(range(0, n_layers, max(1, n_layers // k)))[:k]
+
+
+def quantized_weights(model, calib: dict, method: str, g: int, progress=None, layers=None,
+                      factors: dict | None = None) -> tuple[dict, dict]:
+    """The projections of `layers` (default every decoder layer) of `model` quantized by `method` with calibration
+    inputs calib[(layer, input name)] (N, in): (name -> dequantized weight, name -> AWQ's alpha when method is
+    "awq"). factors: a dict kept across calls that holds GPTQ's Cholesky factor per (layer, input), made once."""
     c, out, alphas = model.config, {}, {}
-    for i in range(c.num_hidden_layers):
+    layers = list(range(c.num_hidden_layers)) if layers is None else list(layers)
+    factors = {} if factors is None else factors
+    for k, i in enumerate(layers):
         if progress:
-            progress(i, c.num_hidden_layers)
+            progress(k, len(layers))
         for inp, (mod, projs) in LINEARS.items():
             if c.is_moe_layer(i) and mod == "mlp":
                 continue
@@ -142,7 +159,9 @@ def quantized_weights(model, calib: dict, method: str, g: int, progress=None) ->
             elif method == "awq":
                 qs, alphas[names[0]] = awq(Ws, X, g)
             else:                                         # rows are independent: the projections sharing X at once
-                q = gptq(torch.cat(Ws), X, g)
+                if (i, inp) not in factors:
+                    factors[(i, inp)] = _hinv_upper(X, 0.01)[1]
+                q = gptq(torch.cat(Ws), X, g, U=factors[(i, inp)])
                 qs = list(q.split([W.shape[0] for W in Ws]))
             out.update(zip(names, qs))
     return out, alphas
@@ -164,18 +183,20 @@ def text_eval(model, ids: list[int]) -> dict:
 
 
 def compare(model, calib_ids: list[int], live_ids: list[int], text_ids: list[int], methods=("rtn", "awq", "gptq"),
-            groups=GROUPS, progress=None) -> dict:
-    """Each method and group size on the loaded model against float32: the mean (and per-layer) relative output error
-    of the projections on the live prompt's inputs, the loss on text_ids and how often the next token agrees, and the
-    bytes of the quantized projections against bfloat16."""
+            groups=GROUPS, progress=None, layers=None) -> dict:
+    """Each method and group size on the loaded model against float32, the projections of `layers` quantized (default
+    default_layers(); the rest stay float32): the mean (and per-layer) relative output error of the projections on
+    the live prompt's inputs, the loss on text_ids and how often the next token agrees, and the bytes of the
+    quantized projections against bfloat16."""
+    L = model.config.num_hidden_layers
+    layers = default_layers(L) if layers is None else sorted(layers)
     calib, live = calibration(model, calib_ids), calibration(model, live_ids)
     base = text_eval(model, text_ids)
-    rows, runs, k = [], [(m, g) for m in methods for g in groups], 0
-    for method, g in runs:
+    rows, runs, factors = [], [(m, g) for m in methods for g in groups], {}
+    for k, (method, g) in enumerate(runs):
         inner = (lambda d, t, k=k: progress(k * t + d, len(runs) * t)) if progress else None
-        qw, alphas = quantized_weights(model, calib, method, g, inner)
-        k += 1
-        per_layer = [0.0] * model.config.num_hidden_layers
+        qw, alphas = quantized_weights(model, calib, method, g, inner, layers, factors)
+        per_layer = [0.0] * L
         n_w = byts = 0
         for name, q in qw.items():
             i, W = int(name.split(".")[2]), model.weights[name].float()
@@ -187,8 +208,10 @@ def compare(model, calib_ids: list[int], live_ids: list[int], text_ids: list[int
             byts += packed_bytes(W.numel(), W.shape[0], W.shape[1], g)
         qm = Model(model.config, {**dict(model.weights), **qw}, model.tokenizer, device=model.device, dtype=model.dtype)
         ev = text_eval(qm, text_ids)
-        rows.append(dict(method=method, group=g, per_layer=per_layer, mean_error=sum(per_layer) / len(per_layer),
+        errs = [per_layer[i] for i in layers]
+        rows.append(dict(method=method, group=g, per_layer=per_layer, mean_error=sum(errs) / len(errs),
                          loss=ev["loss"], agree=float((ev["argmax"] == base["argmax"]).float().mean()),
                          bytes=byts, bf16_bytes=2 * n_w, alpha=sum(alphas.values()) / len(alphas) if alphas else None))
         del qm, qw
-    return dict(rows=rows, float_loss=base["loss"], text_tokens=len(text_ids), live_tokens=len(live_ids))
+    return dict(rows=rows, float_loss=base["loss"], text_tokens=len(text_ids), live_tokens=len(live_ids),
+                calib_tokens=len(calib_ids), layers=layers, n_layers=L)

@@ -63,3 +63,32 @@ def test_capacity_follows_littles_law():
     assert not im.capacity(Q32, 10, 2000, 300, 1.0, 0.005)["feasible"]     # TPOT under one step's weight reads
     with pytest.raises(InputError):
         im.capacity(Q32, 0, 2000, 300, 1.0, 0.05)
+
+
+def test_configs_the_sums_never_saw_by_hand():
+    """The same sums on other configs (issue 50: "configs you never saw"), each worked by hand from the config files.
+    Qwen2.5-72B (80 layers, 64 / 8 heads of 128, H 8,192; 72,706,203,648 parameters): GQA 4 x 8 x 128 / (2 x 128 x 2)
+    = 8 FLOP/B; TP 4 at batch 1: a message of 8,192 x 2 = 16,384 B, the ring sends 2 x 3 / 4 of it = 24,576 B, 2 x 80
+    all-reduces x (24,576 / 450e9 + 10 us) = 1.6087 ms; 2,048 cached tokens x 327,680 B = 671,088,640 B, 10.486 ms
+    over PCIe. Qwen2-57B-A14B (28 layers, top 8 of 64, H 3,584): 28 x 128 x 8 x 3,584 x 3 x 7 / 8 = 269,746,176 B a
+    step at EP 8. Qwen2.5-7B (7,615,616,512 parameters, 152,064 x 3,584 embedding, 57,344 KV bytes a token) at 30
+    requests/s of 1,000 + 200 tokens: prefill 2 x (P - V H) x 1,000 + 4 x 28 x 3,584 x 1,000^2 FLOPs at 989 TFLOP/s;
+    (141e9 - 2 P) // (57,344 x 1,200) = 1,827 requests' KV fit."""
+    c72, c7 = costs.reference_config("Qwen2.5-72B-Instruct"), costs.reference_config("Qwen2.5-7B-Instruct")
+    assert costs.total_params(c72) == 72_706_203_648 and im.decode_attn(c72)["gqa"] == 8.0
+    tp = {r["tp"]: r for r in im.tp_allreduce(c72, 1, (1, 4))}
+    assert tp[4]["message_bytes"] == 16_384 and tp[4]["sent_per_allreduce"] == 24_576
+    assert abs(tp[4]["comm_s"] - 160 * (24_576 / 450e9 + 10e-6)) < 1e-12 and abs(tp[4]["comm_s"] - 1.6087e-3) < 1e-6
+    assert abs(tp[4]["weights_s"] - 2 * 72_706_203_648 / 4 / 4.8e12) < 1e-12
+    t = im.kv_tiers(c72, 2048)
+    assert t["bytes"] == 2048 * 327_680 == 671_088_640 and abs(t["tiers"]["host DRAM over PCIe 5.0 x16"] - 0.010486) < 1e-6
+    ep = {r["ep"]: r for r in im.wide_ep(costs.reference_config("Qwen2-57B-A14B"), 128)}
+    assert ep[8]["bytes_per_step"] == 28 * 128 * 8 * 3584 * 3 * 7 / 8 == 269_746_176
+    P, VH = 7_615_616_512, 152_064 * 3_584
+    assert costs.total_params(c7) == P
+    r = im.capacity(c7, 30, 1000, 200, 0.5, 0.02)
+    pre = (2 * (P - VH) * 1000 + 4 * 28 * 3584 * 1000 ** 2) / 989e12
+    assert r["feasible"] and abs(r["t_prefill_s"] - pre) < 0.005 * pre      # norms and biases left out by hand
+    assert r["kv_fit"] == (141_000_000_000 - 2 * P) // (57_344 * 1_200) == 1_827 and 0 < r["batch"] <= 1_827
+    assert r["step_s"] <= 0.02 and abs(r["in_system"] - 30 * (r["t_prefill_s"] + 200 * r["step_s"])) < 1e-9
+    assert abs(r["gpus_exact"] - (r["in_system"] / r["batch"] + 30 * r["t_prefill_s"])) < 1e-9 and r["gpus"] == 1

@@ -26,6 +26,7 @@ MERGED = {  # survivor: the near-duplicates folded into it (issue 41 §4)
     "quantization-decode-prefill": ("sv-weight-only-speed",),
     "sv-kv-requests-141": ("max-tokens-32b-h200",),
     "kv-mha-vs-gqa": ("seed-gqa",),
+    "kv-32b-4096": ("kv-per-token-05b", "sv-kv-fp8", "cmp-kv-72b", "cmp-kv-7b"),    # one question, variants (issue 50)
 }
 
 
@@ -169,7 +170,7 @@ def test_every_computed_answer_evaluates():
 
 
 def test_new_computed_answers_by_hand():
-    c72, c7 = CFG["qwen2.5-72b-instruct"], CFG["qwen2.5-7b-instruct"]
+    c72 = CFG["qwen2.5-72b-instruct"]
     a3b, a27 = CFG["qwen3-30b-a3b"], CFG["qwen1.5-moe-a2.7b"]
     H, I, V = C32["hidden_size"], C32["intermediate_size"], C32["vocab_size"]
     idle = a27["num_hidden_layers"] * (a27["num_experts"] - a27["num_experts_per_tok"]) * 3 * a27["hidden_size"] * \
@@ -180,14 +181,11 @@ def test_new_computed_answers_by_hand():
         "lmh-logits-bytes": 4096 * V * 4,
         "mlp-flops-token": 2 * 3 * H * I,
         "prec-fp4-formats": int(P32 * (4 + 8 / 32) / 8),          # MXFP4: E2M1 + one E8M0 scale per 32
-        "cmp-kv-72b": kv_per_token(c72),
-        "cmp-kv-7b": kv_per_token(c7),
         "cmp-72b-mlp": 3 * c72["hidden_size"] * c72["intermediate_size"],
         "dec-kv-equal-weights": round(W32 / KV32),
     }
     assert want["moe-layer-experts"] == 603_979_776 and want["mlp-flops-token"] == 849_346_560
-    assert want["lmh-logits-bytes"] == 2_491_416_576 and want["cmp-kv-7b"] == 57_344
-    assert want["cmp-kv-72b"] == 327_680 and want["cmp-72b-mlp"] == 726_663_168
+    assert want["lmh-logits-bytes"] == 2_491_416_576 and want["cmp-72b-mlp"] == 726_663_168
     assert round(want["moe-shared-expert"] / 1e9, 1) == 2.7 and want["dec-kv-equal-weights"] == 249_969
     for qid, v in want.items():
         assert practice.compute(BY_ID[qid]) == v, qid
@@ -203,6 +201,29 @@ def test_new_computed_answers_by_hand():
 
 
 # ---- figures in conceptual answers, re-derived -----------------------------------------------------------------
+
+def test_the_kv_bytes_question_asked_once_with_variants():
+    """The KV-bytes formula, once asked about ten times, is one question with variants (model, context, dtype): each
+    variant's answer is the hand count 2 x layers x KV heads x head size x bytes x tokens from the config file, and
+    each text shows that computation."""
+    c7, c72 = CFG["qwen2.5-7b-instruct"], CFG["qwen2.5-72b-instruct"]
+    want = [(C32, 4096, 2), (C05, 32768, 2), (c7, 4096, 2), (c72, 4096, 2), (C32, 4096, 1)]
+    assert [kv_per_token(c, b) for c, _, b in want] == [262_144, 12_288, 57_344, 327_680, 131_072]
+    q = BY_ID["kv-32b-4096"]
+    assert [practice.compute(q)] + [practice._value(s) for s in practice.variant_specs(q)] == \
+        [kv_per_token(c, b) * n for c, n, b in want]
+    for lang in texts.LANGS:
+        r = rendered("kv-32b-4096", lang)
+        assert len(r["variants"]) == len(want) - 1
+        for x, (c, n, b) in zip([r] + r["variants"], want):
+            per, shown = kv_per_token(c, b), "\n".join((x["question"], x["short"], x["long"]))
+            steps = f"2{'（K 和 V）' if lang == 'zh' else ' (K and V) '}× {c['num_hidden_layers']}"
+            assert x["answer"] == per * n and f"{per * n:,}" in shown and f"{per:,}" in shown and steps in shown
+            assert f"{n:,}" in x["question"] and ("FP8" if b == 1 else "bf16") in x["question"] and "{" not in shown
+    others = [k for k, v in BY_ID.items() if v.get("compute", {}).get("formula") in ("kv_cache_bytes",
+                                                                                      "kv_bytes_per_token")]
+    assert others == ["kv-32b-4096"]
+
 def test_bf16_spacing_and_rounding():
     eps = torch.finfo(torch.bfloat16).eps
     assert eps == 2 ** -7 == 0.0078125

@@ -148,9 +148,10 @@ def test_units_are_labelled_and_one_quantity_reads_the_same(nums):
         assert question("sv-int4-g64-bytes", lang, nums)["human"] == nums["sv_int4_g64_gb"] == "17.4 GB"
         t = text("serving", lang, "academic", nums)
         assert "2³⁰" in t and "10⁹" in t
-    # FP8 KV per token: 2 × 64 × 8 × 128 × 1 = 131,072 B = 128 KiB, not "131.07 K"
-    q = question("sv-kv-fp8", "en", nums)
-    assert q["answer"] == 131_072 == 128 * 1024 and q["human"] == "128.00 KiB"
+    # FP8 KV (the KV-bytes question's FP8 variant): 2 × 64 × 8 × 128 × 1 × 4,096 = 536,870,912 B = 512 MiB, not
+    # "536.87 M"
+    q = question("kv-32b-4096", "en", nums)["variants"][-1]
+    assert q["answer"] == 536_870_912 == 512 * 2 ** 20 and q["human"] == "512.00 MiB"
     byte_formulas = {"kv_cache_bytes", "kv_cache_bytes_mha", "embedding_bytes", "embedding_read_bytes",
                      "weight_bytes", "logits_bytes", "score_matrix_bytes", "score_matrix_traffic", "paged_block_bytes",
                      "prefix_kv_saved", "group_weight_bytes", "low_bit_bytes", "kv_bytes_per_token",
