@@ -34,11 +34,20 @@ def tree_result(r: dict, lang: str) -> str:
              line=r["line_passes"], tree=r["tree_passes"], saved=r["plain_passes"] - r["tree_passes"])
 
 
-def lora_rows(r: dict, lang: str) -> list[dict]:
-    return [{w("col_row", lang): x["row"], w("col_adapter", lang): w("col_none", lang) if x["adapter"] < 0
+def lora_rows(r: dict, lang: str, prompts: list[str]) -> list[dict]:
+    """One row per batch row: its prompt (prompts[row], the list the batch ran), its adapter, equal to the merged
+    model or not, and what it wrote."""
+    return [{w("col_row", lang): x["row"], w("col_prompt", lang): prompts[x["row"]][:40],
+             w("col_adapter", lang): w("col_none", lang) if x["adapter"] < 0
              else f"#{x['adapter']}", w("col_same", lang): _mark(x["same"]),
              w("col_diff", lang): f"{x['logits_max_diff']:.3g}", w("col_text", lang): x["text"][:60]}
             for x in r["rows"]]
+
+
+def prompts_shown(prompts: dict, lang: str) -> str:
+    """The demo's own prompts, named: {label: text} -> one line each (a demo's table names them by label only)."""
+    return w("prompts_shown", lang) + "\n" + "\n".join(f"- {k}: `{v.strip()[:90].replace(chr(10), ' ')}`"
+                                                        for k, v in prompts.items())
 
 
 def lora_result(r: dict, lang: str) -> str:

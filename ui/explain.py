@@ -11,8 +11,8 @@ from content.words import say
 from ops.arith import costs
 
 from . import blocks
-from .blocks import drawn, lang, lazy, metrics, shape_str, table
-from .session import set_query, t
+from .blocks import drawn, lazy, metrics, shape_str, table
+from .session import lang, set_query, t
 
 LEVELS = ("academic", "plain", "code")      # the explanation's tabs, in their order; "code": formula and code
 

@@ -38,6 +38,7 @@ def round_two(page, model, trace, L: str, key: tuple, b: int = 0):
         with tabs[0]:
             st.caption(w2.w("caption_tree", L))
             prompts = {words.label("code", L): words.CODE, words.label("quote", L): words.QUOTE}
+            st.markdown(w2.prompts_shown(prompts, L))
 
             def trees(progress):
                 out = {}
@@ -52,8 +53,10 @@ def round_two(page, model, trace, L: str, key: tuple, b: int = 0):
                 st.markdown(w2.tree_result(best, L))
                 if best["shown"]:
                     tr = best["shown"]
-                    title = w2.w("tree_mask", L, nodes=len(tr["tokens"]), leaves=tr["leaves"])
-                    chart(fig.tree_mask(tr, best["pieces"], title, w2.w("tree_axis", L)), "iv2-mask")
+                    shape = dict(nodes=len(tr["tokens"]), leaves=tr["leaves"])
+                    st.caption(w2.w("tree_mask", L, **shape))
+                    chart(fig.tree_mask(tr, best["pieces"], w2.w("tree_mask_short", L, **shape), w2.w("tree_axis", L)),
+                          "iv2-mask")
     if tabs[1]:
         with tabs[1]:
             st.caption(w2.w("caption_lora", L, n=2, rank=8, targets=", ".join(lb.TARGETS)))
@@ -61,7 +64,7 @@ def round_two(page, model, trace, L: str, key: tuple, b: int = 0):
             r = _run(key, "lora", lambda progress: lb.lora_batch(model, prompts, list(LORA_ROWS), progress=progress))
             if r:
                 st.markdown(w2.lora_result(r, L))
-                table(w2.lora_rows(r, L))
+                table(w2.lora_rows(r, L, prompts))
     if tabs[2]:
         with tabs[2]:
             st.caption(w2.w("caption_quant4", L))

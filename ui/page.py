@@ -17,10 +17,10 @@ from content import facts, stages, texts
 from viz import labels as lbl
 from viz.figures import upright_titles
 
-from .blocks import chart, lang, live_shape, metrics, more, picture, pipeline_strip, tabs, tensor_view
+from .blocks import chart, live_shape, metrics, more, picture, pipeline_strip, tabs, tensor_view
 from .explain import at_scale, explanation, formula_and_code, show_checks
 from .pickers import layer_picker, row_picker, token_picker
-from .session import t
+from .session import lang, t
 from .state import require_trace
 from .widgets import merged_note
 

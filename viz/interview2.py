@@ -14,7 +14,8 @@ def tree_mask(tree: dict, pieces: list[str], title: str = "", axis: str = "") ->
     labels = [f"{j}:{p!r}"[:18] + f" ({d})" for j, (p, d) in enumerate(zip(pieces, tree["depth"]))]
     n = len(labels)
     return heatmap(tree["ancestors"].float(), x=labels, y=labels, title=title, xlabel=axis, ylabel=axis,
-                   colorscale=MASK_COLORS, zmin=0, zmax=1, height=max(380, 28 * n + 160))
+                   colorscale=MASK_COLORS, zmin=0, zmax=1, height=max(380, 28 * n + 160)
+                   ).update_traces(showscale=False)          # two values, seen or not: the title names the colour
 
 
 def quant_layers(rows: list[dict], group: int, title: str = "", xlabel: str = "layer", ylabel: str = "",
