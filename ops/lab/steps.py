@@ -36,11 +36,14 @@ class Plan:
         self.base = [sum(s.units for s in self.steps[:k]) for k in range(len(self.steps))]
         self.total = sum(s.units for s in self.steps)
         self.done = 0
+        self._said: tuple | None = None      # the last (step, done) reported: a repeat is not reported again
 
     def at(self, k: int, units: int):
-        """Step k has done `units` of its units (0 when it begins)."""
+        """Step k has done `units` of its units (0 when it begins); the same point twice is reported once (a session
+        polling a shared pass, classroom/tracer.py, may see the same layer several times)."""
         self.done = self.base[k] + min(units, self.steps[k].units)
-        if self.report is not None:
+        if self.report is not None and self._said != (k, self.done):
+            self._said = (k, self.done)
             s = self.steps[k]
             self.report(self.done, self.total, s.name, dict(s.fields))
 

@@ -99,7 +99,8 @@ def test_first_sentence_with_a_batch_speaks_of_the_first_row(tiny_app_dense):
 
 def test_a_new_prompts_trace_reports_every_layer(tiny_app_dense, monkeypatch):
     """The wait for a new prompt's trace is a bar that counts the layers as the forward pass records them, not a
-    spinner: one report as it begins and one after each layer, in order."""
+    spinner: one report as it begins, then the layers done, in order, ending at every layer. Through the trace batcher
+    (classroom/tracer.py) the session polls a pass shared with other sessions, so a fast pass may skip layers."""
     import json
     from pathlib import Path
 
@@ -118,4 +119,5 @@ def test_a_new_prompts_trace_reports_every_layer(tiny_app_dense, monkeypatch):
     page_ok(PAGE, source=tiny_app_dense, prompt="a prompt only this test traces", **EXPECT)
     L = json.loads((Path(tiny_app_dense) / "config.json").read_text())["num_hidden_layers"]
     tiny = [r for r in seen if r[1] == L]        # the app's first run traced the default prompt on the bundled model
-    assert tiny == [(k, L, "trace") for k in range(L + 1)], seen
+    assert tiny[0] == (0, L, "trace") and tiny[-1] == (L, L, "trace"), seen
+    assert all(a[0] < b[0] for a, b in zip(tiny, tiny[1:])) and all(r[2] == "trace" for r in tiny), seen
