@@ -65,25 +65,21 @@ class StepRecord:
     ended: float
 
 
-class Batcher:
-    def __init__(self, cap: int, window: float = WINDOW_S, spawn=None):
+class Queue:
+    """What the decode batcher and the trace batcher (classroom/tracer.py) share: tickets waiting in arrival order
+    under one condition, and the thread that serves them, started with the first ticket."""
+
+    def __init__(self, cap: int, spawn=None):
         """spawn(loop): starts a thread running loop() (classroom/jobs.py hands in its joined-at-exit background
         thread); None: no thread, whoever made it calls run_once() (the tests)."""
         if cap < 1:
-            raise ValueError(f"a batch holds at least one decoding, got cap={cap}")
-        self.cap, self.window, self._spawn = cap, window, spawn
+            raise ValueError(f"a batch holds at least one request, got cap={cap}")
+        self.cap, self._spawn = cap, spawn
         self._cond = threading.Condition()
-        self._waiting: deque[Ticket] = deque()
-        self._live: dict = {}                  # id(decoder) -> decoder: running to its end, coming back
+        self._waiting: deque = deque()
         self._thread: threading.Thread | None = None
-        self.running = 0                       # rows of the step running now (0: none)
-        self.steps: deque[StepRecord] = deque(maxlen=KEEP)
 
-    # ---- the sessions' side ------------------------------------------------------------------------------
-    def submit(self, decoder, more: bool = False) -> Ticket:
-        """Queue decoder's next step (batch.can_join(decoder) must hold); the thread starts with the first.
-        more: its session will ask for the next step as soon as this one is done (the next step waits for it)."""
-        ticket = Ticket(decoder, more)
+    def _queue(self, ticket):
         with self._cond:
             self._waiting.append(ticket)
             self._cond.notify_all()
@@ -93,14 +89,30 @@ class Batcher:
                     self._thread = self._spawn(self.loop)
         return ticket
 
-    def withdraw(self, ticket: Ticket) -> bool:
-        """Take a ticket that has not been taken into a step out of the queue (True), else False."""
+    def withdraw(self, ticket) -> bool:
+        """Take a ticket that has not been taken yet out of the queue (True), else False."""
         with self._cond:
             if ticket.taken or ticket not in self._waiting:
                 return False
             self._waiting.remove(ticket)
             self._cond.notify_all()
             return True
+
+
+class Batcher(Queue):
+    def __init__(self, cap: int, window: float = WINDOW_S, spawn=None):
+        """cap: decodings per step; window: see the module's docstring; spawn: see Queue."""
+        super().__init__(cap, spawn)
+        self.window = window
+        self._live: dict = {}                  # id(decoder) -> decoder: running to its end, coming back
+        self.running = 0                       # rows of the step running now (0: none)
+        self.steps: deque[StepRecord] = deque(maxlen=KEEP)
+
+    # ---- the sessions' side ------------------------------------------------------------------------------
+    def submit(self, decoder, more: bool = False) -> Ticket:
+        """Queue decoder's next step (batch.can_join(decoder) must hold); the thread starts with the first.
+        more: its session will ask for the next step as soon as this one is done (the next step waits for it)."""
+        return self._queue(Ticket(decoder, more))
 
     def place(self, ticket: Ticket) -> int:
         """0: in the running or the next step; n: the n-th waiting beyond the batch cap."""

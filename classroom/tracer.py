@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 
 from ops.engine import batch, inputs
 
+from .batcher import Queue
+
 WINDOW_S = 0.1           # how long the oldest request waits for others (bench/trace_batching.py)
 POLL_S = 0.25            # how often a waiting session redraws its progress (and is found gone)
 KEEP = 512               # passes remembered (rows per pass: the tests and the bench read them)
@@ -64,42 +66,20 @@ class TraceTicket:
         return self.result
 
 
-class Tracer:
+class Tracer(Queue):
     def __init__(self, cap: int, budget: int, window: float = WINDOW_S, spawn=None, slot=None):
         """cap: rows per pass; budget: bytes the padded batch's trace may take (inputs.estimate_trace_bytes).
-        spawn(loop): starts a thread running loop() (classroom/jobs.py hands in its joined-at-exit thread); None:
-        no thread, whoever made it calls run_once() (the tests). slot: a context manager held around each pass
-        (classroom.jobs.RUN_SLOTS); None: none."""
-        if cap < 1:
-            raise ValueError(f"cap must be at least 1, got {cap}")
-        self.cap, self.budget, self.window, self._spawn = cap, budget, window, spawn
+        spawn: see classroom.batcher.Queue. slot: a context manager held around each pass (classroom.jobs.RUN_SLOTS);
+        None: none."""
+        super().__init__(cap, spawn)
+        self.budget, self.window = budget, window
         self._slot = slot or contextlib.nullcontext()
-        self._cond = threading.Condition()
-        self._waiting: deque[TraceTicket] = deque()
-        self._thread: threading.Thread | None = None
         self.passes: deque[int] = deque(maxlen=KEEP)       # requests per pass, oldest first
 
     # ---- the sessions' side ------------------------------------------------------------------------------
     def submit(self, model, prompts: list, texts: list, rows: list) -> TraceTicket:
         """Queue a trace of these prompts (Model.prepare_trace's three lists); the thread starts with the first."""
-        ticket = TraceTicket(model, prompts, texts, rows)
-        with self._cond:
-            self._waiting.append(ticket)
-            self._cond.notify_all()
-        if self._spawn is not None and self._thread is None:
-            with self._cond:
-                if self._thread is None:
-                    self._thread = self._spawn(self.loop)
-        return ticket
-
-    def withdraw(self, ticket: TraceTicket) -> bool:
-        """Take a request that has not been taken into a pass out of the queue (True), else False."""
-        with self._cond:
-            if ticket.taken or ticket not in self._waiting:
-                return False
-            self._waiting.remove(ticket)
-            self._cond.notify_all()
-            return True
+        return self._queue(TraceTicket(model, prompts, texts, rows))
 
     def queued(self) -> int:
         with self._cond:
