@@ -138,7 +138,7 @@ def test_quant4_on_an_unseen_calibration_text(lab_model):
     above), and on that text GPTQ's output error < round-to-nearest's >= AWQ's (their own objective, by construction
     of each algorithm when it is right)."""
     X = q4.calibration(lab_model, ids(lab_model, probe(504)))[(0, "attn_norm.out")]
-    W = lab_model.weights["lab_model.layers.0.self_attn.k_proj.weight"].float()
+    W = lab_model.weights["model.layers.0.self_attn.k_proj.weight"].float()
     fast, plain = q4.gptq(W, X, 64), q4.gptq_plain(W, X, 64)
     e = (q4.out_error(X, W, q4.rtn(W, 64)), q4.out_error(X, W, fast), q4.out_error(X, W, q4.awq([W], X, 64)[0][0]))
     print("\nGPTQ, unseen", lab_model.config.name, f"{float((fast - plain).abs().max()):.3g}", e)
