@@ -98,6 +98,13 @@ class Queue:
             self._cond.notify_all()
             return True
 
+    def run_once(self) -> int:
+        """Take and run one batch (no waiting): the tickets it ran. take() and run() are the subclass's."""
+        tickets = self.take()
+        if tickets:
+            self.run(tickets)
+        return len(tickets)
+
 
 class Batcher(Queue):
     def __init__(self, cap: int, window: float = WINDOW_S, spawn=None):
@@ -164,13 +171,6 @@ class Batcher(Queue):
         for t, r in zip(tickets, results):
             t.result = r
             t.done.set()
-
-    def run_once(self) -> int:
-        """Take and run one step (no waiting): the rows it ran."""
-        tickets = self.take()
-        if tickets:
-            self.run(tickets)
-        return len(tickets)
 
     def gather(self, stop: threading.Event, idle_s: float = 0.5) -> bool:
         """Wait for work: something waiting, then up to `window` seconds for the decodings running to their end to

@@ -124,13 +124,6 @@ class Tracer(Queue):
             t.result = r
             t.done.set()
 
-    def run_once(self) -> int:
-        """Take and run one pass (no waiting): the requests it ran."""
-        tickets = self.take()
-        if tickets:
-            self.run(tickets)
-        return len(tickets)
-
     def gather(self, stop: threading.Event, idle_s: float = 0.5) -> bool:
         """Wait for work: a request, then until `window` seconds after the oldest one arrived, or until the rows
         waiting reach the cap. False when stop is set."""
