@@ -51,8 +51,9 @@ class TraceTicket:
 
     def wait(self, tracer: Tracer, on_layer=None, poll_s: float = POLL_S):
         """The trace, once its pass has run; its exception raised here. on_layer(i) is called about every poll_s
-        seconds with the last layer its pass has run (-1 while it waits); if on_layer raises (the session left), the
-        request leaves the queue (or its trace is dropped) and the exception goes on."""
+        seconds with the last layer its pass has run (-1 while it waits), and once more with the last layer when the
+        pass is done (a poll may miss the end); if on_layer raises (the session left), the request leaves the queue (or
+        its trace is dropped) and the exception goes on."""
         while not self.done.wait(poll_s):
             if on_layer is None:
                 continue
@@ -63,6 +64,8 @@ class TraceTicket:
                 raise
         if isinstance(self.result, BaseException):
             raise self.result
+        if on_layer is not None:
+            on_layer(self.model.config.num_hidden_layers - 1)
         return self.result
 
 

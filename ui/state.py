@@ -228,9 +228,7 @@ def _trace(model, s: Settings, budget: int, on_layer, together):
                                                warn=lambda m: None)              # the sanitising note: get_trace's
     if together is None:
         return model.trace_ids(rows, prompts=prompts, texts=texts, on_layer=on_layer)
-    trace = together.submit(model, prompts, texts, rows).wait(together, on_layer)
-    on_layer(model.config.num_hidden_layers - 1)      # the shared pass is done: the bar ends full (its polls may skip)
-    return trace
+    return together.submit(model, prompts, texts, rows).wait(together, on_layer)
 
 
 _SHARED: OrderedDict = OrderedDict()   # traces every session may read: key -> trace, least recently used first
