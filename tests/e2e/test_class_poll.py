@@ -132,6 +132,28 @@ def shown_answer(page, lang: str) -> str:
     return text.split(prefix, 1)[1].split(" (" if lang == "en" else "（", 1)[0]
 
 
+def projector_counts(teacher, count: str, store, poll, procs):
+    """The projector's count reaches `count` on its own redraws (REFRESH s apart). On a machine as busy as CI's a
+    redraw can wait; past 120 s the failure says what the store held, what the teacher's screen said and the tail
+    of each server's log, so a stalled redraw can be told from a lost answer."""
+    from playwright.sync_api import TimeoutError as PwTimeout
+
+    teacher.bring_to_front()                      # the projector's window is the one in front
+    try:
+        teacher.get_by_text(count).wait_for(timeout=120_000)
+    except PwTimeout:
+        shown = teacher.locator('[data-testid="stMain"] .poll-count').all_inner_texts()
+        state = teacher.locator('[data-testid="stApp"]').get_attribute("data-test-script-state")
+        logs = "".join(f"\n--- server {name} log tail ---\n" + _log_tail(proc) for name, (proc, _) in procs.items())
+        pytest.fail(f"the projector never showed {count!r}: the store holds {store.answered(poll.id)} answers, "
+                    f"the screen shows {shown}, its script state is {state!r}{logs}")
+
+
+def _log_tail(proc, lines: int = 30) -> str:
+    log = Path(os.environ.get("TMPDIR", "/tmp")) / f"operator_lab_load_{proc.args[proc.args.index('--server.port') + 1]}.log"
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) if log.exists() else "(no log)"
+
+
 def test_a_class_of_twelve_over_two_processes_one_killed(servers, deadline):
     sync_api = pytest.importorskip("playwright.sync_api")
     from classroom.poll_store import PollStore
@@ -151,6 +173,7 @@ def test_a_class_of_twelve_over_two_processes_one_killed(servers, deadline):
             open_button.wait_for(timeout=60_000)
             open_button.click()
             teacher.get_by_text("0 answered").wait_for(timeout=60_000)
+            rendered(teacher)                     # the teacher's run after the click has ended: only the count redraws
             store = PollStore(db, teacher_key=KEY)
             poll = store.current()
             assert poll.is_open and not any(o.startswith(("␣", " ")) for o in poll.options), poll.options
@@ -162,7 +185,7 @@ def test_a_class_of_twelve_over_two_processes_one_killed(servers, deadline):
                 labels = poll.text_in(s["lang"])[1]
                 s["choice"] = i % len(labels)
                 student_answer(s["page"], labels[s["choice"]], s["lang"])
-            teacher.get_by_text(f"{STUDENTS} answered").wait_for(timeout=60_000)    # its next redraws
+            projector_counts(teacher, f"{STUDENTS} answered", store, poll, procs)    # its next redraws
             assert "← the model's answer" not in panel_text(teacher)
             teacher.locator('[data-testid="stMain"] .poll-count').scroll_into_view_if_needed()
             teacher.screenshot(path=str(SHOTS / "class-poll-open.en.png"))
