@@ -3,19 +3,19 @@ import pandas as pd
 import streamlit as st
 
 from content.attention import MEANING, formulas, pair, text
-from content.rope_words import frequency_view
+from content.attention_rope import frequency_view
 from content.texts import live_tokens
 from ops.arith import costs
 from ops.engine import functional as fn
 from ops.lab import checks, stage_data
-from ui import blocks, by_hand, predict, questions
+from ui import blocks, by_hand, predict, predict_questions as pq
 from ui.page import StagePage
 from ui.pickers import picker
 from ui.session import lang, projector, t
 from viz import heatmap
 from viz.attention import context_heads, scores_map
+from viz.attention_rope import frequency_pairs
 from viz.diagrams import gqa_diagram, heads_grid, rope_pairs
-from viz.rope import frequency_pairs
 
 PROJECTOR_H = 410      # px: the map and the heads' grid whole above a 1500x900 projector's fold (bench/lesson_fold.py)
 
@@ -43,7 +43,7 @@ one = page.memo(("head", i, b, h), lambda: stage_data.attention_head(trace, i, b
 key_j, query_i = T("key_j"), T("query_i")
 
 # ---- the main picture: where this head looks, beside every head of the layer (after a guess, if asked) ----
-shown = predict.gate("attention", (tuple(labels), i, b, h), lambda: questions.attention(one, n, labels, i, h), "key")
+shown = predict.gate("attention", (tuple(labels), i, b, h), lambda: pq.attention(one, n, labels, i, h), "key")
 if shown:
     c1, c2 = st.columns([11, 9])
     with c1:

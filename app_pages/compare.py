@@ -3,9 +3,9 @@ next-token distributions, the residual streams' cosine and difference layer by l
 patching (clean A into corrupted B) over layer × position. Every setting is in the URL."""
 import streamlit as st
 
-from content import pairs
+from content import compare_pairs
 from content.words import say
-from ops.lab import checks, compare_data, sweeps
+from ops.lab import checks, compare_data, experiments_sweeps
 from ops.lab.experiments_data import row_ids
 from ui import experiments_state
 from ui.page import StagePage
@@ -17,7 +17,7 @@ from viz.labels import pieces, short
 page = StagePage("compare")
 model, c = page.model, page.config
 L, tok = c.num_hidden_layers, model.tokenizer
-PAIRS = pairs.pairs()
+PAIRS = compare_pairs.pairs()
 
 choice = url_choice(t("提示词对", "Pair"), "cmp_pair", list(PAIRS) + ["own"],
                     format_func=lambda k: t("自己写两句", "Your own two") if k == "own" else PAIRS[k]["label"][lang()])
@@ -25,13 +25,13 @@ if choice == "own":
     c1, c2 = st.columns(2)
     with c1:
         a = experiments_state.url_text(say("page_compare.prompt_a_clean_gives", lang()), "cmp_a",
-                         pairs.prompts("capital", lang())[0])
+                         compare_pairs.prompts("capital", lang())[0])
     with c2:
         b = experiments_state.url_text(t("提示词 B（被破坏：只改一个词）", "prompt B (corrupted: one word changed)"),
                                        "cmp_b",
-                         pairs.prompts("capital", lang())[1])
+                         compare_pairs.prompts("capital", lang())[1])
 else:
-    a, b = pairs.prompts(choice, lang())
+    a, b = compare_pairs.prompts(choice, lang())
     st.caption(PAIRS[choice]["note"][lang()])
 ta, tb = experiments_state.prompt_trace(model, a), experiments_state.prompt_trace(model, b)
 if ta is None or tb is None:
@@ -85,7 +85,7 @@ if equal:
     st.markdown(say("page_compare.clean_a_answers_corrupted", lang(), ans_a=ans_a, ans_b=ans_b))
     res = experiments_state.sweep(experiments_state.model_key() + ("patch", a, b, st.session_state.get("chat", False),
                                                                    top["top_a"]),
-                    lambda progress: sweeps.patch_sweep(model, ta, tb, top["top_a"], progress=progress),
+                    lambda progress: experiments_sweeps.patch_sweep(model, ta, tb, top["top_a"], progress=progress),
                     t(f"运行修补扫描（{L} × {na} 个变体）", f"Run the patching sweep ({L} × {na} variants)"),
                     say("page_compare.takes_tens_of_seconds", lang()), "run-patch")
     if res is not None:

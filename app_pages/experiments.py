@@ -3,9 +3,9 @@ next token before and after, the stream's move, the logit attribution, a head sw
 import streamlit as st
 
 from content.experiments import ATTR_RUNS, FIELDS, KINDS, MODES, formulas, pair, text
-from content.part_labels import part_label
-from ops.lab import attribution, checks, edits, experiments_data, stage_data, sweeps
-from ui import experiments_state as xstate, predict, questions
+from content.experiments_parts import part_label
+from ops.lab import checks, experiments_attribution, experiments_data, experiments_edits, experiments_sweeps, stage_data
+from ui import experiments_state as xstate, predict, predict_questions
 from ui.page import StagePage
 from ui.pickers import picker
 from ui.session import lang, t
@@ -53,7 +53,7 @@ predict.on("experiments")
 edited = xstate.edited_run(model, ids, kind, i, p, base)
 what = t(KINDS[kind][3], KINDS[kind][2]).format(i=i, **dict(p, mode=t(*MODES[p["mode"]])) if "mode" in p else p)
 mode = p.get("mode", "zero")
-shown = predict.gate("experiments", (tuple(ids), target, i, p.get("h"), mode), lambda: questions.ablation(
+shown = predict.gate("experiments", (tuple(ids), target, i, p.get("h"), mode), lambda: predict_questions.ablation(
     model, base, ids, s, target, i, p.get("h"), mode, MODES[mode]), "ablation")
 
 # ---- the main picture: the next token before and after the edit (after a guess, if asked) -----------------
@@ -74,7 +74,7 @@ with c2:
         page.chart(top_bars(after["probs"], label(a_ids), a_ids, target, xmax=xmax, height=400,
                             title=T("after", what=what, tgt=tgt, p=pa["prob"], logit=pa["logit"])), "x-after")
 
-page.explain(formulas(lang()), edits.ablate_heads, attribution.logit_attribution)
+page.explain(formulas(lang()), experiments_edits.ablate_heads, experiments_attribution.logit_attribution)
 
 states = [t("嵌入", "embed")] + [t(f"第 {k} 层", f"L{k}") for k in range(L)]
 HL = dict(xlabel=t("头 h", "head h"), ylabel=t("层 i", "layer i"))
@@ -91,7 +91,7 @@ page.section(*pair("attr_section", tgt=tgt))
 which = url_choice(t("归因哪一次运行", "attribute which run"), "x_attr",
                    ["before", "after"] if edited is not None else ["before"], format_func=lambda w: t(*ATTR_RUNS[w]))
 run = base if which == "before" else edited
-attr = run.memo(("attribution", s, target), lambda: attribution.logit_attribution(model, run, 0, s, target))
+attr = run.memo(("attribution", s, target), lambda: experiments_attribution.logit_attribution(model, run, 0, s, target))
 logit = experiments_data.token_prob(run, 0, s, target)["logit"]
 if box := page.more(*pair("attr_fold"), "attribution"):
     with box:
@@ -109,7 +109,7 @@ if box := page.more(*pair("attr_fold"), "attribution"):
 
 page.section(*pair("sweep_section", n=L * nh))
 res = xstate.sweep(key + ("sweep", target, mode),
-                lambda progress: sweeps.head_sweep(model, base, 0, s, target, mode=mode, progress=progress),
+                lambda progress: experiments_sweeps.head_sweep(model, base, 0, s, target, mode=mode, progress=progress),
                 T("sweep_button", n=L * nh, mode=t(*MODES[mode])), T("sweep_note"), "run-head-sweep")
 if res is not None:
     page.chart(layer_head_map(res["heads"], zlabel="Δ logit", highlight=(i, p["h"]) if kind == "head" else None, **HL,

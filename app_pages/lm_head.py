@@ -5,8 +5,8 @@ import streamlit as st
 from content.words import say
 from ops.engine import functional as fn
 from ops.lab import checks, stage_data
-from ops.lab.lens import lens_start, logit_lens, top_next
-from ui import predict, questions
+from ops.lab.lm_head_lens import lens_start, logit_lens, top_next
+from ui import predict, predict_questions
 from ui.page import StagePage
 from ui.pickers import picker, top_n_picker
 from ui.session import lang, t
@@ -72,7 +72,7 @@ lens_checks = []                          # the lens costs (L + 1) LM-head produ
 if box := page.more("Logit lens：每一层“已经想到”了什么", "Logit lens: what each layer already “thinks”", "lens"):
     with box:
         st.caption(say("page_lm_head.lens_caption", lang(), rows=L + 1))
-        if predict.gate("lm_head", (tuple(labels), b), lambda: questions.lens(model, trace, b), "lens"):
+        if predict.gate("lm_head", (tuple(labels), b), lambda: predict_questions.lens(model, trace, b), "lens"):
             lens_ids, lens_p = logit_lens(model, trace, b)           # (L+1, w): the last w positions
             start = lens_start(trace, b)
             if start:

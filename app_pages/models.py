@@ -1,13 +1,13 @@
 """Two models side by side: the loaded model (A) and a second one picked here (B) on the same prompt. The config
 differences with what each changes in the operators and in bytes, both next-token distributions over the union of
 their top tokens, the same texts through both tokenizers, attention at the same relative depth and the head atlas
-counts of both. Every number comes from ops/lab/compare_models.py; the words from content/models.py."""
+counts of both. Every number comes from ops/lab/models_data.py; the words from content/models.py."""
 import streamlit as st
 
 from content import models as words
 from content.words import say
-from ops.lab import compare_models as cm
-from ui import experiments_state, second
+from ops.lab import models_data as cm
+from ui import experiments_state, models_second
 from ui.blocks import table
 from ui.page import StagePage
 from ui.pickers import picker
@@ -17,9 +17,9 @@ from viz.labels import short
 
 page = StagePage("models")
 model, trace = page.model, page.trace
-source_b = second.pick()
-model_b = second.load(source_b) if source_b else None
-trace_b = second.trace(model_b, source_b) if model_b is not None else None
+source_b = models_second.pick()
+model_b = models_second.load(source_b) if source_b else None
+trace_b = models_second.trace(model_b, source_b) if model_b is not None else None
 if trace_b is None:
     if source_b is None:
         st.info(t("请输入第二个模型的路径。", "Type the second model's path."))

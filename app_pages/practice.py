@@ -1,8 +1,8 @@
 """Interview practice: the question bank by stage, a quiz on the live trace, and a mock interview.
-View data: ui/practice_state.py (session state); logic: content/practice_bank.py, content/mock_interview.py."""
+View data: ui/practice_state.py (session state); logic: content/practice_bank.py, content/practice_mock.py."""
 import streamlit as st
 
-from content import mock_interview as mock, practice
+from content import practice, practice_mock as mock
 from content.practice_bank import ALL, stage_order, stage_title
 from ui import blocks, practice_state as ps
 from ui.page import StagePage

@@ -8,7 +8,7 @@ from content.words import say
 from ops.arith import costs
 from ops.lab import checks, precision, precision_data
 from ops.lab.experiments_data import row_ids
-from ui import experiments_state, predict, questions
+from ui import experiments_state, predict, predict_questions
 from ui.page import StagePage
 from ui.session import lang, t
 from viz.precision import byte_bars, error_lines
@@ -53,9 +53,9 @@ if asking:                            # asked in place with the switch on; other
     page.section(*GREEDY_SECTION)
 if box := st.container() if asking else page.more(*GREEDY_SECTION, "greedy"):
     with box:
-        if predict.gate("precision", tuple(ids), lambda: questions.greedy(model, ids), "greedy"):
-            if (greedy := questions.greedy_data(model, ids)) is not None:
-                questions.show_greedy(greedy)
+        if predict.gate("precision", tuple(ids), lambda: predict_questions.greedy(model, ids), "greedy"):
+            if (greedy := predict_questions.greedy_data(model, ids)) is not None:
+                predict_questions.show_greedy(greedy)
 
 page.explain(say("page_precision.formula", lang()),
              precision.precision_report)

@@ -4,7 +4,7 @@ import streamlit as st
 from content import costs_text, scale as words, texts, words as catalogue
 from content.scale import say
 from ops.arith import costs, scale_data
-from ui import blocks, config_compare, placement
+from ui import blocks, scale_configs, scale_placement
 from ui.page import StagePage
 from ui.session import lang, t
 from ui.state import get_model, get_trace
@@ -88,6 +88,6 @@ if not v["fits_gpu"]:
 # folded: its first plan builds the model on the meta device, which imports transformers' model code (seconds)
 if box := page.more(*(catalogue.say("page_scale.more_placement", x) for x in ("zh", "en")), "placement"):
     with box:
-        placement.section(c, name, gpu, g["mem_gb"], S, B)
-config_compare.fold(page.more(*(catalogue.say("page_scale.more_configs", x) for x in ("zh", "en")), "configs"),
+        scale_placement.section(c, name, gpu, g["mem_gb"], S, B)
+scale_configs.fold(page.more(*(catalogue.say("page_scale.more_configs", x) for x in ("zh", "en")), "configs"),
                     refs, name, c)

@@ -4,8 +4,8 @@ import streamlit as st
 from content import serving_numbers, serving_page, serving_text as words, serving_topics as topics
 from ops.arith import costs, formats, scheduling, serving_math as sv
 from ops.errors import InputError, LoadError
-from ops.lab import online_softmax, phases
-from ui import batching_panel, experiments_state, long_context
+from ops.lab import online_softmax, serving_phases as phases
+from ui import batching_panel, experiments_state, serving_long_context as long_context
 from ui.blocks import metrics, table as html_table
 from ui.page import StagePage
 from ui.pickers import picker

@@ -15,7 +15,7 @@ from ui.state import require_trace
 from viz import labels as lbl, tour as vt
 from viz.overview import pipeline_picture
 
-st.markdown(vt.CSS, unsafe_allow_html=True)            # the app's own CSS comes from app.py
+st.markdown(vt.css(), unsafe_allow_html=True)            # the app's own CSS comes from app.py
 st.title(f"{stages.get('tour').icon} " + say("page_tour.classroom_tour_one_sentence", lang()))
 model, trace = require_trace()
 tok = model.tokenizer

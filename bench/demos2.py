@@ -19,7 +19,14 @@ import torch
 
 from content import interview as words, interview2 as words2
 from ops import load_model
-from ops.lab import fp8, interview as iv, lora_batch as lb, quant4 as q4, step_time as stt, tree_verify as tv
+from ops.lab import (
+    interview as iv,
+    interview_fp8,
+    interview_lora_batch as lb,
+    interview_quant4 as q4,
+    interview_step_time as stt,
+    interview_tree_verify as tv,
+)
 
 
 def demos2(model, only: str = "tree,lora,quant4,fp8,step,preempt") -> None:
@@ -68,11 +75,11 @@ def quant(model, t0, ids):
 
 
 def fp8s(model, t0):
-    for w in fp8.weight_errors(model):
+    for w in interview_fp8.weight_errors(model):
         print(f"FP8 weights {w['name']:16}: rel error per tensor {w['tensor']:.4f}, per row {w['row']:.4f}, "
               f"128x128 blocks {w['block']:.4f}")
     tr = model.trace(words.QUOTE, chat=False)
-    for a in fp8.activation_errors(tr, iv.loudest_layer(tr)):
+    for a in interview_fp8.activation_errors(tr, iv.loudest_layer(tr)):
         print(f"FP8 {a['name']} (max/median {a['ratio']:.0f}x): rel error tensor {a['tensor']['rel']:.4f} "
               f"(zeros {a['tensor']['zeros']:.2%}), token {a['row']['rel']:.4f}, channel {a['column']['rel']:.4f}, "
               f"block {a['block']['rel']:.4f}  ({time.perf_counter() - t0:.0f} s)")

@@ -5,7 +5,7 @@ plain trace measured in the same process, a patching sweep, and the head atlas's
     python bench/experiments.py [--quick] [--lengths 16,64] [--no-atlas]
 
 A variant of the sweep is one ablated run measured at the last position; the sweep batches the variants
-that start at the same layer and starts each from the clean trace's residual stream there (ops/lab/sweeps.py).
+that start at the same layer and starts each from the clean trace's residual stream there (ops/lab/experiments_sweeps.py).
 "per variant / trace" = (sweep seconds / variants) / (one plain full-capture trace's seconds). A matmul
 probe (256 x 896 @ 896 x 4864, float32) gives the machine's throughput at the time, since the 2 cores may
 be shared with other work.
@@ -35,7 +35,7 @@ def main():
     n = C.repeats(args)
     print(C.machine())
     import ops
-    from ops.lab import atlas, sweeps
+    from ops.lab import atlas, experiments_sweeps
 
     model = ops.load_model()
     c = model.config
@@ -49,7 +49,7 @@ def main():
         trace = model.trace_ids([ids])
         target = int(trace.logits[0, -1].argmax())
         probe = gflops_probe()
-        secs, res = C.timed(lambda: sweeps.head_sweep(model, trace, 0, -1, target))
+        secs, res = C.timed(lambda: experiments_sweeps.head_sweep(model, trace, 0, -1, target))
         variants = L * (nh + 2)
         print(f"  S={S}: trace {trace_s:.2f} s, head sweep {secs:.1f} s ({variants} variants), "
               f"largest head effect {float(res['heads'].abs().max()):.3f}", flush=True)
@@ -59,7 +59,7 @@ def main():
             corrupted = list(ids)
             corrupted[S // 2] = (corrupted[S // 2] + 1) % 30000
             ct = model.trace_ids([corrupted])
-            secs, _ = C.timed(lambda: sweeps.patch_sweep(model, trace, ct, target))
+            secs, _ = C.timed(lambda: experiments_sweeps.patch_sweep(model, trace, ct, target))
             rows.append([S, "patch sweep (layer x position)", L * S, f"{secs:.1f}", f"{trace_s:.2f}",
                          f"{secs / (L * S):.3f}", f"{secs / (L * S) / trace_s:.3f}", f"{gflops_probe():.0f}"])
     print()

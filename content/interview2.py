@@ -22,7 +22,7 @@ def _mark(ok: bool) -> str:
 
 
 def tree_rows(runs: dict, lang: str) -> list[dict]:
-    """runs: label -> tree_verify.tree_runs()."""
+    """runs: label -> ops.lab.interview_tree_verify.tree_runs()."""
     return [{w("col_prompt", lang): label, w("col_same", lang): _mark(r["same"]),
              w("col_passes", lang): f"{r['plain_passes']} / {r['line_passes']} / {r['tree_passes']}",
              w("col_trees", lang): len(r["trees"]), w("col_nodes", lang): sum(t["nodes"] for t in r["trees"]),

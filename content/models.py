@@ -1,6 +1,6 @@
 """The words of the Models page (two models side by side) and of the Scale page's config comparison, in both
 languages: each config row's name and what it changes in the operator, the tables built from the rows of
-ops/lab/compare_models.py, the tokenizer samples, and the placeholders of assets/explain/models.<lang>.md. The
+ops/lab/models_data.py, the tokenizer samples, and the placeholders of assets/explain/models.<lang>.md. The
 words are assets/words/models.<lang>.json's, the samples assets/texts/tokenizer_samples.json's. Every number
 comes from the rows (computed from the two configs); no sentence assumes which two models these are.
 Never imports streamlit.
@@ -21,7 +21,7 @@ SAMPLE_NAMES = ("zh", "en", "code", "prompt")       # assets/words/models.<lang>
 
 
 def row_name(key: str, lang: str) -> str:
-    """A config row's name (a key of ops.lab.compare_models.ROWS): assets/words/models.<lang>.json's name_<key>."""
+    """A config row's name (a key of ops.lab.models_data.ROWS): assets/words/models.<lang>.json's name_<key>."""
     return say(f"models.name_{key}", lang)
 
 
@@ -69,7 +69,7 @@ def effect_text(row: dict, lang: str) -> str:
 
 
 def config_table(rows: list[dict], lang: str, effects: bool = True) -> list[dict]:
-    """The difference table: one line per row of ops.lab.compare_models.config_rows (A and B named above it). The KV
+    """The difference table: one line per row of ops.lab.models_data.config_rows (A and B named above it). The KV
     cache's bytes per token depend on several rows (layers, KV heads, head dim): the first of them gives the figure,
     a later one with the same figures points up to it (↑) rather than repeat it, and the KV-cache row itself, whose
     A and B are that figure, leaves the cells empty."""
@@ -91,7 +91,7 @@ def config_table(rows: list[dict], lang: str, effects: bool = True) -> list[dict
 
 
 def effect_table(rows: list[dict], lang: str) -> list[dict]:
-    """What each row changes in the operators, one line per row of ops.lab.compare_models.config_rows."""
+    """What each row changes in the operators, one line per row of ops.lab.models_data.config_rows."""
     return [{say("models.col_config", lang): row_name(r["key"], lang),
              say("models.col_changes", lang): effect_text(r, lang)} for r in rows]
 
@@ -111,7 +111,7 @@ def sample_name(name: str, lang: str) -> str:
 
 
 def atlas_table(rows: list[dict], name_a: str, name_b: str, lang: str) -> list[dict]:
-    """The head atlas counts of both models (ops.lab.compare_models.atlas_rows), with their shares."""
+    """The head atlas counts of both models (ops.lab.models_data.atlas_rows), with their shares."""
     names = atlas_names(lang)
     return [{say("models.col_label", lang): names.get(r["kind"], r["kind"]), f"A · {name_a}": r["a"],
              "A %": f"{100 * r['share_a']:.0f}%", f"B · {name_b}": r["b"], "B %": f"{100 * r['share_b']:.0f}%"}

@@ -310,7 +310,7 @@ def experiment_items(runs: dict) -> list[dict]:
     bias, word, logit = attr["bias"], attr["word"], attr["logit"]
     sum_txt = f"1 + {L}·{nh}" + (f" + {L}" if bias else "") + f" + {L} = {attr['parts']}"
     bias_part = lambda lang: say("practice_quiz.attribution_bias", lang) if bias else ""      # noqa: E731
-    items.append(_item("experiment", "ops/lab/attribution.py",
+    items.append(_item("experiment", "ops/lab/experiments_attribution.py",
                        _both("practice_quiz.attribution", word=word, b=b, bias=bias_part), attr["parts"],
                        _both("practice_quiz.attribution_where"),
                        _both("practice_quiz.attribution_explain", sum=sum_txt, total=f"{attr['total']:.4f}",

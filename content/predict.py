@@ -1,4 +1,5 @@
-"""The predict-first questions in words, (中文, English), from what ops/lab/quiz.py computed on the running model.
+"""The predict-first questions in words, (中文, English), from what ops/lab/predict_data.py computed on the running
+model.
 
 Each function returns a Question: the question, one label per option (keyed by the option's id, in the order
 quiz gave them), the right option's id, and the sentence the reveal says: where in the picture the answer is.
@@ -31,13 +32,13 @@ def _row(r: int) -> str:
 
 
 def lens(q: dict, pos: int, token: str) -> Question:
-    """At which state does the logit lens first rank the final answer top-1 (ops.lab.quiz.lens_first_top1)."""
+    """At which state does the logit lens first rank the final answer top-1 (ops.lab.predict_data.lens_first_top1)."""
     return Question(_pair("predict.lens_question", pos=pos, token=token), {r: _row(r) for r in q["options"]},
                     q["answer"], _pair("predict.lens_why", pos=pos, row=_row(q["answer"]), token=token))
 
 
 def attention(q: dict, query: int, labels: list[str], layer: int, head: int) -> Question:
-    """Which key gets the most weight from one query row (ops.lab.quiz.top_key)."""
+    """Which key gets the most weight from one query row (ops.lab.predict_data.top_key)."""
     lab = {j: f"{j}: {labels[j]}" for j in q["options"]}
     j, w = q["answer"], q["weight"]
     return Question(
@@ -51,7 +52,7 @@ ABLATION_LABELS = {"head": "predict.ablation_head", "attn": "predict.ablation_at
 
 
 def ablation(q: dict, layer: int, head: int, mode: Pair, token: str) -> Question:
-    """Which ablation of one layer moves the target's probability most (ops.lab.quiz.strongest_ablation)."""
+    """Which ablation of one layer moves the target's probability most (ops.lab.predict_data.strongest_ablation)."""
     lab = {k: tuple(say(ABLATION_LABELS[k], lang, h=head, mode=m) for lang, m in zip(LANGS, mode))
            for k in q["options"]}
     best, before, after = q["answer"], q["before"], q["after"]
@@ -64,7 +65,7 @@ def ablation(q: dict, layer: int, head: int, mode: Pair, token: str) -> Question
 
 
 def greedy(q: dict) -> Question:
-    """Whether and where greedy float32 and bfloat16 texts part (ops.lab.quiz.greedy_parting)."""
+    """Whether and where greedy float32 and bfloat16 texts part (ops.lab.predict_data.greedy_parting)."""
     n = q["new_tokens"]
     lab = {"never": _pair("predict.greedy_never", n=n)}
     lab.update({j: _pair("predict.greedy_part", a=a, z=z) for j, (a, z) in enumerate(q["ranges"])})

@@ -13,7 +13,7 @@ import torch
 
 from ops.arith import costs, formats, serving_math as ops_sv
 from ops.engine.config import ModelConfig
-from ops.lab import online_softmax, phases
+from ops.lab import online_softmax, serving_phases
 
 from . import serving_topics
 
@@ -81,7 +81,7 @@ def numbers(ref: ModelConfig) -> dict:
     var = {r["variant"]: r for r in ops_sv.attention_variants(ref)}
     tp = {r["tp"]: r for r in ops_sv.tensor_parallel(ref)}
     nkv = ref.num_key_value_heads
-    h200 = phases.h200_phases(ref, PHASE_LENGTHS, DECODE_CONTEXT)
+    h200 = serving_phases.h200_phases(ref, PHASE_LENGTHS, DECODE_CONTEXT)
     ex = online_softmax.small_example(list(EXAMPLE["scores"]), EXAMPLE["block"])
     yarn = ops_sv.QWEN25_YARN
     quant = {q: formats.ggml_sizes(q) for q in ("Q8_0", "Q5_0", "Q4_0", "Q4_1", "Q4_K", "Q6_K")}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from content.words import say
 from ops.arith import costs, formats, serving_math as ops_sv
 from ops.engine.config import ModelConfig
-from ops.lab import online_softmax, phases
+from ops.lab import online_softmax, serving_phases
 
 from .serving_numbers import (
     DECODE_CONTEXT,
@@ -178,7 +178,7 @@ def h200_table(ref: ModelConfig, lang: str) -> list[dict]:
                  ("intensity_flop_b", f"{r['intensity']:.1f}"), ("h200_ridge", f"{r['ridge']:.0f}"),
                  ("bound_by", _bound(lang, r["bound"])),
                  ("bound_per_token_ms", f"{r['ms_per_token']:.3f}"))
-            for r in phases.h200_phases(ref, PHASE_LENGTHS, DECODE_CONTEXT)]
+            for r in serving_phases.h200_phases(ref, PHASE_LENGTHS, DECODE_CONTEXT)]
 
 
 def measured_table(result: dict, lang: str) -> list[dict]:
@@ -190,7 +190,8 @@ def measured_table(result: dict, lang: str) -> list[dict]:
 
 def roofline_points(ref: ModelConfig) -> list[dict]:
     """The H200 phases of h200_table with a label each, for the roofline figure."""
-    return [dict(r, label=f"{r['phase']} S={r['S']:,}") for r in phases.h200_phases(ref, PHASE_LENGTHS, DECODE_CONTEXT)]
+    rows = serving_phases.h200_phases(ref, PHASE_LENGTHS, DECODE_CONTEXT)
+    return [dict(r, label=f"{r['phase']} S={r['S']:,}") for r in rows]
 
 
 # ---- the page's captions: (zh, en) templates filled with texts.numbers() and the page's own live values ----

@@ -8,7 +8,7 @@ import streamlit as st
 
 from classroom import jobs
 from content.words import say
-from ops.lab.batching import SPAN_S, batching_view
+from ops.lab.serving_batching import SPAN_S, batching_view
 
 from .blocks import metrics, table
 

@@ -1,6 +1,6 @@
 """The "do it by hand" blocks under the plain-language explanation (StagePage.explain(..., by_hand=...)): small
 numbers a learner can change, every step written out. The arithmetic is ops/arith/worked_math.py; the dial is
-viz/worked.py.
+viz/by_hand.py.
 Every widget key starts with "hand_" (none is kept in the URL), and a value the widgets allow never raises."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import streamlit as st
 
 from content.words import say
 from ops.arith import worked_math
-from viz.worked import rope_clock
+from viz.by_hand import rope_clock
 
 from .blocks import chart, table
 from .session import lang, t

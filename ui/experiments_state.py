@@ -191,16 +191,16 @@ def prompt_trace(model, text: str):
 
 
 def edited_run(model, ids: list[int], kind: str, layer: int, settings: dict, base):
-    """Row `ids` rerun with the Experiments page's edit (ops.lab.edits.build), shared by every session; None when
-    a prompt the edit needs or the edit itself failed (said in a red box)."""
-    from ops.lab import edits
+    """Row `ids` rerun with the Experiments page's edit (ops.lab.experiments_edits.build), shared by every session;
+    None when a prompt the edit needs or the edit itself failed (said in a red box)."""
+    from ops.lab import experiments_edits
 
     runs = {k: prompt_trace(model, settings[k]) for k in ("src", "a", "b") if k in settings}   # shared as well
     if None in runs.values():
         return None
     def run(report):
         plan = Plan([Step("edit", model.config.num_hidden_layers)], report)
-        edit = edits.build(kind, model.config, layer, settings, base, runs)
+        edit = experiments_edits.build(kind, model.config, layer, settings, base, runs)
         return model.trace_ids([ids], capture=CAPTURE, edits=edit, on_layer=plan.layers(0))
     return kept(experiments_key(model_key(), ids, kind, layer, settings), run, share=True, steps=True)
 
@@ -221,15 +221,15 @@ def first_visits(model, source: str, device: str, dtype: str, sets: bool) -> lis
     (sets), Precision's report on those prompts; each is seconds of work a first visit would wait for. ui.state runs
     them in
     its background thread, each when the server is quiet; each result lands where the page looks for it."""
-    from content import pairs
+    from content import compare_pairs
     from ops.arith import formats
     from ops.lab import precision
 
     from .session import DEFAULT_PROMPTS
 
     mk = (source, device, dtype)
-    first = next(iter(pairs.pairs()))
-    texts = sorted({x for lang in ("en", "zh") for x in pairs.prompts(first, lang)})
+    first = next(iter(compare_pairs.pairs()))
+    texts = sorted({x for lang in ("en", "zh") for x in compare_pairs.prompts(first, lang)})
     jobs = [lambda: getattr(model.tokenizer, "merges", None), lambda: _atlas(source, device, dtype, ATLAS_SEED,
                                                                              ATLAS_N)]
     jobs += [lambda text=text: _shared(prompt_key(mk, text, False),
@@ -254,12 +254,12 @@ EXPERIMENTS_DEFAULT = ("head", 0, {"h": 0, "mode": "zero"})     # the page's fir
 
 def experiments_default(model, mk: tuple, prompt: str):
     """Experiments' first view on one prompt (no chat template), computed into the shared store."""
-    from ops.lab import edits
+    from ops.lab import experiments_edits
     kind, layer, p = EXPERIMENTS_DEFAULT
     ids = model.encode_prompts([prompt], False)[2][0]
     return _shared(experiments_key(mk, ids, kind, layer, p),
-                   lambda: model.trace_ids([ids], edits=edits.ablate_heads(model.config, layer, [p["h"]], p["mode"]),
-                                           capture=CAPTURE))
+                   lambda: model.trace_ids([ids], capture=CAPTURE, edits=experiments_edits.ablate_heads(
+                       model.config, layer, [p["h"]], p["mode"])))
 
 
 def url_text(label: str, key: str, default: str, height: int | None = None) -> str:

@@ -1,13 +1,20 @@
 """The Interview page's second round: six demos on the loaded model, each run on its button (they take seconds to
-minutes on a CPU) with a progress bar, kept per model. Compute: ops/lab/{tree_verify, lora_batch, quant4, fp8,
-step_time}.py; rows and sentences: content/interview2.py; figures: viz/interview2.py."""
+minutes on a CPU) with a progress bar, kept per model. Compute: ops/lab/interview_{tree_verify, lora_batch,
+quant4, fp8, step_time}.py; rows and sentences: content/interview2.py; figures: viz/interview2.py."""
 from __future__ import annotations
 
 import streamlit as st
 
 from content import interview as words, interview2 as w2
 from ops.arith import costs, interview_math as im
-from ops.lab import fp8, interview as iv, lora_batch as lb, quant4 as q4, step_time as stt, tree_verify as tv
+from ops.lab import (
+    interview as iv,
+    interview_fp8,
+    interview_lora_batch as lb,
+    interview_quant4 as q4,
+    interview_step_time as stt,
+    interview_tree_verify as tv,
+)
 from viz import interview2 as fig
 
 from . import experiments_state as lab
@@ -78,8 +85,8 @@ def round_two(page, model, trace, L: str, key: tuple, b: int = 0):
         with tabs[3]:
             loud = iv.loudest_layer(trace, "resid_out", b)
             st.caption(w2.w("caption_fp8", L, layer=loud))
-            r = _run(key, "fp8", lambda progress: (fp8.weight_errors(model, progress=progress),
-                                                   fp8.activation_errors(trace, loud, b=b)))
+            r = _run(key, "fp8", lambda progress: (interview_fp8.weight_errors(model, progress=progress),
+                                                   interview_fp8.activation_errors(trace, loud, b=b)))
             if r:
                 st.markdown(w2.w("fp8_weights", L))
                 table(w2.fp8_weight_rows(r[0], L))

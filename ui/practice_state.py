@@ -1,14 +1,14 @@
 """The practice page's session state and view data (Streamlit): the bank rendered in the reader's language, the
 live quiz's progress with its button callbacks, and the mock interview's draw, answers and self-grades, kept in
 st.session_state across reruns. The pure parts live in content/: browsing in practice_bank.py, drawing and
-scoring in mock_interview.py, the sentences in assets/words/practice_ui.<lang>.json."""
+scoring in practice_mock.py, the sentences in assets/words/practice_ui.<lang>.json."""
 from __future__ import annotations
 
 import random
 
 import streamlit as st
 
-from content import facts, mock_interview as mock, practice, practice_bank, texts, words
+from content import facts, practice, practice_bank, practice_mock as mock, texts, words
 from content.practice_bank import stage_title
 from ops.arith import costs
 from ops.lab import practice_data
@@ -159,7 +159,7 @@ def mock_state(items: list[dict], n: int, levels) -> dict:
 def interview(items: list[dict], n: int, levels) -> dict:
     """The mock interview's view: {n, pos, progress ("3 / 5"), done, box, revealed, warn, question (the rendered
     dict, None when done), stage (its title), stars, answer (yours), computed (the value line or ""), score
-    (mock_interview.score), score_text, stages (breakdown rows), review [(label, question, your answer)]}."""
+    (practice_mock.score), score_text, stages (breakdown rows), review [(label, question, your answer)]}."""
     m, lg = mock_state(items, n, levels), lang()
     by_id = {q["id"]: q for q in items}
     asked = [by_id[i] for i in m["ids"] if i in by_id]         # a question removed from the bank meanwhile: dropped

@@ -15,7 +15,7 @@ A_COLOR, B_COLOR = "#1f77b4", "#ff7f0e"
 
 def next_token_bars(rows: list[dict], name_a: str, name_b: str, title: str = "", xlabel: str = "",
                     missing: str = "—", height: int = 520) -> go.Figure:
-    """rows: ops.lab.compare_models.next_token; a bar per model per token text; a text that is not one token of a
+    """rows: ops.lab.models_data.next_token; a bar per model per token text; a text that is not one token of a
     model's vocabulary gets no bar there, and `missing` at 0 instead. The figure grows with the rows (two bars a row):
     plotly shrinks a bar's outside text to the bar's thickness, and at 520 px the union of two top 8s wrote it at
     a few pixels; uniformtext keeps it at its size."""
@@ -61,7 +61,7 @@ def attention_pair(map_a, map_b, labels_a: list[str], labels_b: list[str], title
 
 def atlas_pair(rows: list[dict], names: dict, name_a: str, name_b: str, title: str = "", ylabel: str = "",
                height: int = 380) -> go.Figure:
-    """rows: ops.lab.compare_models.atlas_rows; each label's share of each model's heads, with the head counts."""
+    """rows: ops.lab.models_data.atlas_rows; each label's share of each model's heads, with the head counts."""
     labels = [names.get(r["kind"], r["kind"]) for r in rows]
     data = [go.Bar(x=labels, y=[r[f"share_{tag}"] for r in rows], name=f"{tag.upper()} · {name}", marker_color=color,
                    text=[str(r[tag]) for r in rows], textposition="outside", cliponaxis=False)

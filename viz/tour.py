@@ -9,19 +9,13 @@ import math
 
 import plotly.graph_objects as go
 
+from content.words import say
+
 from .figures import bars, base_layout, heatmap
 from .labels import CHOSEN, NEUTRAL, token_color
+from .markup import style_tag
 
-CSS = """<style>
-.tour-hero {font-size: 52px; font-weight: 700; margin: 10px 0;}
-.tour-big {font-size: 32px; line-height: 1.4; margin: 4px 0 10px 0;}
-.tour-step {font-size: 22px; color: #666; font-weight: 600;}
-.tour-title {font-size: 40px; font-weight: 800; margin: 0;}
-.tour-tokens span {display: inline-block; font-size: 34px; padding: 4px 12px; margin: 4px; border-radius: 8px;
-                   background: #e8f0fe; border: 2px solid #9ab; font-family: monospace;}
-div[data-testid="stButton"] button p {font-size: 26px; font-weight: 700;}
-div[data-testid="stButton"] button {min-height: 64px;}
-</style>"""
+STYLESHEET = "tour.css"       # assets/web/: the tour's big type; css() wraps it in a <style> tag
 HEIGHT = 440          # leaves the picture above the fold of a 1500 x 900 projector under the step's words
 PIPELINE_HEIGHT = 350  # the pipeline under the first step's words and its sentence
 
@@ -33,6 +27,16 @@ def pipeline_size(projector: bool) -> dict:
     if projector:
         return dict(height=440, max_height=420, min_px=18)
     return dict(height=560, max_height=PIPELINE_HEIGHT, min_px=12)
+
+
+def css() -> str:
+    """The tour's stylesheet as a <style> tag (assets/web/tour.css)."""
+    return style_tag(STYLESHEET)
+
+
+def words(lang: str):
+    """The pictures' titles and axes in `lang`: assets/words/tour_pictures.<lang>.json."""
+    return lambda key, **fields: say(f"tour_pictures.{key}", lang, **fields)
 
 
 def esc(text) -> str:
@@ -54,16 +58,16 @@ BARS_HEIGHT = 360      # px: steps 16-17's bars with their token names under the
 
 def view(key: str, d: dict, ctx: dict, lang: str):
     """Step `key`'s picture: go.Figure, an HTML string, or None."""
-    T = (lambda zh, en: zh) if lang == "zh" else (lambda zh, en: en)
+    W = words(lang)
     tl, top = ctx["short"], ctx["top"]
-    dim, tok = T("维度", "dimension"), "token"
-    first = lambda k: T(f"（前 {k} 维）", f" (first {k} dims)")
+    dim, tok = W("dimension"), "token"
+    first = lambda k: W("first_dims", k=k)
 
     def hm(title, x=None, y=None, xl=dim, yl=tok, height=HEIGHT, **kw):
         return big(heatmap(d["z"], x=x, y=tl if y is None else y, title=title, xlabel=xl, ylabel=yl, **kw), height)
 
     def att(title, **kw):
-        return hm(title, x=tl, xl=T("被看的 token", "key token"), yl=T("提问的 token", "query token"), **kw)
+        return hm(title, x=tl, xl=W("key_token"), yl=W("query_token"), **kw)
 
     html_views = {
         "prompt": lambda: f'<div class="tour-hero">“{esc(ctx["prompt"])}”</div>',
@@ -75,34 +79,26 @@ def view(key: str, d: dict, ctx: dict, lang: str):
         "loop": lambda: chips(tl + [ctx["piece_short"]]),
     }
     figures = {
-        "embedding": lambda: hm(T("每个 token 的向量", "Each token's vector") + first(64)),
-        "rmsnorm": lambda: big(bars(d["rms"], tl, title=T("归一化后每个 token 的 RMS",
-                                                          "RMS of each token after the norm"),
+        "embedding": lambda: hm(W("embedding") + first(64)),
+        "rmsnorm": lambda: big(bars(d["rms"], tl, title=W("rmsnorm"),
                                     xlabel=tok, ylabel="RMS")),
-        "qkv": lambda: hm(T("第 0 层第 0 个头的 Q", "Layer 0, head 0: Q") + first(32)),
-        "rope": lambda: hm(T("旋转带来的变化 q_rope − q（第 0 头）", "What the rotation changed: q_rope − q (head 0)")),
-        "scores": lambda: att(T("QKᵀ/√d，空白 = 被遮住 (−∞)", "QKᵀ/√d, blank = masked (−inf)"), text_fmt=".1f"),
-        "probs": lambda: att(T("注意力概率（每行和为 1）", "Attention probabilities (rows sum to 1)"),
-                             colorscale="Blues",
-                             zmid=None, zmin=0, zmax=1, text_fmt=".2f"),
-        "attn_out": lambda: hm(T("注意力输出", "Attention output") + first(64)),
-        "residual": lambda: big(bars(d["ratio"], tl, title=T("‖注意力输出‖ / ‖输入‖", "‖attention output‖ / ‖input‖"),
-                                     xlabel=tok, ylabel=T("比值", "ratio"))),
+        "qkv": lambda: hm(W("qkv") + first(32)),
+        "rope": lambda: hm(W("rope")),
+        "scores": lambda: att(W("scores"), text_fmt=".1f"),
+        "probs": lambda: att(W("probs"), colorscale="Blues", zmid=None, zmin=0, zmax=1, text_fmt=".2f"),
+        "attn_out": lambda: hm(W("attn_out") + first(64)),
+        "residual": lambda: big(bars(d["ratio"], tl, title=W("residual"), xlabel=tok,
+                                     ylabel=W("ratio"))),
         "mlp": lambda: big(bars(d["values"], [f"#{j}" for j in d["neurons"]], text_fmt=".1f", ylabel="|act|",
-                                title=T(f"“{tl[-1]}” 最活跃的 {len(d['neurons'])} 个神经元 |act|",
-                                        f"“{tl[-1]}”: the {len(d['neurons'])} most active neurons |act|"),
-                                xlabel=T("神经元", "neuron"))),
-        "resid_out": lambda: hm(T("第 0 层的输出", "Layer 0's output") + first(64)),
-        "repeat": lambda: hm(T("残差流的长度 ‖x‖（行 = 层）", "Residual stream size ‖x‖ (rows = layers)"), x=tl,
-                             y=d["layers"], xl=tok, yl=T("层", "layer"), colorscale="Viridis", zmid=None,
+                                title=W("mlp", token=tl[-1], n=len(d["neurons"])), xlabel=W("neuron"))),
+        "resid_out": lambda: hm(W("resid_out") + first(64)),
+        "repeat": lambda: hm(W("repeat"), x=tl, y=d["layers"], xl=tok, yl=W("layer"), colorscale="Viridis", zmid=None,
                              height=max(HEIGHT, 24 * len(d["layers"]) + 150)),
-        "final_norm": lambda: hm(T("最终归一化后", "After the final norm") + first(64)),
+        "final_norm": lambda: hm(W("final_norm") + first(64)),
         "logits": lambda: big(bars(top["logits"], ctx["top_labels"], xlabel=tok, ylabel="logit", text_fmt=".2f",
-                                   title=T("最后一个位置的 logits（前 10 名）",
-                                           "Logits at the last position (top 10)")), BARS_HEIGHT),
-        "softmax": lambda: big(bars(top["probs"], ctx["top_labels"], xlabel=tok, ylabel=T("概率", "probability"),
-                                    text_fmt=".3f", title=T("下一个 token 的概率（前 10 名）",
-                                                            "Next-token probabilities (top 10)")), BARS_HEIGHT),
+                                   title=W("logits", n=len(top["logits"]))), BARS_HEIGHT),
+        "softmax": lambda: big(bars(top["probs"], ctx["top_labels"], xlabel=tok, ylabel=W("probability"),
+                                    text_fmt=".3f", title=W("softmax", n=len(top["probs"]))), BARS_HEIGHT),
     }
     make = html_views.get(key) or figures.get(key)
     return make() if make else None
@@ -124,31 +120,26 @@ def strip(labels, title: str, new: int | None = None, height: int = 260) -> go.F
 def companion(key: str, d: dict, ctx: dict, lang: str):
     """The figure under a step whose main view is HTML (the prompt, the chips, the pick): every step of the
     tour has a picture. None for the other steps (their main view is already a figure)."""
-    T = (lambda zh, en: zh) if lang == "zh" else (lambda zh, en: en)
+    W = words(lang)
     tl, top = ctx["short"], ctx["top"]
     n = len(tl)
     if key == "prompt":
         return ctx["pipeline"]()                     # an SVG string, drawn to the tour's height
     if key == "tokens":
         sizes = [len(p.encode("utf-8")) for p in ctx["raw"]]
-        return big(bars(sizes, tl, title=T("每个 token 占几个字节（UTF-8）", "How many bytes each token holds (UTF-8)"),
-                        xlabel="token", ylabel=T("字节",
-                                                 "bytes"), color=[token_color(k) for k in range(n)], text_fmt=",.0f"))
+        return big(bars(sizes, tl, title=W("tokens"), xlabel="token", ylabel=W("bytes"),
+                        color=[token_color(k) for k in range(n)], text_fmt=",.0f"))
     if key == "ids":
-        fig = bars(d["ids"], tl, title=T(f"每个 token 的编号：词表 {ctx['vocab']:,} 行中的一行",
-                                          f"Each token's id: one row of the {ctx['vocab']:,}-row table"),
+        fig = bars(d["ids"], tl, title=W("ids", vocab=f"{ctx['vocab']:,}"),
                    xlabel="token", ylabel="id", color=[token_color(k) for k in range(n)], text_fmt=",.0f")
         return big(fig.update_yaxes(type="log", range=[0, math.log10(ctx["vocab"])]))   # ids span orders of magnitude
     if key == "pick":
         labels = ctx["top_labels"]
-        return big(bars(top["probs"], labels, title=T(f"选中第一名：“{ctx['piece_short']}”（红色）",
-                                                       f"The top one is picked: “{ctx['piece_short']}” (red)"),
-                        xlabel="token", ylabel=T("概率", "probability"), text_fmt=".3f",
+        return big(bars(top["probs"], labels, title=W("pick", token=ctx["piece_short"]),
+                        xlabel="token", ylabel=W("probability"), text_fmt=".3f",
                         color=[CHOSEN if k == 0 else NEUTRAL for k in range(len(labels))]))
     if key == "decode":
-        return strip(tl + [ctx["piece_short"]], T("新 token 接在提示词后面（红色）",
-                                                  "The new token joins the prompt (red)"), new=n)
+        return strip(tl + [ctx["piece_short"]], W("decode"), new=n)
     if key == "loop":
-        return strip(tl + [ctx["piece_short"]], T(f"下一轮的输入：{n + 1} 个 token，从第 1 步再走一遍",
-                                                  f"The next run's input: {n + 1} tokens, from step 1 again"), new=n)
+        return strip(tl + [ctx["piece_short"]], W("loop", n=n + 1), new=n)
     return None

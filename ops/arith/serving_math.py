@@ -3,7 +3,7 @@
 The KV cache in a server (requests that fit, paged blocks, continuous batching, prefix caching); speculative
 decoding; long context (RoPE wavelengths, YaRN, sliding windows); MHA / MQA / GQA / MLA; tensor parallelism.
 The online softmax is ops/lab/online_softmax.py, number formats and the GGUF file's blocks ops/arith/formats.py,
-prefill vs decode timed on the loaded model ops/lab/phases.py.
+prefill vs decode timed on the loaded model ops/lab/serving_phases.py.
 
 Conventions are ops/arith/costs.py's: bf16 = 2 bytes, GPU memory in decimal GB (1e9 bytes), published GPU spec
 figures from costs.GPUS. Every number is a function of a config.

@@ -170,7 +170,7 @@ def sampling(stages: dict, logits: torch.Tensor, greedy: bool = False) -> list[C
 
 def logit_lens(model, trace, b: int) -> list[Check]:
     """The lens's last row (final layer -> final norm -> LM head) against the trace's own logits."""
-    from .lens import lens_start, logit_lens as lens
+    from .lm_head_lens import lens_start, logit_lens as lens
     ids, probs = lens(model, trace, b)
     ref = torch.softmax(trace.logits[b, lens_start(trace, b):trace.lengths[b]].float(), -1).max(-1)
     return [compare("last layer's lens == trace logits (top probability)", probs[-1], ref.values, 1e-4,

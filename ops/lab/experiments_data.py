@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from . import edits
+from . import experiments_edits
 
 
 def row_ids(trace, b: int) -> list[int]:
@@ -93,7 +93,7 @@ def ablation_reach(model, trace, b: int, layer: int, position: int) -> dict:
     ids = row_ids(trace, b)
     capture = ("embed.out", "layers.*.resid_out", "logits")
     base = model.trace_ids([ids], capture=capture)
-    edited = model.trace_ids([ids], capture=capture, edits=edits.zero_mlp(model.config, layer, [position]))
+    edited = model.trace_ids([ids], capture=capture, edits=experiments_edits.zero_mlp(model.config, layer, [position]))
     moved = residual_change(base, edited, 0, position)["max"]
     first = first_changed(moved)
     diff = (edited.logits[0].float() - base.logits[0].float()).abs().amax(-1)

@@ -4,7 +4,7 @@ One MLP output zeroed at one position and the row rerun (experiments_data.ablati
 attribution of the top next token. Kept with the trace (Trace.memo): the reruns happen once per trace."""
 from __future__ import annotations
 
-from . import attribution, experiments_data, stage_data
+from . import experiments_attribution, experiments_data, stage_data
 
 
 def experiment_runs(model, trace, b: int = 0) -> dict | None:
@@ -23,7 +23,7 @@ def _runs(model, trace, b: int) -> dict:
                reach=experiments_data.ablation_reach(model, trace, b, k, p), attribution=None)
     try:
         tid = int(stage_data.next_token_top(trace, b, n - 1, 1)["ids"][0])
-        attr = attribution.logit_attribution(model, trace, b, -1, tid)
+        attr = experiments_attribution.logit_attribution(model, trace, b, -1, tid)
     except KeyError:                          # a trace that did not keep attn.context / resid_out: no such question
         return out
     out["attribution"] = dict(word=model.tokenizer.decode([tid]), logit=float(trace.logits[b, n - 1, tid]),

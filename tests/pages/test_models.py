@@ -112,11 +112,11 @@ def test_models_qwen_and_smollm2(lang, smollm2_gguf_path, monkeypatch):
 
 @pytest.mark.real
 def test_second_model_that_does_not_fit(tiny_app_dense, monkeypatch):
-    import ui.second
+    import ui.models_second
     import ui.state
 
     monkeypatch.setattr(ui.state, "mem_available", lambda: 1 << 20)       # 1 MiB free
-    monkeypatch.setattr(ui.second, "_LOADED", set())                      # as if never loaded in this process
+    monkeypatch.setattr(ui.models_second, "_LOADED", set())                      # as if never loaded in this process
     at = open_models("en", "path", tiny_app_dense)
     check_page(at, PAGE, "en", allow_errors=("does not fit",))
     assert any("does not fit" in e.value and "first model stays loaded" in e.value for e in at.error)

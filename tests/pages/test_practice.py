@@ -7,7 +7,7 @@ import apptest_utils as au
 import pytest
 from apptest_utils import check_page, no_exception, open_tab, page_ok, tab_groups
 
-from content import mock_interview, practice, stages, texts
+from content import practice, practice_mock, stages, texts
 from ops.arith import costs
 
 PAGE = "practice"
@@ -193,7 +193,7 @@ def test_mock_interview_size_and_levels(tiny_app_dense):
 def test_mock_interview_computed_value(tiny_app_dense):
     """A question whose answer is computed shows the computed value beside the model answer."""
     items = practice.questions(texts.numbers(costs.reference_config("Qwen2.5-0.5B-Instruct")), "en")
-    seed = next(s for s in range(1000) if "compute" in bank()[mock_interview.draw(items, 5, s)[0]])
+    seed = next(s for s in range(1000) if "compute" in bank()[practice_mock.draw(items, 5, s)[0]])
     at = interview(page_ok(PAGE, source=tiny_app_dense, lang="en"))
     at.session_state["mock"] = dict(seed=seed, choice=None)         # the interview this seed draws
     at.run()

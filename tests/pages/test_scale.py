@@ -86,7 +86,7 @@ def test_scale_compares_qwen_with_the_llama_config(tiny_app_dense, lang, monkeyp
     """The fold's config rows for Qwen2.5-0.5B-Instruct (A) and SmolLM2-135M-Instruct (B, the llama reference),
     each value worked out here from the two config files (json), the parameter totals by counting their tensors."""
     from content import models as words
-    from ops.lab import compare_models as cm
+    from ops.lab import models_data as cm
 
     root = Path(__file__).resolve().parents[2] / "assets" / "configs"
     qwen, smol = (json.loads((root / f).read_text()) for f in ("qwen2.5-0.5b-instruct.json", "smollm2-135m-instruct.json"))

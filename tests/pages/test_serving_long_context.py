@@ -15,7 +15,7 @@ from apptest_utils import open_page, open_tab, texts
 from content import serving_page
 from content.words import say
 from ops import load_model
-from ops.lab.long_context import PRETEND, long_context_run
+from ops.lab.serving_long_context import PRETEND, long_context_run
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])

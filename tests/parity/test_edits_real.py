@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from ops.lab import edits as E
-from ops.lab.attribution import logit_attribution
+from ops.lab import experiments_edits as E
+from ops.lab.experiments_attribution import logit_attribution
 
 pytestmark = pytest.mark.real
 PROMPT = "def fib(n):\n    return"

@@ -9,7 +9,13 @@ import torch
 
 from content import interview as words, interview2 as words2
 from ops.engine.decode import KVCache
-from ops.lab import fp8, lora_batch as lb, quant4 as q4, step_time as stt, tree_verify as tv
+from ops.lab import (
+    interview_fp8,
+    interview_lora_batch as lb,
+    interview_quant4 as q4,
+    interview_step_time as stt,
+    interview_tree_verify as tv,
+)
 
 
 def ids(lab_model, text):
@@ -76,17 +82,17 @@ def test_fp8_on_real_weights_and_activations(lab_model):
     model, where a finer scale is not always lower: up_proj per row 0.0266 against 0.0266 per tensor)."""
     W = lab_model.weights["model.layers.0.mlp.down_proj.weight"].float()
     for mode in ("tensor", "row", "block"):
-        q = fp8.scaled(W, mode)
-        s = W.abs().amax() / fp8.MAX if mode == "tensor" else None
+        q = interview_fp8.scaled(W, mode)
+        s = W.abs().amax() / interview_fp8.MAX if mode == "tensor" else None
         if s is not None:
             normal = W.abs() / s >= 2 ** -6
             assert float(((q - W).abs() / W.abs())[normal].max()) <= 2 ** -4
-    rows = fp8.weight_errors(lab_model)
+    rows = interview_fp8.weight_errors(lab_model)
     print("\nFP8 weights", lab_model.config.name, [(r["name"], f"{r['tensor']:.4f}", f"{r['block']:.4f}") for r in rows])
     assert all(0.02 < r[m] < 0.035 for r in rows for m in ("tensor", "row", "block"))
     tr = lab_model.trace(words.QUOTE, chat=False)
     from ops.lab import interview as iv
-    acts = fp8.activation_errors(tr, iv.loudest_layer(tr))
+    acts = interview_fp8.activation_errors(tr, iv.loudest_layer(tr))
     print("FP8 activations", [(a["name"], f"{a['ratio']:.0f}x", f"{a['tensor']['rel']:.4f}", f"{a['row']['rel']:.4f}")
                               for a in acts])
     assert acts and all(a["tensor"]["rel"] < 0.1 for a in acts)
@@ -158,8 +164,8 @@ def test_fp8_on_an_unseen_prompts_activations(lab_model):
         return (x / s).clamp(-448, 448).to(torch.float8_e4m3fn).float() * s
     for mode, s in (("tensor", x.abs().amax()), ("row", x.abs().amax(1, keepdim=True)),
                     ("column", x.abs().amax(0, keepdim=True))):
-        assert torch.equal(fp8.scaled(x, mode), by_hand(s)), mode
-    acts = fp8.activation_errors(tr, layer)
+        assert torch.equal(interview_fp8.scaled(x, mode), by_hand(s)), mode
+    acts = interview_fp8.activation_errors(tr, layer)
     print("\nFP8, unseen", lab_model.config.name, layer, [(a["name"], f"{a['tensor']['rel']:.4f}") for a in acts])
     assert acts and all(a[m]["rel"] < 0.1 for a in acts for m in ("tensor", "row", "column", "block"))
 

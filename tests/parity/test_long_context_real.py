@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from content.words import say
-from ops.lab.long_context import PRETEND, long_context_run
+from ops.lab.serving_long_context import PRETEND, long_context_run
 
 pytestmark = pytest.mark.real
 

@@ -208,9 +208,9 @@ def test_the_thread_serves_sessions_generating_at_once(tiny):
 
 
 def test_the_serving_view_of_the_batcher_by_hand():
-    """ops/lab/batching.batching_view on steps worked by hand: sizes 1 (40, 60 ms), 4 (100 ms), 8 (160, 200 ms)."""
+    """ops/lab/serving_batching.batching_view on steps worked by hand: sizes 1 (40, 60 ms), 4 (100 ms), 8 (160, 200 ms)."""
     from classroom.batcher import StepRecord
-    from ops.lab.batching import batching_view
+    from ops.lab.serving_batching import batching_view
 
     recs = [StepRecord(1, 0.04, 10.0), StepRecord(4, 0.10, 50.0), StepRecord(1, 0.06, 70.0), StepRecord(8, 0.16, 90.0),
             StepRecord(8, 0.20, 95.0)]

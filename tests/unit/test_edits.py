@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from ops.errors import Cancelled, InputError
-from ops.lab import edits as E, sweeps
-from ops.lab.attribution import logit_attribution, top_parts
+from ops.lab import experiments_edits as E, experiments_sweeps
+from ops.lab.experiments_attribution import logit_attribution, top_parts
 from tests.parity.test_parity_tiny import tiny_pair
 
 IDS = [[5, 17, 3, 99, 42, 7]]
@@ -144,11 +144,11 @@ def test_bad_edits_name_the_problem(model, base):
     with pytest.raises(InputError, match="mode"):
         E.ablate_heads(c, 0, [0], mode="half")
     with pytest.raises(InputError, match="equal token lengths"):
-        sweeps.patch_sweep(model, base, model.trace_ids([[1, 2]]), 3)
+        experiments_sweeps.patch_sweep(model, base, model.trace_ids([[1, 2]]), 3)
     with pytest.raises(InputError, match="position 9 is out of range"):
         logit_attribution(model, base, 0, 9, 3)
     with pytest.raises(InputError, match="token id 100000 is out of range"):
-        sweeps.head_sweep(model, base, 0, -1, 100000)
+        experiments_sweeps.head_sweep(model, base, 0, -1, 100000)
 
 
 # ---- attribution ------------------------------------------------------------------------------------
@@ -176,7 +176,7 @@ def test_attribution_moe_parts():
 def test_head_sweep_equals_one_trace_per_variant(model, base):
     c = model.config
     seen = []
-    r = sweeps.head_sweep(model, base, 0, -1, 7, progress=lambda d, t: seen.append((d, t)))
+    r = experiments_sweeps.head_sweep(model, base, 0, -1, 7, progress=lambda d, t: seen.append((d, t)))
     total = c.num_hidden_layers * (c.num_attention_heads + 2)
     assert seen[-1] == (total, total) and [d for d, _ in seen] == sorted(d for d, _ in seen)
     assert r["heads"].shape == (c.num_hidden_layers, c.num_attention_heads)
@@ -193,7 +193,7 @@ def test_head_sweep_equals_one_trace_per_variant(model, base):
 
 def test_patch_sweep_equals_one_trace_per_patch(model, base):
     corrupted = [[5, 17, 3, 12, 42, 7]]
-    ps = sweeps.patch_sweep(model, base, model.trace_ids(corrupted), 7)
+    ps = experiments_sweeps.patch_sweep(model, base, model.trace_ids(corrupted), 7)
     assert ps["restored"].shape == (model.config.num_hidden_layers, 6)
     for layer, s in [(0, 3), (1, 3), (1, 0), (2, 5)]:
         t = model.trace_ids(corrupted, edits=E.patch(base, f"layers.{layer}.resid_out", [s]))
@@ -210,6 +210,6 @@ def test_sweeps_cancel(model, base):
         calls.append(1)
         return len(calls) > 3
     with pytest.raises(Cancelled):
-        sweeps.head_sweep(model, base, 0, -1, 7, cancel=cancel)
+        experiments_sweeps.head_sweep(model, base, 0, -1, 7, cancel=cancel)
     with pytest.raises(Cancelled):
-        sweeps.patch_sweep(model, base, model.trace_ids([[5, 17, 3, 12, 42, 7]]), 7, cancel=lambda: True)
+        experiments_sweeps.patch_sweep(model, base, model.trace_ids([[5, 17, 3, 12, 42, 7]]), 7, cancel=lambda: True)

@@ -11,7 +11,7 @@ from ops import InputError, SamplingParams, load_model
 from ops.arith import costs
 from ops.engine.decode import KVCache
 from ops.engine.model import Model
-from ops.lab import lens
+from ops.lab import lm_head_lens
 from ops.models import tiny
 from tests.parity.test_parity_tiny import tiny_pair
 
@@ -172,15 +172,15 @@ def test_sdpa_on_the_model_weights_matches_eager():
 def test_lens_cache_lives_on_the_trace():
     model, _ = tiny_pair("qwen2")
     trace = model.trace_ids([[1, 2, 3, 4, 5], [6, 7]])
-    ids, probs = lens.top_next(trace, 1)
+    ids, probs = lm_head_lens.top_next(trace, 1)
     assert ids.shape == probs.shape == (2,)
     assert torch.equal(ids, trace.logits[1, :2].argmax(-1))
     torch.testing.assert_close(probs, trace.logits[1, :2].softmax(-1).max(-1).values)
-    assert trace.cache[("top_next", 1)] is lens.top_next(trace, 1)
-    lids, lprobs = lens.logit_lens(model, trace, 0)
+    assert trace.cache[("top_next", 1)] is lm_head_lens.top_next(trace, 1)
+    lids, lprobs = lm_head_lens.logit_lens(model, trace, 0)
     assert lids.shape == (model.config.num_hidden_layers + 1, 5)
     assert torch.equal(lids[-1], trace.logits[0, :5].argmax(-1))          # the last state is the model's own
-    assert trace.cache[("logit_lens", 0)] is lens.logit_lens(model, trace, 0)
+    assert trace.cache[("logit_lens", 0)] is lm_head_lens.logit_lens(model, trace, 0)
     assert all(isinstance(k, tuple) and isinstance(k[0], str) for k in trace.cache)    # (name, row), never id()
     again = model.trace_ids([[1, 2, 3, 4, 5], [6, 7]])
     assert again.cache == {}                                                  # a new trace starts empty

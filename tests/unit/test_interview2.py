@@ -1,4 +1,4 @@
-"""The interview's second round (ops/lab/tree_verify.py, lora_batch.py, quant4.py, fp8.py, step_time.py) on a tiny
+"""The interview's second round (ops/lab/interview_tree_verify.py, lora_batch.py, quant4.py, interview_fp8.py, step_time.py) on a tiny
 random model and on hand-sized matrices. The real models run them in tests/parity/test_interview2_real.py."""
 from __future__ import annotations
 
@@ -6,7 +6,13 @@ import pytest
 import torch
 
 from ops.errors import InputError
-from ops.lab import fp8, lora_batch as lb, quant4 as q4, step_time as stt, tree_verify as tv
+from ops.lab import (
+    interview_fp8,
+    interview_lora_batch as lb,
+    interview_quant4 as q4,
+    interview_step_time as stt,
+    interview_tree_verify as tv,
+)
 
 PROMPTS = ["def f(x):\n    return x + 1\n\ndef g(x):\n    return x + 1\n\ndef h(x):\n",
            "the cat sat on the mat and the cat sat on", "in the hall he sat"]
@@ -144,21 +150,21 @@ def test_fp8_scales_by_hand():
     """e4m3 holds 448 exactly; with one scale (1) for [448, 4e-4] the small value is under half e4m3's smallest
     subnormal 2^-9 = 1.95e-3 and becomes 0; with a scale per row it is exact up to e4m3's 3 mantissa bits."""
     x = torch.tensor([[448.0, 448.0], [4e-4, 4e-4]])
-    t, r = fp8.scaled(x, "tensor"), fp8.scaled(x, "row")
+    t, r = interview_fp8.scaled(x, "tensor"), interview_fp8.scaled(x, "row")
     assert t[0, 0] == 448.0 and t[1, 0] == 0.0
     assert abs(r[1, 0] - 4e-4) < 4e-4 * 2 ** -4
-    assert fp8.errors(x, t)["zeros"] == 0.5 and fp8.errors(x, r)["zeros"] == 0.0
+    assert interview_fp8.errors(x, t)["zeros"] == 0.5 and interview_fp8.errors(x, r)["zeros"] == 0.0
     big = torch.ones(256, 256)
     big[:128, :128] = 1000.0
     big[200, 200] = 1e-3            # 1e-3 / (1000 / 448) = 4.5e-4 -> 0 per tensor; 0.448 in its own block
-    assert fp8.scaled(big, "block")[200, 200] > 0 and fp8.scaled(big, "tensor")[200, 200] == 0
+    assert interview_fp8.scaled(big, "block")[200, 200] > 0 and interview_fp8.scaled(big, "tensor")[200, 200] == 0
 
 
 def test_fp8_on_the_tiny_model(tiny_scaled):
-    rows = fp8.weight_errors(tiny_scaled)
+    rows = interview_fp8.weight_errors(tiny_scaled)
     # e4m3's 3 mantissa bits: ~2.5 % whatever the scale when no outlier reaches the subnormals (measured 2.48-2.71 %)
     assert len(rows) == 7 and all(0.02 < r[m] < 0.035 for r in rows for m in ("tensor", "row", "block"))
-    acts = fp8.activation_errors(tiny_scaled.trace(PROMPTS[1]), 1)
+    acts = interview_fp8.activation_errors(tiny_scaled.trace(PROMPTS[1]), 1)
     assert [a["name"] for a in acts] == ["layers.1.resid_out", "layers.1.attn_norm.out", "layers.1.mlp.act"]
     assert all(a["tensor"]["rel"] < 0.1 for a in acts)          # 3 mantissa bits: a few % (2^-4 at most per entry)
 

@@ -14,7 +14,7 @@ from content import practice, serving_numbers, texts
 from content.template import placeholders
 from ops.arith import costs, formats, serving_math as sv
 from ops.errors import InputError
-from ops.lab import online_softmax, phases
+from ops.lab import online_softmax, serving_phases
 
 C32 = costs.reference_config("Qwen2.5-32B-Instruct")
 # Qwen2.5-32B-Instruct from FACTS.md: 64 layers, 40 query / 8 KV heads, head_dim 128, 32,763,876,352 parameters
@@ -363,14 +363,14 @@ def test_tensor_parallel_bounded_by_kv_heads():
 
 # ---- (h) prefill vs decode --------------------------------------------------------------------------------------------
 def test_h200_phases_from_the_roofline():
-    rows = phases.h200_phases(C32, (8, 1024), 4096)
+    rows = serving_phases.h200_phases(C32, (8, 1024), 4096)
     assert [r["bound"] for r in rows] == ["memory", "compute", "memory"]
     assert costs.prefill_crossover(C32, 1) <= 1024
 
 
 def test_measure_phases_on_a_tiny_model():
     from ops.models.tiny import tiny_moe_model
-    result = phases.measure_phases(tiny_moe_model(), prefill=(4, 16), context=16, steps=2, reps=1)
+    result = serving_phases.measure_phases(tiny_moe_model(), prefill=(4, 16), context=16, steps=2, reps=1)
     assert [r["phase"] for r in result["rows"]] == ["prefill", "prefill", "decode"]
     assert all(r["ms_per_token"] > 0 and r["predicted_ms_per_token"] > 0 for r in result["rows"])
     assert result["peaks"]["flops_per_s"] > 0 and result["peaks"]["bytes_per_s"] > 0

@@ -1,6 +1,7 @@
 """Figure layouts the screenshots caught: labels drawn over each other, bar text shrunk past reading."""
 from __future__ import annotations
 
+import pytest
 import torch
 
 from viz.mlp import CLEAR, LABEL_GAP, swiglu_diagram
@@ -101,6 +102,24 @@ def test_tour_logit_bars_keep_their_token_names_above_the_fold():
         fig = view(key, {}, {"short": labels, "top": top, "top_labels": labels}, "en")
         assert fig.layout.height == BARS_HEIGHT < HEIGHT
         assert list(fig.data[0].x) == labels
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_tour_titles_name_the_live_counts_and_token(lang):
+    """The Tour's titles come from assets/words/tour_pictures.<lang>.json with the live numbers filled in: the bars'
+    count (here 7, not the usual 10), the row's last token and the next run's length (the 3 tokens + the new one)."""
+    from viz.tour import companion, view
+
+    labels = [f"t{k}" for k in range(7)]
+    top = {"logits": torch.linspace(13, 10, 7), "probs": torch.linspace(0.5, 0.01, 7), "ids": torch.arange(7)}
+    ctx = {"short": ["a", "b", "c"], "top": top, "top_labels": labels, "piece_short": "d", "vocab": 151936}
+    for key in ("logits", "softmax"):
+        assert "7" in view(key, {}, ctx, lang).layout.title.text
+    mlp = view("mlp", {"values": [3.0, 2.0], "neurons": [5, 9]}, ctx, lang).layout.title.text
+    assert "“c”" in mlp and "2" in mlp
+    assert "4" in companion("loop", {}, ctx, lang).layout.title.text
+    assert "151,936" in companion("ids", {"ids": [1, 2, 3]}, ctx, lang).layout.title.text
+    assert "{" not in companion("decode", {}, ctx, lang).layout.title.text
 
 
 def test_axis_labels_keep_an_english_word_whole():

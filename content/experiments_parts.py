@@ -1,4 +1,4 @@
-"""The names of the logit attribution's parts as a reader sees them: ops.lab.attribution names them as code
+"""The names of the logit attribution's parts as a reader sees them: ops.lab.experiments_attribution names them as code
 ("L20.attn.h1", "L20.mlp"; the waterfall's steps "L20 attn"), a Chinese page says 第20层 注意力 头1. The words are
 in assets/words/parts.*.json; a name this does not know is shown as it is."""
 from __future__ import annotations

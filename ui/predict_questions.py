@@ -1,11 +1,11 @@
-"""The predict-first questions of the pages (ui/predict.gate's ask()): ops.lab.quiz computes the answer on the
+"""The predict-first questions of the pages (ui/predict.gate's ask()): ops.lab.predict_data computes the answer on the
 running model, content.predict words it, token ids become the labels the page's pictures show."""
 from __future__ import annotations
 
 import streamlit as st
 
 from content import predict as words
-from ops.lab import quiz
+from ops.lab import predict_data
 from viz.labels import pieces, visible
 
 from . import experiments_state
@@ -18,19 +18,19 @@ def _token(tok, i: int) -> str:
 
 def lens(model, trace, b: int):
     """Logit lens (lm_head's fold): at which state the lens first ranks the final answer top-1."""
-    q = quiz.lens_first_top1(model, trace, b)
+    q = predict_data.lens_first_top1(model, trace, b)
     return words.lens(q, q["position"], _token(model.tokenizer, q["final_id"]))
 
 
 def attention(one: dict, n: int, labels: list[str], i: int, h: int):
     """Attention: which key the last real query of row b gives the most weight (one: stage_data.attention_head)."""
-    return words.attention(quiz.top_key(one["probs"][n - 1], n), n - 1, [visible(x) for x in labels], i, h)
+    return words.attention(predict_data.top_key(one["probs"][n - 1], n), n - 1, [visible(x) for x in labels], i, h)
 
 
 def ablation(model, base, ids: list[int], s: int, target: int, i: int, h: int, mode: str, mode_words):
     """Experiments: which of the layer's ablations moves the target most; its runs kept for every session."""
     key = experiments_state.model_key() + (tuple(ids), "quiz-ablation", s, target, i, h, mode)
-    q = experiments_state.kept(key, lambda: quiz.strongest_ablation(model, base, ids, s, target, i, h, mode),
+    q = experiments_state.kept(key, lambda: predict_data.strongest_ablation(model, base, ids, s, target, i, h, mode),
                                share=True)
     return None if q is None else words.ablation(q, i, h, mode_words, _token(model.tokenizer, target))
 
@@ -44,7 +44,7 @@ def greedy(model, ids: list[int]):
 
 def greedy_data(model, ids: list[int]) -> dict | None:
     key = experiments_state.model_key() + (tuple(ids), "quiz-greedy")
-    with_texts = lambda: _with_texts(model, quiz.greedy_parting(model, ids))      # noqa: E731
+    with_texts = lambda: _with_texts(model, predict_data.greedy_parting(model, ids))      # noqa: E731
     return experiments_state.kept(key, with_texts, t("正在用 float32 和 bfloat16 各贪心生成一段……",
                                                      "Greedy decoding on float32 and on bfloat16..."), share=True)
 

@@ -7,7 +7,7 @@ from content.words import say
 from ops.arith import placement
 from ops.arith.costs import human
 from ops.engine.config import ModelConfig
-from viz.placement import device_bars
+from viz.scale_placement import device_bars
 
 from .blocks import chart
 from .pickers import ranged

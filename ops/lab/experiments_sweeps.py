@@ -14,7 +14,7 @@ import torch
 
 from ..engine.trace import Trace
 from ..errors import Cancelled, InputError
-from .attribution import resolve_position
+from .experiments_attribution import resolve_position
 
 
 def _recorder(cancel):

@@ -1,11 +1,11 @@
-"""The mock interview's pure logic (content/mock_interview.py): the draw and the score, on hand-made banks whose
+"""The mock interview's pure logic (content/practice_mock.py): the draw and the score, on hand-made banks whose
 right answers are worked out by hand, and on the real bank without depending on its size."""
 import random
 from collections import Counter
 
 import pytest
 
-from content import mock_interview as mock, practice, texts
+from content import practice, practice_mock as mock, texts
 from ops.arith import costs
 
 

@@ -1,13 +1,14 @@
 """The Serving page's long-context topic, live: the loaded model with a YaRN rope_scaling on a prompt longer than a
-pretended original window (ops/lab/long_context.py computes, content/rope_words.py words it, viz/rope.py draws)."""
+pretended original window (ops/lab/serving_long_context.py computes, content/attention_rope.py words it,
+viz/attention_rope.py draws)."""
 from __future__ import annotations
 
 import streamlit as st
 
-from content.rope_words import long_view
+from content.attention_rope import long_view
 from content.words import say
-from ops.lab.long_context import PRETEND, long_context_run
-from viz.rope import attention_rows, frequency_pairs
+from ops.lab.serving_long_context import PRETEND, long_context_run
+from viz.attention_rope import attention_rows, frequency_pairs
 
 from .blocks import metrics, table
 from .session import t

@@ -1,4 +1,4 @@
-"""ops/lab/compare_models.py against hand-worked numbers: the config rows (KV bytes per token, parameters) of
+"""ops/lab/models_data.py against hand-worked numbers: the config rows (KV bytes per token, parameters) of
 Qwen2.5-0.5B and SmolLM2-135M, tokenization, the next-token union, the relative depth and the memory check."""
 import math
 import re
@@ -9,7 +9,7 @@ import torch
 from content import models as words
 from ops.arith import costs
 from ops.engine.config import ModelConfig
-from ops.lab import compare_models as cm
+from ops.lab import models_data as cm
 
 # SmolLM2-135M-Instruct as its config.json says (FACTS.md), typed here, not read through our loader
 SMOL = ModelConfig(model_type="llama", vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,

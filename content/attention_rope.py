@@ -10,7 +10,8 @@ def _n(x: float) -> str:
 
 
 def frequency_view(fq: dict, j: int, config, S: int, lang: str) -> dict:
-    """Title, names and axes for viz.rope.frequency_pairs, and the caption for pair j of this model and prompt."""
+    """Title, names and axes for viz.attention_rope.frequency_pairs, and the caption for pair j of this model and
+    prompt."""
     w = lambda key, **f: say(f"rope.{key}", lang, **f)      # noqa: E731
     half, hd = len(fq["pairs"]), 2 * len(fq["pairs"])
     figure = dict(title=w("freq_title", rope_type=fq["rope_type"]),

@@ -10,9 +10,9 @@ import random
 
 import torch
 
-from . import edits
+from . import experiments_edits
 from .interview import greedy_rows
-from .lens import lens_start, logit_lens, top_next
+from .lm_head_lens import lens_start, logit_lens, top_next
 
 ABLATIONS = ("head", "attn", "mlp", "norope")      # Experiments' ablations of one layer, in the page's order
 
@@ -60,7 +60,7 @@ def strongest_ablation(model, base, ids: list[int], s: int, target: int, layer: 
     kinds = [k for k in ABLATIONS if k != "head" or head is not None]
     after = {}
     for kind in kinds:
-        spec = edits.build(kind, model.config, layer, dict(h=head, mode=mode), reference=base)
+        spec = experiments_edits.build(kind, model.config, layer, dict(h=head, mode=mode), reference=base)
         run = model.trace_ids([ids], edits=spec, capture=("logits",))
         after[kind] = float(torch.softmax(run.logits[0, s].float(), -1)[target])
     answer = max(kinds, key=lambda k: abs(after[k] - before))

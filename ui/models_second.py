@@ -11,7 +11,7 @@ from classroom import mode as class_mode
 from content.refusals import load_error
 from content.words import say
 from ops.arith.costs import human
-from ops.lab import compare_models
+from ops.lab import models_data
 
 from . import session, state
 from .session import t
@@ -65,13 +65,13 @@ def load(source: str):
     key = (source, s.device, s.dtype)
     if key not in _LOADED and key != st.session_state.get("_good_source"):
         try:
-            config = compare_models.source_config(source)
+            config = models_data.source_config(source)
         except Exception as e:                  # a broken file must never become a traceback
             st.error(t("读不出第二个模型的配置：", "Could not read the second model's config: ")
                      + load_error(e, session.lang()))
             return None
-        need, free = compare_models.load_need_bytes(config, s.dtype), state.mem_available()
-        if not compare_models.fits(need, free):
+        need, free = models_data.load_need_bytes(config, s.dtype), state.mem_available()
+        if not models_data.fits(need, free):
             name = config.name or Path(str(source)).name
             st.error(say("second.too_big", session.lang(), name=name, need=human(need, "B"), free=human(free, "B")))
             return None
