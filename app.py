@@ -54,5 +54,6 @@ with jobs.RUNS:               # background work at load waits while a page runs 
         page.next_stage("overview" if nav.url_path == "home" else nav.url_path)   # not after a page that stopped
         poll.panel("overview" if nav.url_path == "home" else nav.url_path)       # classroom mode: the class poll
     finally:
+        session.this_run().clear()     # what this run fetched once (the model) is not held between runs
         # a page's freed temporaries leave the resident set (a class keeps the server up for hours)
         jobs.trim_heap()

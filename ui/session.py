@@ -5,6 +5,7 @@ only when it changes (set_query).
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -48,8 +49,10 @@ def follow_language():
 
 
 def init_state():
-    """Fill session_state from the URL (a shared link) and the defaults, once per session."""
+    """Fill session_state from the URL (a shared link) and the defaults, once per session; at the start of every
+    run, empty this_run()."""
     ss = st.session_state
+    ss[_RUN] = {}
     if ss.get("_initialised") and "traces" in ss:
         # Streamlit forgets a widget's key after a run that did not draw the widget (a run that failed before
         # the sidebar), and on a page switch it keeps only the widgets the browser reported (a click while the
@@ -121,8 +124,39 @@ def _keep(ss):
 def settings() -> Settings:
     ss = st.session_state
     get = lambda k: ss.get(k, DEFAULTS[k])
-    lines = inputs.split_lines(str(get("prompt_text")))   # sanitised: see ops/engine/inputs.py for the policy
-    return Settings(get("source"), get("device"), get("dtype"), tuple(lines), bool(get("chat")), get("lang"))
+    return Settings(get("source"), get("device"), get("dtype"), prompt().lines, bool(get("chat")), get("lang"))
+
+
+def prompt() -> inputs.Sanitized:
+    """The prompt box's text (session_state.prompt_text, the one stored copy) after the input policy of
+    ops/engine/inputs.py: sanitised once per text, and that one result gives the prompts (settings().prompts), the
+    note on what was cleaned (ui.state.get_trace) and, already clean, the trace's input."""
+    ss = st.session_state
+    text = str(ss.get("prompt_text", DEFAULTS["prompt_text"]))
+    kept = ss.get("_prompt")
+    if kept is None or kept[0] != text:
+        kept = ss["_prompt"] = (text, inputs.sanitize(text))
+    return kept[1]
+
+
+def drop_surrogates() -> bool:
+    """Lone surrogates in the stored prompt (from a URL or the API) become U+FFFD before the prompt box is drawn: the
+    browser cannot be sent them. True when there were some."""
+    clean = prompt()
+    if not clean.surrogates:
+        return False
+    ss = st.session_state
+    ss.prompt_text = inputs.replace_surrogates(str(ss.prompt_text))
+    ss["_prompt"] = (ss.prompt_text, dataclasses.replace(clean, surrogates=0))   # what sanitize() would now say
+    return True
+
+
+_RUN = "_this_run"
+
+
+def this_run() -> dict:
+    """A dict that lives for one script run of this session (init_state empties it): what a run fetches once."""
+    return st.session_state.setdefault(_RUN, {})
 
 
 def lang() -> str:
