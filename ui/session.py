@@ -49,25 +49,16 @@ def follow_language():
 
 
 def init_state():
-    """Fill session_state from the URL (a shared link) and the defaults, once per session; at the start of every
-    run, empty this_run()."""
+    """Fill session_state from the URL (a shared link) and the defaults, once per session; every run starts with an
+    empty this_run()."""
     ss = st.session_state
     ss[_RUN] = {}
     if ss.get("_initialised") and "traces" in ss:
-        # Streamlit forgets a widget's key after a run that did not draw the widget (a run that failed before
-        # the sidebar), and on a page switch it keeps only the widgets the browser reported (a click while the
-        # last run was still drawing reports fewer), dropping the page's query parameters too: each setting
-        # comes back from its copy kept below (KEPT), else the URL, else the default. Seen in bench/browser.py:
-        # a session in English switched to Chinese between two pages.
-        for key in KEPT:
-            if key not in ss:
-                ss[key] = ss.get("_kept_" + key, _from_url(key))
-        return                  # the copies are taken after the sidebar's widgets ran (keep_settings)
+        return
     for key in KEPT:
         ss[key] = _from_url(key)
     ss.traces = OrderedDict()
     ss._initialised = True
-    _keep(ss)
 
 
 KEPT = ("source", "device", "dtype", "prompt_text", "chat", "lang", "projector")   # the sidebar's settings
@@ -76,25 +67,40 @@ KEPT = ("source", "device", "dtype", "prompt_text", "chat", "lang", "projector")
 WIDGET_DEFAULTS = dict(prompt_text="", chat=False, lang="zh", projector=False)
 
 
-def guard_page_switch(page: str):
-    """On a page switch, a sidebar setting that arrives at its widget's default, unlike the session's kept copy,
-    is put back from that copy. Seen in Chromium in a few sessions of bench/browser.py
-    (bench/RESULTS.md, "Night"): an English session with a prompt clicked a page link and the next page
-    ran with the language and the prompt at their widget defaults (Chinese, empty), so it asked for a prompt; with
-    this guard the fourth ran in English with its prompt (bench/RESULTS.md, "Night").
-    A user's own change to a sidebar widget reruns the page it is on before any switch; one that only comes with
-    a switch (the prompt box emptied, then a link clicked at once) is the price. Call after st.navigation (`page`
-    is its url_path) and before the sidebar draws."""
+def restore(page: str):
+    """The one place that undoes Streamlit's clean-up of the sidebar's settings. Each setting lives under its own key
+    (prompt_text: the prompt); its widgets (ui.sidebar.bound) and the URL only show it, and end_run keeps a copy of
+    it ("_kept_<key>") for two cases:
+    - a setting missing from session_state (a run that failed before the sidebar, a switch that kept only what the
+      browser reported) comes back from its copy, else the URL, else the default;
+    - on a page switch, a setting that arrives at its widget's default, unlike its copy, is put back from the copy.
+      Seen in Chromium in a few sessions of bench/browser.py (bench/RESULTS.md, "Night"): an English session with a
+      prompt clicked a page link and the next page ran with the language and the prompt at their widget defaults
+      (Chinese, empty), so it asked for a prompt. A user's own change to a sidebar widget reruns the page it is on
+      before any switch; one that only comes with a switch (the prompt box emptied, then a link clicked at once) is
+      the price.
+    Call after st.navigation (`page` is its url_path) and before the sidebar draws."""
     ss = st.session_state
     last, ss["_page"] = ss.get("_page"), page
-    if last is None or last == page:
-        return
-    for key, default in WIDGET_DEFAULTS.items():
+    switched = last is not None and last != page
+    for key in KEPT:
         kept = ss.get("_kept_" + key)
-        if kept is not None and kept != default and ss.get(key) == default:
+        if key not in ss:
+            ss[key] = kept if "_kept_" + key in ss else _from_url(key)
+        elif switched and key in WIDGET_DEFAULTS and kept not in (None, WIDGET_DEFAULTS[key]) \
+                and ss[key] == WIDGET_DEFAULTS[key]:
             ss[key] = kept
             log.warning("operator-lab: %s came back at its default on a switch to %s; the session's value is kept",
                         key, page)
+
+
+def end_run():
+    """After every run (app.py): keep each setting's copy for restore, and forget what the run fetched once."""
+    ss = st.session_state
+    for key in KEPT:
+        if key in ss:
+            ss["_kept_" + key] = ss[key]
+    ss.pop(_RUN, None)
 
 
 def _from_url(key: str):
@@ -107,18 +113,6 @@ def _from_url(key: str):
     if key == "lang":
         return qp.get("lang") if qp.get("lang") in ("zh", "en") else DEFAULTS["lang"]
     return DEFAULTS[key]
-
-
-def keep_settings():
-    """Copy the sidebar's settings where Streamlit's widget clean-up does not reach (after the sidebar's widgets
-    ran)."""
-    _keep(st.session_state)
-
-
-def _keep(ss):
-    for key in KEPT:
-        if key in ss:
-            ss["_kept_" + key] = ss[key]
 
 
 def settings() -> Settings:

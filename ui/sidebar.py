@@ -13,7 +13,7 @@ from ops.fast import native
 
 from . import state
 from .blocks import drawn, lazy
-from .session import drop_surrogates, follow_language, keep_settings, lang, set_query, settings, t
+from .session import drop_surrogates, follow_language, lang, set_query, settings, t
 from .state import get_model
 
 
@@ -58,7 +58,6 @@ def render(pages: dict | None = None):
             _model_settings(room)
             card = st.container()
 
-    keep_settings()
     s = settings()
     if s.prompts:
         set_query("prompt", "\n".join(s.prompts))
