@@ -41,18 +41,19 @@ with jobs.RUNS:               # background work at load waits while a page runs 
     home = st.Page("app_pages/overview.py", title=stages.get("overview").title(session.lang()), icon="🗺️",
                    url_path="home", default=True)
     nav = st.navigation([home, *pages.values()], position="hidden")
-    session.guard_page_switch("overview" if nav.url_path == "home" else nav.url_path)
-    sidebar.render(pages)      # the prompt box first, then the page links, then the settings
-    predict.keep_url()         # the one predict-first switch stays in the URL (?predict=1) on every page
-    if session.projector() and nav.url_path != "tour" and not lesson_replay.replaying():
-        sidebar.page_prompt()       # the sidebar is folded: the prompt on the page (the tour draws its own beside its
-                                    # buttons, a replayed lesson's bar in its row)
-    browser.warm_scripts()        # every run, the same element: the browser fetches later pages' component scripts
+    session.restore("overview" if nav.url_path == "home" else nav.url_path)   # Streamlit's clean-up undone
     try:
+        sidebar.render(pages)      # the prompt box first, then the page links, then the settings
+        predict.keep_url()         # the one predict-first switch stays in the URL (?predict=1) on every page
+        if session.projector() and nav.url_path != "tour" and not lesson_replay.replaying():
+            sidebar.page_prompt()     # the sidebar is folded: the prompt on the page (the tour draws its own beside
+                                      # its buttons, a replayed lesson's bar in its row)
+        browser.warm_scripts()      # every run, the same element: the browser fetches later pages' component scripts
         lesson_replay.bar("overview" if nav.url_path == "home" else nav.url_path)   # a lesson replayed: its bar
         nav.run()
         page.next_stage("overview" if nav.url_path == "home" else nav.url_path)   # not after a page that stopped
         poll.panel("overview" if nav.url_path == "home" else nav.url_path)       # classroom mode: the class poll
     finally:
+        session.end_run()         # the settings' copies kept (for restore); the model fetched once let go
         # a page's freed temporaries leave the resident set (a class keeps the server up for hours)
         jobs.trim_heap()

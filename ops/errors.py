@@ -1,7 +1,8 @@
 """The error types every layer of ops/ raises, each with the reason in words a user can act on.
 
 They live here, apart from the modules that raise them, so any module may import any of them without
-importing the others (loading.py and gguf.py both raise LoadError). The old homes re-export them.
+importing the others (loading.py and gguf.py both raise LoadError). Import them from here (the ops package
+re-exports the user-facing ones as its API); the modules that raise them are not their homes.
 """
 from __future__ import annotations
 

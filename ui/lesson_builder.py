@@ -13,7 +13,7 @@ from classroom import lesson_export, lessons
 from content.words import say
 
 from . import state
-from .session import lang, t
+from .session import lang, settings, t
 
 DRAFT = "lesson_draft"
 PICKER_KEYS = {"layer": "layer", "head": "head", "pos": "pos", "top": "lm_topn"}   # lesson picker -> session key
@@ -57,7 +57,7 @@ def _add(draft: dict, page: str, zh: str, en: str):
     ss = st.session_state
     pickers = {k: int(ss[key]) for k, key in PICKER_KEYS.items() if isinstance(ss.get(key), int)}
     if not draft["prompts"]:
-        draft["prompts"] = [p for p in str(ss.get("prompt_text", "")).splitlines() if p.strip()][:lessons.MAX_PROMPTS]
+        draft["prompts"] = list(settings().prompts[:lessons.MAX_PROMPTS])
     draft["steps"].append({"page": page, "pickers": pickers, "notes": {"zh": zh, "en": en}})
     st.success(say("lesson_builder.added", lang(), n=len(draft["steps"])))
 

@@ -5,6 +5,7 @@ only when it changes (set_query).
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -48,23 +49,16 @@ def follow_language():
 
 
 def init_state():
-    """Fill session_state from the URL (a shared link) and the defaults, once per session."""
+    """Fill session_state from the URL (a shared link) and the defaults, once per session; every run starts with an
+    empty this_run()."""
     ss = st.session_state
+    ss[_RUN] = {}
     if ss.get("_initialised") and "traces" in ss:
-        # Streamlit forgets a widget's key after a run that did not draw the widget (a run that failed before
-        # the sidebar), and on a page switch it keeps only the widgets the browser reported (a click while the
-        # last run was still drawing reports fewer), dropping the page's query parameters too: each setting
-        # comes back from its copy kept below (KEPT), else the URL, else the default. Seen in bench/browser.py:
-        # a session in English switched to Chinese between two pages.
-        for key in KEPT:
-            if key not in ss:
-                ss[key] = ss.get("_kept_" + key, _from_url(key))
-        return                  # the copies are taken after the sidebar's widgets ran (keep_settings)
+        return
     for key in KEPT:
         ss[key] = _from_url(key)
     ss.traces = OrderedDict()
     ss._initialised = True
-    _keep(ss)
 
 
 KEPT = ("source", "device", "dtype", "prompt_text", "chat", "lang", "projector")   # the sidebar's settings
@@ -73,25 +67,40 @@ KEPT = ("source", "device", "dtype", "prompt_text", "chat", "lang", "projector")
 WIDGET_DEFAULTS = dict(prompt_text="", chat=False, lang="zh", projector=False)
 
 
-def guard_page_switch(page: str):
-    """On a page switch, a sidebar setting that arrives at its widget's default, unlike the session's kept copy,
-    is put back from that copy. Seen in Chromium in a few sessions of bench/browser.py
-    (bench/RESULTS.md, "Night"): an English session with a prompt clicked a page link and the next page
-    ran with the language and the prompt at their widget defaults (Chinese, empty), so it asked for a prompt; with
-    this guard the fourth ran in English with its prompt (bench/RESULTS.md, "Night").
-    A user's own change to a sidebar widget reruns the page it is on before any switch; one that only comes with
-    a switch (the prompt box emptied, then a link clicked at once) is the price. Call after st.navigation (`page`
-    is its url_path) and before the sidebar draws."""
+def restore(page: str):
+    """The one place that undoes Streamlit's clean-up of the sidebar's settings. Each setting lives under its own key
+    (prompt_text: the prompt); its widgets (ui.sidebar.bound) and the URL only show it, and end_run keeps a copy of
+    it ("_kept_<key>") for two cases:
+    - a setting missing from session_state (a run that failed before the sidebar, a switch that kept only what the
+      browser reported) comes back from its copy, else the URL, else the default;
+    - on a page switch, a setting that arrives at its widget's default, unlike its copy, is put back from the copy.
+      Seen in Chromium in a few sessions of bench/browser.py (bench/RESULTS.md, "Night"): an English session with a
+      prompt clicked a page link and the next page ran with the language and the prompt at their widget defaults
+      (Chinese, empty), so it asked for a prompt. A user's own change to a sidebar widget reruns the page it is on
+      before any switch; one that only comes with a switch (the prompt box emptied, then a link clicked at once) is
+      the price.
+    Call after st.navigation (`page` is its url_path) and before the sidebar draws."""
     ss = st.session_state
     last, ss["_page"] = ss.get("_page"), page
-    if last is None or last == page:
-        return
-    for key, default in WIDGET_DEFAULTS.items():
+    switched = last is not None and last != page
+    for key in KEPT:
         kept = ss.get("_kept_" + key)
-        if kept is not None and kept != default and ss.get(key) == default:
+        if key not in ss:
+            ss[key] = kept if "_kept_" + key in ss else _from_url(key)
+        elif switched and key in WIDGET_DEFAULTS and kept not in (None, WIDGET_DEFAULTS[key]) \
+                and ss[key] == WIDGET_DEFAULTS[key]:
             ss[key] = kept
             log.warning("operator-lab: %s came back at its default on a switch to %s; the session's value is kept",
                         key, page)
+
+
+def end_run():
+    """After every run (app.py): keep each setting's copy for restore, and forget what the run fetched once."""
+    ss = st.session_state
+    for key in KEPT:
+        if key in ss:
+            ss["_kept_" + key] = ss[key]
+    ss.pop(_RUN, None)
 
 
 def _from_url(key: str):
@@ -106,23 +115,42 @@ def _from_url(key: str):
     return DEFAULTS[key]
 
 
-def keep_settings():
-    """Copy the sidebar's settings where Streamlit's widget clean-up does not reach (after the sidebar's widgets
-    ran)."""
-    _keep(st.session_state)
-
-
-def _keep(ss):
-    for key in KEPT:
-        if key in ss:
-            ss["_kept_" + key] = ss[key]
-
-
 def settings() -> Settings:
     ss = st.session_state
     get = lambda k: ss.get(k, DEFAULTS[k])
-    lines = inputs.split_lines(str(get("prompt_text")))   # sanitised: see ops/engine/inputs.py for the policy
-    return Settings(get("source"), get("device"), get("dtype"), tuple(lines), bool(get("chat")), get("lang"))
+    return Settings(get("source"), get("device"), get("dtype"), prompt().lines, bool(get("chat")), get("lang"))
+
+
+def prompt() -> inputs.Sanitized:
+    """The prompt box's text (session_state.prompt_text, the one stored copy) after the input policy of
+    ops/engine/inputs.py: sanitised once per text, and that one result gives the prompts (settings().prompts), the
+    note on what was cleaned (ui.state.get_trace) and, already clean, the trace's input."""
+    ss = st.session_state
+    text = str(ss.get("prompt_text", DEFAULTS["prompt_text"]))
+    kept = ss.get("_prompt")
+    if kept is None or kept[0] != text:
+        kept = ss["_prompt"] = (text, inputs.sanitize(text))
+    return kept[1]
+
+
+def drop_surrogates() -> bool:
+    """Lone surrogates in the stored prompt (from a URL or the API) become U+FFFD before the prompt box is drawn: the
+    browser cannot be sent them. True when there were some."""
+    clean = prompt()
+    if not clean.surrogates:
+        return False
+    ss = st.session_state
+    ss.prompt_text = inputs.replace_surrogates(str(ss.prompt_text))
+    ss["_prompt"] = (ss.prompt_text, dataclasses.replace(clean, surrogates=0))   # what sanitize() would now say
+    return True
+
+
+_RUN = "_this_run"
+
+
+def this_run() -> dict:
+    """A dict that lives for one script run of this session (init_state empties it): what a run fetches once."""
+    return st.session_state.setdefault(_RUN, {})
 
 
 def lang() -> str:

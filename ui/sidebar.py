@@ -13,7 +13,7 @@ from ops.fast import native
 
 from . import state
 from .blocks import drawn, lazy
-from .session import follow_language, keep_settings, lang, set_query, settings, t
+from .session import drop_surrogates, follow_language, lang, set_query, settings, t
 from .state import get_model
 
 
@@ -33,9 +33,7 @@ def render(pages: dict | None = None):
           format_func={"zh": "中文", "en": "English"}.get)     # each language named in itself
     set_query("lang", st.session_state.lang)
     batch = inputs.batch_limit()
-    typed = str(st.session_state.get("prompt_text", ""))
-    if inputs.sanitize(typed).surrogates:   # a lone surrogate (from a URL or the API) cannot be sent to the browser
-        st.session_state.prompt_text = inputs.replace_surrogates(typed)
+    if drop_surrogates():
         sb.info(say("sidebar.surrogates_replaced", lang()))
     with sb:                                 # first, above the page links: what a class changes most (issue 42)
         prompt_box()
@@ -60,7 +58,6 @@ def render(pages: dict | None = None):
             _model_settings(room)
             card = st.container()
 
-    keep_settings()
     s = settings()
     if s.prompts:
         set_query("prompt", "\n".join(s.prompts))

@@ -22,14 +22,13 @@ from classroom.jobs import RUN_SLOTS, RUNS, STOPPING, background, tracer, trim_h
 from content.refusals import load_error
 from content.words import say
 from ops.engine import inputs
-from ops.engine.config import ConfigError
-from ops.errors import InputError, PromptTooLong
+from ops.errors import ConfigError, InputError, PromptTooLong
 from ops.fast import native
 from ops.lab.steps import trace_plan
 from ops.models.bundled import cache_dir, prepare_bundled
 
 from .progress import progress_bar
-from .session import Settings, lang, settings, t
+from .session import Settings, lang, prompt, settings, t, this_run
 
 PREBUILD = True     # load_model builds the weight sets and first visits in the background (a test may turn it off)
 
@@ -117,8 +116,16 @@ def _build_quietly(model, names: list[str], key: tuple):
 
 
 def get_model():
-    """The model for the current settings, or None after showing a clear error."""
+    """The model for the current settings, or None after showing a clear error; fetched once per script run (the
+    sidebar's fetch serves the page's)."""
     s = settings()
+    run, key = this_run(), ("model", s.source, s.device, s.dtype)
+    if run.get(key) is None:
+        run[key] = _fetch_model(s)
+    return run[key]
+
+
+def _fetch_model(s: Settings):
     bar = None
 
     def progress(fraction, message):
@@ -192,7 +199,7 @@ def get_trace(model=None, prompts=None):
     if len(s.prompts) > batch:
         st.warning(say("state.over_batch", lang(), n=len(s.prompts), batch=batch))
         return get_trace(model, s.prompts[:batch])
-    note = inputs.sanitize(str(st.session_state.get("prompt_text", ""))).message(lang())
+    note = prompt().message(lang())
     if note:
         st.info(t("提示词已清理：", "The prompt was cleaned: ") + note)
     budget = class_mode.session_budget_bytes()
@@ -224,8 +231,8 @@ def get_trace(model=None, prompts=None):
 def _trace(model, s: Settings, budget: int, on_layer, together):
     """The trace of s.prompts: alone (in the run slot shared_trace holds), or through the trace batcher
     (classroom/tracer.py), together with the other sessions' new prompts of this moment; each way the same trace."""
-    prompts, texts, rows = model.prepare_trace(list(s.prompts), chat=s.chat, max_bytes=budget,
-                                               warn=lambda m: None)              # the sanitising note: get_trace's
+    prompts, texts, rows = model.prepare_trace(list(s.prompts), chat=s.chat, max_bytes=budget, warn=lambda m: None,
+                                               sanitized=True)     # s.prompts are ui.session.prompt()'s, noted there
     if together is None:
         return model.trace_ids(rows, prompts=prompts, texts=texts, on_layer=on_layer)
     return together.submit(model, prompts, texts, rows).wait(together, on_layer)

@@ -1,6 +1,7 @@
 """What a user may type, and how much a run may cost: prompt sanitising, limits, trace-size estimates.
 
-Prompt text policy (applied by Model.encode_prompts and by the app's sidebar, and reported to the user):
+Prompt text policy (sanitize: Model.encode_prompts applies it, and the app once per prompt text in ui.session.prompt;
+what it changed is reported to the user):
   - lone surrogates (U+D800..U+DFFF; a Python str can carry them from JSON or a URL, UTF-8 cannot)
     become U+FFFD (the replacement character)
   - "\\r\\n" and "\\r" become "\\n"; "\\n" and "\\t" are kept
@@ -77,6 +78,11 @@ class Sanitized:
     def changed(self) -> bool:
         return bool(self.surrogates or self.controls)
 
+    @property
+    def lines(self) -> tuple[str, ...]:
+        """A prompt box's text -> one prompt per non-blank line."""
+        return tuple(line for line in self.text.split("\n") if line.strip())
+
     def message(self, lang: str = "en") -> str:
         """What was changed, in words ('' when nothing was)."""
         parts = []
@@ -111,11 +117,6 @@ def replace_surrogates(text: str) -> str:
     return SURROGATE.sub("\ufffd", text)
 
 
-def split_lines(text: str) -> list[str]:
-    """The sidebar's prompt box -> one prompt per non-blank line (after sanitising)."""
-    return [line for line in sanitize(text).text.split("\n") if line.strip()]
-
-
 def truncate_text(tokenizer, text: str, n: int) -> str:
     """The longest prefix of `text` that is at most n tokens, cut on a whole character."""
     text = text[:MAX_CHARS]
@@ -134,11 +135,12 @@ def truncate_text(tokenizer, text: str, n: int) -> str:
 
 # ---- prompts -> ids --------------------------------------------------------------------------
 def encode_prompts(tokenizer, config, prompts, chat: bool = False, system: str | None = MODEL_DEFAULT,
-                   truncate: bool = False, warn=None):
+                   truncate: bool = False, warn=None, sanitized: bool = False):
     """Sanitise (the policy above), validate and tokenise; returns (prompts, texts, ids per row).
 
     Over the token limit: PromptTooLong, or with truncate=True each prompt is cut to the first tokens
-    that fit. warn(message) is called for every change made to a prompt (default: warnings.warn)."""
+    that fit. warn(message) is called for every change made to a prompt (default: warnings.warn).
+    sanitized: the caller has applied sanitize already (the app, which reports it itself): not again."""
     import warnings
     warn = warn or (lambda m: warnings.warn(m, UserWarning, stacklevel=4))
     if isinstance(prompts, str):
@@ -155,10 +157,11 @@ def encode_prompts(tokenizer, config, prompts, chat: bool = False, system: str |
     for j, prompt in enumerate(prompts):
         if not isinstance(prompt, str) or not prompt.strip():
             raise InputError(f"prompt {j + 1} is empty: type some text")
-        san = sanitize(prompt)
-        if san.changed:
-            warn(f"prompt {j + 1}: " + san.message())
-        prompt = san.text
+        if not sanitized:
+            san = sanitize(prompt)
+            if san.changed:
+                warn(f"prompt {j + 1}: " + san.message())
+            prompt = san.text
         if not prompt.strip():
             raise InputError(f"prompt {j + 1} is empty after removing control characters: type some text")
         if len(prompt) > MAX_CHARS and not truncate:

@@ -254,9 +254,9 @@ class Model:
 
     # ---- prompts -> ids -> a trace --------------------------------------------
     def encode_prompts(self, prompts, chat: bool = False, system: str | None = MODEL_DEFAULT, truncate: bool = False,
-                       warn=None):
+                       warn=None, sanitized: bool = False):
         """(prompts, texts, ids per row) after the input policy of ops/engine/inputs.py (see inputs.encode_prompts)."""
-        return inputs.encode_prompts(self.tokenizer, self.config, prompts, chat, system, truncate, warn)
+        return inputs.encode_prompts(self.tokenizer, self.config, prompts, chat, system, truncate, warn, sanitized)
 
     def pad_id(self) -> int:
         pad = getattr(self.tokenizer, "pad_token_id", None)
@@ -276,10 +276,12 @@ class Model:
                               on_layer=on_layer)
 
     def prepare_trace(self, prompts, chat: bool = False, capture=None, system: str | None = MODEL_DEFAULT,
-                      truncate: bool = False, max_bytes: int | None = None, warn=None, recompute: bool = True):
-        """(prompts, texts, ids per row) that trace() runs, after the input policy and the memory budget (see trace);
-        ops.engine.batch.trace_together takes them too."""
-        prompts, texts, rows = self.encode_prompts(prompts, chat, system, truncate=truncate, warn=warn)
+                      truncate: bool = False, max_bytes: int | None = None, warn=None, recompute: bool = True,
+                      sanitized: bool = False):
+        """(prompts, texts, ids per row) that trace() runs, after the input policy and the memory budget (see trace;
+        sanitized: see encode_prompts); ops.engine.batch.trace_together takes them too."""
+        prompts, texts, rows = self.encode_prompts(prompts, chat, system, truncate=truncate, warn=warn,
+                                                   sanitized=sanitized)
         if max_bytes is not None:
             B, S = len(rows), max(len(r) for r in rows)
             need = inputs.estimate_trace_bytes(self.config, B, S, capture, recompute)

@@ -74,7 +74,8 @@ def test_check_page_fails_when_it_should(body, why):
 
 
 def _settings_app(*keys):
-    """An app that runs ui.session.init_state alone, then writes the named settings joined by '|'."""
+    """An app that runs ui.session.init_state and restore as app.py does, writes the named settings joined by '|',
+    then ends the run (end_run)."""
     from streamlit.testing.v1 import AppTest
 
     def script(keys):
@@ -82,15 +83,16 @@ def _settings_app(*keys):
 
         from ui import session
         session.init_state()
-        session.keep_settings()          # as the sidebar does after its widgets
+        session.restore("alpha")
         st.write("|".join(str(st.session_state[k]) for k in keys))
+        session.end_run()
 
     return AppTest.from_function(script, default_timeout=30, args=(keys,))
 
 
 def test_a_session_that_lost_its_widget_keys_recovers():
     """Streamlit drops a widget's key after a run that did not draw the widget (one that failed before the
-    sidebar). The next run's init_state must put the settings back (the prompt from the URL, not the default)
+    sidebar). The next run's restore must put the settings back (the prompt from the URL, not the default)
     rather than let the sidebar fail on the missing key. Here the keys are dropped by hand between two runs."""
     at = _settings_app("dtype", "device", "prompt_text")
     at.query_params["prompt"] = "student 7 likes otters"
@@ -148,9 +150,9 @@ def _guard_app():
         from ui import session
         session.init_state()
         page = st.session_state.setdefault("page", "alpha")
-        session.guard_page_switch(page)
-        session.keep_settings()
+        session.restore(page)
         st.write("|".join(str(st.session_state[k]) for k in ("lang", "prompt_text", "page")))
+        session.end_run()
 
     return AppTest.from_function(script, default_timeout=30)
 

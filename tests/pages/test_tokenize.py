@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from apptest_utils import BATCH, new_app, no_exception, page_ok, tensor_lines
+from apptest_utils import BATCH, new_app, no_exception, open_page, page_ok, tensor_lines
 from page_table import expect
 
 PAGE = "tokenize"
@@ -101,3 +101,39 @@ def test_the_example_line_is_the_students_own_sentence(tiny_app_dense, bundled_t
     assert f"→ {len(ids)} " in own[0] and str(ids[:16])[:-1] in own[0]
     texts = [m.value for m in at.markdown]
     assert texts.index(own[0]) < next(i for i, x in enumerate(texts) if "I like shanghai" in x and "→" in x)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_run_sanitises_the_prompt_once_and_fetches_the_model_once(tiny_app_dense, monkeypatch, lang):
+    """The prompt has one way in (ui.session.prompt): a run that traces a new prompt sanitises it once, and that
+    one result gives the prompts, the note on what was removed and the trace's input; the model is fetched once per
+    run (the sidebar's get_model serves the page's). Counted at ops.engine.inputs.sanitize and ui.state._fetch_model;
+    the expected note is sanitize's own message for the typed text, the expected trace input its text."""
+    from ops.engine import inputs
+    from ui import state
+
+    calls = {"sanitize": 0, "fetch": 0}
+
+    def counted(name, fn):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return fn(*args, **kwargs)
+        return wrapper
+
+    at = open_page(PAGE, source=tiny_app_dense, lang=lang, folds=False)
+    no_exception(at)
+    monkeypatch.setattr(inputs, "sanitize", counted("sanitize", inputs.sanitize))
+    monkeypatch.setattr(state, "_fetch_model", counted("fetch", state._fetch_model))
+    typed = "hello\x00 wor\x1bld\nsecond line"
+    expected = inputs.Sanitized("hello world\nsecond line", 0, 2, ("U+0000", "U+001B"))
+    at.session_state["prompt_text"] = typed
+    at.run()
+    no_exception(at)
+    assert calls == {"sanitize": 1, "fetch": 1}
+    notes = [i.value for i in at.info if expected.message(lang) in i.value]
+    assert notes and ("已清理" if lang == "zh" else "was cleaned") in notes[0], [i.value for i in at.info]
+    trace = at.session_state.traces[next(reversed(at.session_state.traces))]
+    assert trace.prompts == ["hello world", "second line"] and ids_matrix_has_two_rows(at)
+    at.run()                                  # the same text again: the model is fetched, the text not re-cleaned
+    no_exception(at)
+    assert calls == {"sanitize": 1, "fetch": 2}

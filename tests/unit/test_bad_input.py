@@ -13,8 +13,7 @@ import pytest
 from ops import InputError, SamplingError, SamplingParams, configure, load_model
 from ops.engine import inputs
 from ops.engine.trace import contract_shapes
-from ops.errors import PromptTooLong, TraceTooBig
-from ops.models.loading import LoadError
+from ops.errors import LoadError, PromptTooLong, TraceTooBig
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -49,7 +48,7 @@ def test_sanitize_policy():
     lone = inputs.sanitize("x\ud800y\udfff")
     assert lone.text == "x\ufffdy\ufffd" and lone.surrogates == 2 and "U+FFFD" in lone.message()
     assert not inputs.sanitize("שלום עולם 👩‍👩‍👧 مرحبا").changed   # RTL and ZWJ sequences are left alone
-    assert inputs.split_lines("one\n\n  \ntwo\x00\r\nthree") == ["one", "two", "three"]
+    assert inputs.sanitize("one\n\n  \ntwo\x00\r\nthree").lines == ("one", "two", "three")
 
 
 # ---- API -----------------------------------------------------------------------------------------

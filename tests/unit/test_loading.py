@@ -10,11 +10,11 @@ import torch
 from conftest import TINY_VOCAB, tiny_tokenizer, tiny_tokenizer_fields, write_tiny_gguf
 from safetensors.torch import load_file, save_file
 
-from ops.engine.config import ConfigError
+from ops.errors import ConfigError, LoadError
 from ops.models import bundled as bundled_mod
 from ops.models.checkpoints import expected_shapes
 from ops.models.gguf import unpermute
-from ops.models.loading import LoadError, load_source
+from ops.models.loading import load_source
 
 ARCHS = ["qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "llama"]
 
