@@ -31,8 +31,10 @@ def classroom_mode() -> bool:
 
 
 def session_budget_bytes() -> int:
-    """Bytes one trace may hold (OPERATOR_LAB_SESSION_MB): a longer prompt is refused with the size it needs."""
-    return int(settings.current().session_mb * 2**20)
+    """Bytes one trace may hold (OPERATOR_LAB_SESSION_MB): a longer prompt is refused with the size it needs. Never
+    more than the one store holds (OPERATOR_LAB_STORE_MB): a trace it could not keep would run again at every rerun."""
+    s = settings.current()
+    return int(min(s.session_mb, s.store_mb) * 2**20)
 
 
 def allowed_roots() -> list[Path]:

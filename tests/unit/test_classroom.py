@@ -293,3 +293,12 @@ def test_background_jobs_wait_for_a_quiet_moment(monkeypatch):
     ended_run.set()
     th.join(60)
     assert started and started[0] - ended >= 0.2 - 1e-9     # 0.2 s of the test's clock after the run ended
+
+
+def test_a_trace_never_outgrows_the_store(monkeypatch):
+    """A trace bigger than the store could not be kept, and would run again at every rerun: it is refused instead."""
+    monkeypatch.setenv("OPERATOR_LAB_SESSION_MB", "300")
+    monkeypatch.setenv("OPERATOR_LAB_STORE_MB", "100")
+    assert class_mode.session_budget_bytes() == 100 * 2**20
+    monkeypatch.setenv("OPERATOR_LAB_STORE_MB", "1000")
+    assert class_mode.session_budget_bytes() == 300 * 2**20
