@@ -192,11 +192,10 @@ def get_trace(model=None, prompts=None):
     if prompts is not None:
         s = Settings(s.source, s.device, s.dtype, tuple(prompts), s.chat, s.lang)
     key = (s.source, s.device, s.dtype, s.prompts, s.chat)
-    traces = st.session_state.traces
-    trace = held(key)
+    traces, skey = st.session_state.traces, ("trace", id(model)) + key
+    trace = STORE.peek(skey)                  # this session's, or another's on the same prompt: no progress bar
     if trace is not None:
-        traces.move_to_end(key)
-        return trace
+        return _remember(traces, key, skey, trace)
     if not s.prompts:
         st.warning(say("state.no_prompt", lang()))
         return None
@@ -213,7 +212,6 @@ def get_trace(model=None, prompts=None):
         on_layer = trace_plan(model, report, " / ".join(s.prompts)[:40])[1]
         together = tracer()
         try:
-            skey = ("trace", id(model)) + key
             trace = shared_trace(skey, functools.partial(_trace, model, s, budget, on_layer, together),
                                  slot=together is None)
         finally:
@@ -227,11 +225,16 @@ def get_trace(model=None, prompts=None):
     except (InputError, ConfigError, ValueError) as e:
         st.error(str(e))
         return _fallback(s)
+    trim_heap()
+    return _remember(traces, key, skey, trace)
+
+
+def _remember(traces, key: tuple, skey: tuple, trace):
+    """This session's newest trace is key's (its store key skey); the oldest keys past HELD are forgotten."""
     traces[key] = skey
     traces.move_to_end(key)
     while len(traces) > HELD:
         traces.popitem(last=False)
-    trim_heap()
     return trace
 
 
