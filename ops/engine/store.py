@@ -69,7 +69,6 @@ class Store:
         self.values: OrderedDict = OrderedDict()      # key -> (value, bytes), least recently used first
         self.busy: dict = {}                          # key -> the lock held while that key is computed
         self.lock = threading.Lock()
-        self.computed = 0                             # computations run (a test, a bench reads it)
 
     def _hit(self, key):
         """(value, bytes) as most recently used, or None."""
@@ -103,7 +102,6 @@ class Store:
         """Keep value under key (the least recently used go until it fits); returns value either way."""
         size = sizeof(value)
         with self.lock:
-            self.computed += 1
             if key in self.values:
                 self.nbytes -= self.values.pop(key)[1]
             if size > self.budget:
