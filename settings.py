@@ -28,7 +28,7 @@ class SettingError(ValueError):
 class Setting:
     name: str            # the environment variable
     kind: str            # "int", "float", "bool", "path", "paths", "store" (a file path or postgresql:// URL), "key"
-    default: object      # None: none (a path: the user cache folder; SESSION_MB: by mode)
+    default: object      # None: none (a path: the user cache folder; SESSION_MB, STORE_MB: by mode)
     lo: float = 1        # the smallest value a number accepts
     hi: float = 10**9    # the largest
     secret: str = ""     # its key in .streamlit/secrets.toml, where it may be set there too
@@ -51,6 +51,7 @@ SETTINGS = (                 # what each does: assets/words/settings.<lang>.json
     Setting("OPERATOR_LAB_CLASSROOM_MAX_NEW_TOKENS", "int", 64, secret="max_new_tokens"),
     Setting("OPERATOR_LAB_CLASSROOM_MAX_BATCH", "int", 4, hi=8, secret="max_batch"),
     Setting("OPERATOR_LAB_SESSION_MB", "float", None, secret="session_mb"),
+    Setting("OPERATOR_LAB_STORE_MB", "float", None, secret="store_mb"),
     Setting("OPERATOR_LAB_CONCURRENT_RUNS", "int", 2),
     Setting("OPERATOR_LAB_CONCURRENT_DECODES", "int", 2),
     Setting("OPERATOR_LAB_DECODE_BATCH", "int", 8, lo=0, hi=64),
@@ -74,6 +75,7 @@ class Settings:
     classroom_max_new_tokens: int
     classroom_max_batch: int
     session_mb: float
+    store_mb: float
     concurrent_runs: int
     concurrent_decodes: int
     decode_batch: int
@@ -165,6 +167,8 @@ def read(environ=None, secret_values: dict | None = None) -> Settings:
     classroom = values["OPERATOR_LAB_CLASSROOM"]
     if values["OPERATOR_LAB_SESSION_MB"] is None:
         values["OPERATOR_LAB_SESSION_MB"] = 256.0 if classroom else 2048.0
+    if values["OPERATOR_LAB_STORE_MB"] is None:     # the one cache of prompt data (ops.engine.store)
+        values["OPERATOR_LAB_STORE_MB"] = 1024.0 if classroom else 4096.0
     return Settings(*(values[s.name] for s in SETTINGS))
 
 
@@ -181,11 +185,11 @@ def current() -> Settings:
 
 
 def apply() -> Settings:
-    """current(), handed to ops (the cache folder and the limits); app.py calls it at every run."""
+    """current(), handed to ops (the cache folder, the limits, the store's budget); app.py calls it at every run."""
     import ops
 
     s = current()
-    ops.configure(cache=s.cache, limits=s.limits())
+    ops.configure(cache=s.cache, limits=s.limits(), store_bytes=int(s.store_mb * 2**20))
     return s
 
 

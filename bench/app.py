@@ -75,8 +75,8 @@ def main():
         print(f"  {label}: first run {first:.2f} s; re-renders " + ", ".join(f"{x:.3f}" for x in times))
         rows.append([label, f"{first:.2f}", f"{med:.3f}", f"{min(times):.3f}..{max(times):.3f}", f"{med / first:.3f}x"])
         mem[label] = C.rss_gb()
-    traces = at.session_state["traces"]
-    held = sum(tr.nbytes for tr in traces.values()) / 1e9
+    from ops.engine.store import STORE  # the session holds keys; the store holds the bytes
+    held = STORE.nbytes / 1e9
     steady = C.rss_gb()
 
     # every other page with the same 512-token trace: a rerun after moving its first slider (or a plain rerun)
@@ -103,7 +103,7 @@ def main():
     print()
     print(C.table(["memory", "GB"], [
         ["model weights (float32)", f"{model.num_parameters * 4 / 1e9:.2f}"],
-        ["traces held by the session", f"{held:.2f}"],
+        ["the store of prompt data (traces, memos)", f"{held:.2f}"],
         ["RSS with model + the S=512 trace held (steady)", f"{mem[rows[-1][0]]:.2f}"],
         ["RSS after visiting every page with it", f"{steady:.2f} -> {C.rss_gb():.2f}"],
         ["peak RSS of the process (VmHWM)", f"{C.peak_rss_gb():.2f}"]]))

@@ -107,7 +107,7 @@ _TRACER: list = []                      # the process's trace batcher, made at i
 
 def tracer() -> Tracer | None:
     """This process's trace batcher (classroom/tracer.py): its rows per pass the OPERATOR_LAB_TRACE_BATCH setting, its
-    padded batch within one session's trace budget (OPERATOR_LAB_SESSION_MB), both fixed at first use; each pass in a
+    padded batch within one trace's budget (OPERATOR_LAB_SESSION_MB), both fixed at first use; each pass in a
     run slot. None when that setting is 0 (every trace alone, in a run slot)."""
     if not _TRACER:
         with _BATCHER_LOCK:

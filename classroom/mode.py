@@ -8,8 +8,9 @@ Turned on by OPERATOR_LAB_CLASSROOM=1 (or `classroom = true` in .streamlit/secre
   - prompts: at most OPERATOR_LAB_CLASSROOM_MAX_TOKENS tokens (default 512), generations at most
     OPERATOR_LAB_CLASSROOM_MAX_NEW_TOKENS new tokens (64), batches at most OPERATOR_LAB_CLASSROOM_MAX_BATCH
     lines (4); ops/engine/inputs.py applies them in the API too (handed in by settings.apply)
-  - each session keeps at most OPERATOR_LAB_SESSION_MB of traces (default 256 in classroom mode,
-    2048 otherwise); the model itself is loaded once and shared read-only
+  - one trace holds at most OPERATOR_LAB_SESSION_MB (default 256 in classroom mode, 2048 otherwise); every trace
+    and what is computed from it lives in one store shared by every session, OPERATOR_LAB_STORE_MB in all
+    (ops/engine/store.py); the model itself is loaded once and shared read-only
   - the Generate page starts on the int8 decoding path where the native kernel runs (a quarter of float32's
     bytes per token): a class's generations share the server's cores; its weight set is built in the background
     as the model loads (ui/state.load_model), so no student's first generation waits for it
@@ -30,8 +31,10 @@ def classroom_mode() -> bool:
 
 
 def session_budget_bytes() -> int:
-    """Trace memory one session may hold (OPERATOR_LAB_SESSION_MB)."""
-    return int(settings.current().session_mb * 2**20)
+    """Bytes one trace may hold (OPERATOR_LAB_SESSION_MB): a longer prompt is refused with the size it needs. Never
+    more than the one store holds (OPERATOR_LAB_STORE_MB): a trace it could not keep would run again at every rerun."""
+    s = settings.current()
+    return int(min(s.session_mb, s.store_mb) * 2**20)
 
 
 def allowed_roots() -> list[Path]:

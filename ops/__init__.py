@@ -13,14 +13,18 @@ from .engine.trace import Trace
 from .errors import ConfigError, InputError, LoadError, SamplingError
 
 
-def configure(cache=None, limits=None) -> None:
+def configure(cache=None, limits=None, store_bytes=None) -> None:
     """What the app hands the compute layer (ops never reads the environment): the cache folder for prepared
     models and the native library (None: the user cache folder), and the prompt / generation / batch limits
-    (an ops.engine.inputs.Limits; None: the defaults)."""
+    (an ops.engine.inputs.Limits; None: the defaults), and the byte budget of the one store of prompt data
+    (ops.engine.store.STORE; None: leave it as it is)."""
     from .engine import inputs
+    from .engine.store import STORE
     from .models import bundled
     bundled.CACHE = cache
     inputs.set_limits(limits or inputs.Limits())
+    if store_bytes is not None:
+        STORE.set_budget(store_bytes)
 
 
 def load_model(source=None, device=None, dtype=None, progress=None) -> Model:

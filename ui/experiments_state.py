@@ -1,23 +1,24 @@
 """Streamlit side of the experiment pages (Experiments, Compare, Head atlas, Precision).
 
-Runs are kept in st.session_state keyed by everything that decides them (model, tokens, edit, target), so a
-rerun of the page (any widget) does not rerun the model; the pure results of (model, prompt) -- a prompt's run,
-precision's report -- are shared by every session too (kept(share=True)): a class on one prompt computes them
-once. Sweeps run only on a button click, with a progress bar (any click while one runs stops it: Streamlit
-interrupts the script inside the progress callback); the head atlas, which does not depend on the prompt, is
-computed once per model for every session.
+Runs are kept in the one store of prompt data (ops.engine.store.STORE) keyed by everything that decides them
+(model, tokens, edit, target) and this session's id, so a rerun of the page (any widget) does not rerun the model;
+the pure results of (model, prompt) -- a prompt's run, precision's report -- are shared by every session
+(kept(share=True)): a class on one prompt computes them once. Sweeps run only on a button click, with a progress
+bar (any click while one runs stops it: Streamlit interrupts the script inside the progress callback); the head
+atlas, which does not depend on the prompt, is computed once per model for every session.
 """
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections import OrderedDict
+import uuid
 
 import streamlit as st
 
 from classroom.jobs import RUN_SLOTS
 from classroom.runqueue import RunQueue
 from content.words import say
+from ops.engine.store import STORE
 from ops.errors import InputError
 from ops.lab.steps import Plan, Step, trace_plan
 from settings import current as server_settings
@@ -30,8 +31,6 @@ from .state import load_model
 # slot of RUN_SLOTS and one student's sweep cannot stall the class (OPERATOR_LAB_SWEEPS, _SWEEP_QUEUE)
 _SWEEPS: list[RunQueue] = []           # the one queue, built from the settings by configure (app.py) or the first sweep
 _SWEEPS_LOCK = threading.Lock()
-KEEP = 8          # experiment results kept per session, oldest dropped first
-SHARED = 8        # results shared by every session (kept(share=True)), least recently used dropped first
 # what an experiment run keeps: the residual stream and the parts that add to it (attribution, sweeps, patching,
 # steering read only these), not the S x S maps and I-wide MLP tensors: a kept run stays small
 CAPTURE = ("tokens.ids", "embed.out", "layers.*.attn.context", "layers.*.attn.out", "layers.*.resid_mid",
@@ -51,10 +50,11 @@ def sweeps() -> RunQueue:
     return _SWEEPS[0]
 
 
-def _store() -> OrderedDict:
-    if "_lab" not in st.session_state:
-        st.session_state["_lab"] = OrderedDict()
-    return st.session_state["_lab"]
+def _mine(key) -> tuple:
+    """key in the store for this session alone (a sweep someone else ran is not shown as this student's)."""
+    if "_sid" not in st.session_state:
+        st.session_state["_sid"] = uuid.uuid4().hex
+    return ("session", st.session_state["_sid"]) + tuple(key)
 
 
 def model_key() -> tuple:
@@ -63,20 +63,13 @@ def model_key() -> tuple:
 
 
 def found(key):
-    """The kept result for key, or None."""
-    store = _store()
-    if key in store:
-        store.move_to_end(key)
-        return store[key]
-    return None
+    """The kept result for key (this session's, or one shared by every session), or None."""
+    value = STORE.peek(_mine(key))
+    return STORE.peek(("lab",) + tuple(key)) if value is None else value
 
 
 def keep(key, value):
-    store = _store()
-    store[key] = value
-    while len(store) > KEEP:
-        store.popitem(last=False)
-    return value
+    return STORE.put(_mine(key), value)
 
 
 def kept(key, compute, spinner: str | None = None, share: bool = False, steps: bool = False):
@@ -92,7 +85,7 @@ def kept(key, compute, spinner: str | None = None, share: bool = False, steps: b
     try:
         with contextlib.nullcontext() if steps else st.spinner(spinner or t("正在运行模型……", "Running the model...")):
             if share:
-                return keep(key, _shared(key, run))
+                return _shared(key, run)
             with RUN_SLOTS:
                 return keep(key, run())
     except InputError as e:
@@ -108,44 +101,18 @@ def progress_bar():
     return progress.progress_bar()
 
 
-class SharedResults:
-    """compute() once per key for every session, the last `size` keys kept (least recently used dropped first); a
-    session asking while another computes the same key waits for it (a lock per key); an error is not kept.
-    Not st.cache_resource: the computation reports its progress to the asking session's page (progress_bar), and
-    Streamlit refuses a cached function that draws into a container made outside it."""
-
-    def __init__(self, size: int):
-        self.size, self.values, self.busy, self.lock = size, OrderedDict(), {}, threading.Lock()
-
-    def __call__(self, key: tuple, compute):
-        with self.lock:
-            if key in self.values:
-                self.values.move_to_end(key)
-                return self.values[key]
-            busy = self.busy.setdefault(key, threading.Lock())
-        with busy:
-            with self.lock:
-                if key in self.values:                 # computed by the session this one waited for
-                    return self.values[key]
-            try:
-                with RUN_SLOTS:
-                    value = compute()
-                with self.lock:
-                    self.values[key] = value
-                    while len(self.values) > self.size:
-                        self.values.popitem(last=False)
-            finally:
-                with self.lock:
-                    self.busy.pop(key, None)
-        return value
-
-    def clear(self):
-        with self.lock:
-            self.values.clear()
+def _shared(key: tuple, compute):
+    """compute() once per key for every session, in the one store (a session asking while another computes the
+    same key waits for it; an error is not kept). Not st.cache_resource: the computation reports its progress to the
+    asking session's page (progress_bar), and Streamlit refuses a cached function that draws into a container made
+    outside it."""
+    def run():
+        with RUN_SLOTS:
+            return compute()
+    return STORE.get(("lab",) + tuple(key), run)
 
 
-_shared = SharedResults(SHARED)
-_ATLASES = SharedResults(3)
+_shared.clear = STORE.clear       # a test or bench starts from nothing computed
 
 
 def sweep(key, run, label: str, note: str = "", button: str = "run-sweep"):
@@ -288,10 +255,10 @@ def atlas(source: str, device: str, dtype: str, seed: int = ATLAS_SEED, n: int =
 def _atlas(source: str, device: str, dtype: str, seed: int, n: int, progress=None) -> dict:
     from ops.lab import atlas as head_atlas
 
-    return _ATLASES((source, device, dtype, seed, n),
-                    lambda: head_atlas.atlas_view(load_model(source, device, dtype), seed, n, progress))
+    return _shared(("atlas", source, device, dtype, seed, n),
+                   lambda: head_atlas.atlas_view(load_model(source, device, dtype), seed, n, progress))
 
 
-_atlas.clear = _ATLASES.clear
+_atlas.clear = STORE.clear
 
 

@@ -91,7 +91,7 @@ def trace(model, source: str):
     prompts, budget = list(s.prompts[:1]), class_mode.session_budget_bytes()
     try:
         with st.spinner(t("第二个模型正在运行……", "Running the second model...")):
-            return state.shared_trace(("second", id(model), source, s.device, s.dtype, tuple(prompts), s.chat), budget,
+            return state.shared_trace(("second", id(model), source, s.device, s.dtype, tuple(prompts), s.chat),
                                       lambda: model.trace(prompts, chat=s.chat, capture=CAPTURE, max_bytes=budget,
                                                           warn=lambda m: None))
     except Exception as e:

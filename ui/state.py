@@ -1,8 +1,10 @@
 """The loaded model and this session's traces.
 
 The model is loaded once per (source, device, dtype) with st.cache_resource and shared read-only by
-every session; each session keeps its own traces in st.session_state, oldest dropped first. A trace is computed
-once per (model, prompts, chat) for every session (shared_trace) and read-only to the pages.
+every session (weights are not prompt data). A trace is computed once per (model, prompts, chat) for every session
+and kept in the one store of prompt data (ops.engine.store.STORE, shared_trace), read-only to the pages; a session
+holds only the keys of its traces (st.session_state.traces), never a trace itself, so the store's budget counts
+every byte.
 """
 from __future__ import annotations
 
@@ -11,7 +13,6 @@ import functools
 import os
 import sys
 import threading
-from collections import OrderedDict
 from pathlib import Path
 
 import streamlit as st
@@ -22,6 +23,7 @@ from classroom.jobs import RUN_SLOTS, RUNS, STOPPING, background, tracer, trim_h
 from content.refusals import load_error
 from content.words import say
 from ops.engine import inputs
+from ops.engine.store import STORE
 from ops.errors import ConfigError, InputError, PromptTooLong
 from ops.fast import native
 from ops.lab.steps import trace_plan
@@ -171,11 +173,20 @@ def _truncate_prompts(model, n: int, lines: list):
     st.session_state.prompt_text = "\n".join(inputs.truncate_text(tok, line, max(1, n - overhead)) for line in lines)
 
 
+HELD = 8     # keys of traces a session remembers (a few bytes each; the traces live in the store)
+
+
+def held(key: tuple):
+    """This session's trace under key (a key of st.session_state.traces) if the store still holds it, else None."""
+    skey = st.session_state.traces.get(key)
+    return None if skey is None else STORE.peek(skey)
+
+
 def _last_good_trace(s: Settings):
-    """The newest trace of this session for the same model, or None."""
+    """The newest trace of this session for the same model that the store still holds, or None."""
     for key in reversed(st.session_state.traces):
-        if key[:3] == (s.source, s.device, s.dtype):
-            return st.session_state.traces[key]
+        if key[:3] == (s.source, s.device, s.dtype) and held(key) is not None:
+            return held(key)
     return None
 
 
@@ -188,10 +199,10 @@ def get_trace(model=None, prompts=None):
     if prompts is not None:
         s = Settings(s.source, s.device, s.dtype, tuple(prompts), s.chat, s.lang)
     key = (s.source, s.device, s.dtype, s.prompts, s.chat)
-    traces = st.session_state.traces
-    if key in traces:
-        traces.move_to_end(key)
-        return traces[key]
+    traces, skey = st.session_state.traces, ("trace", id(model)) + key
+    trace = STORE.peek(skey)                  # this session's, or another's on the same prompt: no progress bar
+    if trace is not None:
+        return _remember(traces, key, skey, trace)
     if not s.prompts:
         st.warning(say("state.no_prompt", lang()))
         return None
@@ -208,8 +219,8 @@ def get_trace(model=None, prompts=None):
         on_layer = trace_plan(model, report, " / ".join(s.prompts)[:40])[1]
         together = tracer()
         try:
-            trace = shared_trace((id(model),) + key, budget, functools.partial(_trace, model, s, budget, on_layer,
-                                                                               together), slot=together is None)
+            trace = shared_trace(skey, functools.partial(_trace, model, s, budget, on_layer, together),
+                                 slot=together is None)
         finally:
             box.empty()
     except PromptTooLong as e:
@@ -221,10 +232,16 @@ def get_trace(model=None, prompts=None):
     except (InputError, ConfigError, ValueError) as e:
         st.error(str(e))
         return _fallback(s)
-    traces[key] = trace
-    while len(traces) > 1 and sum(tr.nbytes for tr in traces.values()) > budget:
-        traces.popitem(last=False)
     trim_heap()
+    return _remember(traces, key, skey, trace)
+
+
+def _remember(traces, key: tuple, skey: tuple, trace):
+    """This session's newest trace is key's (its store key skey); the oldest keys past HELD are forgotten."""
+    traces[key] = skey
+    traces.move_to_end(key)
+    while len(traces) > HELD:
+        traces.popitem(last=False)
     return trace
 
 
@@ -238,37 +255,14 @@ def _trace(model, s: Settings, budget: int, on_layer, together):
     return together.submit(model, prompts, texts, rows).wait(together, on_layer)
 
 
-_SHARED: OrderedDict = OrderedDict()   # traces every session may read: key -> trace, least recently used first
-_SHARED_LOCK = threading.Lock()
-_COMPUTING: dict = {}                  # key -> the lock one session holds while it computes that trace
-
-
-def shared_trace(key: tuple, budget: int, compute, slot: bool = True):
-    """compute() once per key (model, prompts, chat, ...) for every session: a class opening the app on one prompt
-    runs it once, and a session asking while another computes the same key waits for that run (in a RUN_SLOTS
-    slot; slot=False: compute takes one itself, the trace batcher's pass). Traces are read-only to pages; they stay
-    while those kept here fit in `budget` bytes (the newest always stays), and each session's own list
-    (get_trace) holds its references besides."""
-    with _SHARED_LOCK:
-        if key in _SHARED:
-            _SHARED.move_to_end(key)
-            return _SHARED[key]
-        lock = _COMPUTING.setdefault(key, threading.Lock())
-    with lock:
-        with _SHARED_LOCK:
-            if key in _SHARED:                     # computed by the session this one waited for
-                return _SHARED[key]
-        try:
-            with RUN_SLOTS if slot else contextlib.nullcontext():
-                trace = compute()
-            with _SHARED_LOCK:
-                _SHARED[key] = trace
-                while len(_SHARED) > 1 and sum(tr.nbytes for tr in _SHARED.values()) > budget:
-                    _SHARED.popitem(last=False)
-        finally:                                   # only now: a session arriving meanwhile finds the trace stored
-            with _SHARED_LOCK:
-                _COMPUTING.pop(key, None)
-        return trace
+def shared_trace(key: tuple, compute, slot: bool = True):
+    """compute() once per key (model, prompts, chat, ...) for every session, kept in the one store: a class opening
+    the app on one prompt runs it once, and a session asking while another computes the same key waits for that run
+    (in a RUN_SLOTS slot; slot=False: compute takes one itself, the trace batcher's pass)."""
+    def run():
+        with RUN_SLOTS if slot else contextlib.nullcontext():
+            return compute()
+    return STORE.get(key, run)
 
 
 def _fallback(s: Settings):

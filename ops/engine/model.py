@@ -287,7 +287,7 @@ class Model:
             need = inputs.estimate_trace_bytes(self.config, B, S, capture, recompute)
             if need > max_bytes:
                 raise TraceTooBig(f"this trace would hold {inputs.mib(need)} (B={B}, S={S}), over the memory budget of "
-                                  f"{inputs.mib(max_bytes)} per session (OPERATOR_LAB_SESSION_MB): use a shorter "
+                                  f"{inputs.mib(max_bytes)} per trace (OPERATOR_LAB_SESSION_MB): use a shorter "
                                   "prompt, "
                                   "fewer lines, or capture fewer tensors.", need, max_bytes)
         return prompts, texts, rows

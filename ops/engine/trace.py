@@ -6,13 +6,14 @@ Pages use the accessors below rather than building key strings themselves.
 from __future__ import annotations
 
 import fnmatch
-from collections import OrderedDict
+import itertools
 from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
 
 from .config import ModelConfig
+from .store import STORE
 
 # ---- the trace contract: every name a forward pass records, in pipeline order -----------------------
 # name -> (dims, meaning). Dims use the legend of ops/engine/functional.py; "{i}" is the layer index. Layer names
@@ -117,9 +118,10 @@ RECOMPUTED = {"attn.scores": ("attn.q_rope", "attn.k_rope"),      # q k^T / sqrt
               "mlp.gate": ("mlp_norm.out",),                        # h W_gate^T
               "mlp.up": ("mlp_norm.out",),                          # h W_up^T
               "mlp.act": ("mlp.gate", "mlp.up")}                    # silu(gate) * up
-RECENT = 4                                                          # recomputed tensors kept for reuse
-MEMOS = 64      # results kept per trace (Trace.memo), least recently used dropped first; a figure of a
-                # 512 x 512 heatmap is 1.8 MB, a lap of every page on its defaults keeps about 31 per language
+# recomputed tensors, like the pages' memos (Trace.memo), live in the one store (ops.engine.store.STORE), under
+# the trace's uid: bounded in bytes with everything else computed from a prompt, shared by every session
+
+_UIDS = itertools.count()
 
 
 def recipe_inputs(name: str) -> tuple[str, ...]:
@@ -162,10 +164,10 @@ class Trace:
     token_ids: torch.Tensor            # (B, S) right-padded with the pad id
     lengths: list[int]                 # real tokens per row
     tensors: dict = field(default_factory=dict)   # name -> tensor or Derived, insertion order = pipeline order
-    recent: OrderedDict = field(default_factory=OrderedDict, repr=False)   # the last RECENT recomputed tensors
     edits: tuple = ()                  # the names this run was edited at (ops/lab/edits.py), in pipeline order
-    # what was computed from this trace (Trace.memo): the logit lens, the pages' checks, views and figures
-    cache: OrderedDict = field(default_factory=OrderedDict, init=False, repr=False, compare=False)
+    # its name in the store (ops.engine.store): what is computed from it is kept there under ("memo", uid, ...);
+    # a changed copy (dataclasses.replace) gets a new uid, so it starts with nothing kept
+    uid: int = field(default_factory=lambda: next(_UIDS), init=False, repr=False, compare=False)
 
     # ---- the dict-like surface ------------------------------------------
     def __getitem__(self, name: str) -> torch.Tensor:
@@ -176,43 +178,20 @@ class Trace:
         return self._recompute(name, t) if isinstance(t, Derived) else t
 
     def _recompute(self, name: str, d: Derived) -> torch.Tensor:
-        # sessions share a trace (ui.state.shared_trace) and read it from their own threads: each step below is
-        # one dict operation, and a tensor another thread dropped meanwhile is simply recomputed next time
-        t = self.recent.get(name)
-        if t is None:
-            t = self.recent[name] = d.fn(*(self[n] for n in d.inputs))
-            while len(self.recent) > RECENT:
-                try:
-                    self.recent.popitem(last=False)
-                except KeyError:
-                    break
-        else:
-            try:
-                self.recent.move_to_end(name)
-            except KeyError:
-                pass
-        return t
+        return STORE.get(("recomputed", self.uid, name), lambda: d.fn(*(self[n] for n in d.inputs)))
 
     def memo(self, key: tuple, compute: Callable):
-        """compute() once per key for this trace, the last MEMOS kept in trace.cache. The key is a tuple that
-        starts with the analysis' name (("logit_lens", b), a page's (page, language, ...)) and holds everything
-        else the result depends on: an analysis of a trace (the lens, a page's checks, views and figures) is a
-        pure function of it and the key, and sessions share a trace (ui.state.shared_trace), so a page visited
-        again, by anyone, is not computed again. Two sessions asking at once may both compute; each dict step is
-        atomic, and a value is never changed once stored."""
-        try:
-            value = self.cache[key]
-            self.cache.move_to_end(key)
-            return value
-        except KeyError:
-            pass
-        value = self.cache[key] = compute()
-        while len(self.cache) > MEMOS:
-            try:
-                self.cache.popitem(last=False)
-            except KeyError:
-                break
-        return value
+        """compute() once per key for this trace, kept in the one store (ops.engine.store.STORE) with every
+        session's other prompt data, least recently used dropped first. The key is a tuple that starts with the
+        analysis' name (("logit_lens", b), a page's (page, language, ...)) and holds everything else the result
+        depends on: an analysis of a trace (the lens, a page's checks, views and figures) is a pure function of it
+        and the key, and sessions share a trace (ui.state.shared_trace), so a page visited again, by anyone, is not
+        computed again; two sessions asking at once compute it once. A value is never changed once stored."""
+        return STORE.get(("memo", self.uid) + tuple(key), compute)
+
+    def memos(self) -> dict:
+        """key -> value of what the store holds from this trace's memo (a test, a bench reads it)."""
+        return {k[2:]: STORE.peek(k) for k in STORE.keys(("memo", self.uid))}
 
     def is_recomputed(self, name: str) -> bool:
         """True when the trace holds a recipe for `name` rather than the tensor itself."""

@@ -27,13 +27,14 @@ def test_memo_follows_the_language_and_the_pickers(tiny_app_dense):
 
 
 def test_memo_is_shared_between_sessions(tiny_app_dense):
-    from ui import state
+    from ops.engine.store import STORE
     first = open_page("lm_head", source=tiny_app_dense, lang="en")
-    traces = [tr for tr in state._SHARED.values() if any(k[0] == "lm_head" for k in tr.cache)]
+    traces = [STORE.peek(k) for k in STORE.keys(("trace",))]
+    traces = [tr for tr in traces if tr is not None and any(k[0] == "lm_head" for k in tr.memos())]
     assert traces, "the LM head page kept nothing with its trace"
-    kept = {k: v for k, v in traces[-1].cache.items() if k[0] == "lm_head"}
+    kept = {k: v for k, v in traces[-1].memos().items() if k[0] == "lm_head"}
     second = open_page("lm_head", source=tiny_app_dense, lang="en")
     assert not first.exception and not second.exception
-    again = {k: v for k, v in traces[-1].cache.items() if k[0] == "lm_head"}
+    again = {k: v for k, v in traces[-1].memos().items() if k[0] == "lm_head"}
     assert again.keys() == kept.keys() and all(again[k] is v for k, v in kept.items())   # nothing computed again
     assert [s.value for s in first.success] == [s.value for s in second.success]     # the same checks shown

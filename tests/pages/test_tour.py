@@ -106,7 +106,8 @@ def test_a_result_caption_waits_for_the_reveal(tiny_app_dense):
     at.session_state["source"] = tiny_app_dense
     at.switch_page("app_pages/tour.py").run()
     no_exception(at)
-    n = len(at.session_state["traces"][next(iter(at.session_state["traces"]))].token_ids[0])
+    from ops.engine.store import STORE
+    n = len(STORE.peek(next(iter(at.session_state["traces"].values()))).token_ids[0])    # the session holds its key
     said = f"切成了 {n} 个 token"
     assert said not in tour_text(at) and f"切成 {n} 个" not in tour_text(at)
     assert at.session_state["tour_step"] == 1 and button(at, "tour_reveal").proto.shortcut

@@ -303,6 +303,12 @@ def _app(prompt="I like shanghai", page=None):
     return at
 
 
+def _held(at):
+    """Session at's newest trace, from the one store (the session holds only its key)."""
+    from ops.engine.store import STORE
+    return STORE.peek(list(at.session_state.traces.values())[-1])
+
+
 def _texts(at, kind):
     return " ".join(x.value for x in getattr(at, kind))
 
@@ -333,8 +339,7 @@ def test_app_too_long_then_truncate_button(monkeypatch):
     button[0].click().run()
     assert not at.exception and not at.error, _texts(at, "error")
     assert at.session_state.prompt_text == "a" * 64              # 'aaaaaaaa' is one token: 8 of them
-    key = list(at.session_state.traces)[-1]
-    assert at.session_state.traces[key].lengths == [8]
+    assert _held(at).lengths == [8]
 
 
 @pytest.mark.real
@@ -344,7 +349,7 @@ def test_app_controls_and_surrogates():
     at = _app("I like\x00 shang\x1bhai \ufffd 👩‍👩‍👧 שלום")
     assert not at.exception, [e.value for e in at.exception]
     assert "control" in _texts(at, "info") and "U+0000" in _texts(at, "info")
-    tr = at.session_state.traces[list(at.session_state.traces)[-1]]
+    tr = _held(at)
     assert tr.prompts == ["I like shanghai \ufffd 👩‍👩‍👧 שלום"]
 
 
@@ -355,7 +360,7 @@ def test_app_batch_of_100_capped():
     at.run()
     assert not at.exception and not at.error
     assert "only the first 8" in _texts(at, "warning")
-    assert at.session_state.traces[list(at.session_state.traces)[-1]].B == 8
+    assert _held(at).B == 8
 
 
 def _broken_sources(tmp_path, tiny_hf_folder):

@@ -104,7 +104,7 @@ def test_app_classroom_sidebar_and_refusal(room):
 def test_app_classroom_batch_and_budget(room, monkeypatch):
     at = _app("\n".join(f"student {i}" for i in range(10)))
     assert "only the first 4" in " ".join(w.value for w in at.warning)
-    assert at.session_state.traces[list(at.session_state.traces)[-1]].B == 4
+    assert _held(at).B == 4
     monkeypatch.setenv("OPERATOR_LAB_SESSION_MB", "1")                   # a full 0.5B trace never fits in 1 MB
     at.session_state["prompt_text"] = "a longer prompt that would need a lot of memory"
     at.run()
@@ -113,20 +113,31 @@ def test_app_classroom_batch_and_budget(room, monkeypatch):
     assert len(at.session_state.traces) == 1                            # the last good trace is kept
 
 
+def _held(at, i: int = -1):
+    """Session at's i-th trace (newest: -1) from the one store; the session holds only its key."""
+    from ops.engine.store import STORE
+    return STORE.peek(list(at.session_state.traces.values())[i])
+
+
 @pytest.mark.real
 def test_sessions_isolated_and_oldest_dropped(monkeypatch):
+    """Sessions see their own prompts; the one store keeps what fits its budget, the least recently used trace
+    going first, whichever session asked for it."""
+    from ops.engine.store import STORE
+
     monkeypatch.delenv("OPERATOR_LAB_CLASSROOM", raising=False)
+    monkeypatch.setattr(STORE, "budget", STORE.budget)                 # the test's small budget leaves with it
     a, b = _app("student 1 likes pandas"), _app("student 2 likes tigers")
     ta = [k[3] for k in a.session_state.traces]
     tb = [k[3] for k in b.session_state.traces]
     assert ta == [("student 1 likes pandas",)] and tb == [("student 2 likes tigers",)]
-    one = next(iter(a.session_state.traces.values())).nbytes
-    monkeypatch.setenv("OPERATOR_LAB_SESSION_MB", str(2.5 * one / 2**20))  # room for two traces of this size
+    one = _held(a).nbytes
+    monkeypatch.setenv("OPERATOR_LAB_STORE_MB", str(2.5 * one / 2**20))    # room for two traces of this size
     for p in ("student 1 likes cats", "student 1 likes dogs", "student 1 likes owls"):
         a.session_state["prompt_text"] = p
         a.run()
-    keys = [k[3][0] for k in a.session_state.traces]
-    assert keys[-1] == "student 1 likes owls" and "student 1 likes pandas" not in keys and len(keys) <= 2
+    assert _held(a).prompts == ["student 1 likes owls"] and STORE.nbytes <= STORE.budget
+    assert _held(a, 0) is None and _held(b) is None                   # pandas and tigers: the least recently used
 
 
 @pytest.mark.real
@@ -134,6 +145,7 @@ def test_sessions_on_one_prompt_share_one_run(monkeypatch):
     """A class opening the app on one prompt runs the model once: the second session gets the first one's
     trace object, and a session on another prompt gets its own."""
     import ui.state
+    from ops.engine.store import STORE
 
     monkeypatch.delenv("OPERATOR_LAB_CLASSROOM", raising=False)
     runs = []
@@ -141,52 +153,53 @@ def test_sessions_on_one_prompt_share_one_run(monkeypatch):
     monkeypatch.setattr(ui.state, "_trace", lambda model, s, *a: runs.append(list(s.prompts)) or real(model, s, *a))
     prompt = "the class shares this sentence"
     a, b, c = _app(prompt), _app(prompt), _app("one student types another")
-    mine = lambda at: next(iter(at.session_state.traces.values()))  # noqa: E731
-    assert mine(a) is mine(b) and mine(c) is not mine(a)
+    assert _held(a) is _held(b) and _held(c) is not _held(a)
     assert runs.count([prompt]) == 1 and runs.count(["one student types another"]) == 1
-    assert sum(tr.nbytes for tr in ui.state._SHARED.values()) <= class_mode.session_budget_bytes()
+    assert STORE.nbytes <= STORE.budget
 
 
 def test_shared_trace_waits_and_stays_in_budget(monkeypatch):
     """Two threads asking for one key compute it once; the store drops its oldest traces past the budget."""
     import threading
-    from types import SimpleNamespace
 
+    from ops.engine.store import STORE
     from ui import state
 
     calls, cond = [], threading.Condition()
 
-    class Computing(dict):
-        """state._COMPUTING, counting the sessions that came for a key's lock."""
+    class Busy(dict):
+        """STORE.busy, counting the sessions that came for a key's lock."""
         came = 0
 
         def setdefault(self, key, default):
             with cond:
-                Computing.came += 1
+                Busy.came += 1
                 cond.notify_all()
             return super().setdefault(key, default)
+
+    class Sized:
+        nbytes = property(lambda self: 10)       # what the store counts for it (ops.engine.store.sizeof)
 
     def compute():
         calls.append(1)
         if len(calls) == 1:                    # the first run waits until the second session is at the lock
             with cond:
-                assert cond.wait_for(lambda: Computing.came == 2, timeout=60), "the second session never asked"
-        return SimpleNamespace(nbytes=10)
+                assert cond.wait_for(lambda: Busy.came == 2, timeout=60), "the second session never asked"
+        return Sized()
 
-    monkeypatch.setattr(state, "_COMPUTING", Computing())
-
+    monkeypatch.setattr(STORE, "busy", Busy())
+    monkeypatch.setattr(STORE, "budget", 25)
+    STORE.clear()
     got = []
-    threads = [threading.Thread(target=lambda: got.append(state.shared_trace(("test", "k1"), 25, compute)))
+    threads = [threading.Thread(target=lambda: got.append(state.shared_trace(("test", "k1"), compute)))
                for _ in range(2)]
     [th.start() for th in threads]
     [th.join() for th in threads]
     assert len(calls) == 1 and got[0] is got[1]
-    state.shared_trace(("test", "k2"), 25, compute)
-    state.shared_trace(("test", "k3"), 25, compute)                  # 30 bytes > 25: the oldest goes
-    mine = [k for k in state._SHARED if k[0] == "test"]
-    assert mine == [("test", "k2"), ("test", "k3")] and len(calls) == 3
-    for k in mine:
-        state._SHARED.pop(k)
+    state.shared_trace(("test", "k2"), compute)
+    state.shared_trace(("test", "k3"), compute)                  # 30 bytes > 25: the oldest goes
+    assert STORE.keys(("test",)) == [("test", "k2"), ("test", "k3")] and len(calls) == 3
+    STORE.clear()
 
 
 @pytest.mark.parametrize("mode", ["classroom", "normal", "normal, little memory", "normal, turned off"])
@@ -280,3 +293,12 @@ def test_background_jobs_wait_for_a_quiet_moment(monkeypatch):
     ended_run.set()
     th.join(60)
     assert started and started[0] - ended >= 0.2 - 1e-9     # 0.2 s of the test's clock after the run ended
+
+
+def test_a_trace_never_outgrows_the_store(monkeypatch):
+    """A trace bigger than the store could not be kept, and would run again at every rerun: it is refused instead."""
+    monkeypatch.setenv("OPERATOR_LAB_SESSION_MB", "300")
+    monkeypatch.setenv("OPERATOR_LAB_STORE_MB", "100")
+    assert class_mode.session_budget_bytes() == 100 * 2**20
+    monkeypatch.setenv("OPERATOR_LAB_STORE_MB", "1000")
+    assert class_mode.session_budget_bytes() == 300 * 2**20

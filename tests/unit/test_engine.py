@@ -176,14 +176,14 @@ def test_lens_cache_lives_on_the_trace():
     assert ids.shape == probs.shape == (2,)
     assert torch.equal(ids, trace.logits[1, :2].argmax(-1))
     torch.testing.assert_close(probs, trace.logits[1, :2].softmax(-1).max(-1).values)
-    assert trace.cache[("top_next", 1)] is lm_head_lens.top_next(trace, 1)
+    assert trace.memos()[("top_next", 1)] is lm_head_lens.top_next(trace, 1)
     lids, lprobs = lm_head_lens.logit_lens(model, trace, 0)
     assert lids.shape == (model.config.num_hidden_layers + 1, 5)
     assert torch.equal(lids[-1], trace.logits[0, :5].argmax(-1))          # the last state is the model's own
-    assert trace.cache[("logit_lens", 0)] is lm_head_lens.logit_lens(model, trace, 0)
-    assert all(isinstance(k, tuple) and isinstance(k[0], str) for k in trace.cache)    # (name, row), never id()
+    assert trace.memos()[("logit_lens", 0)] is lm_head_lens.logit_lens(model, trace, 0)
+    assert all(isinstance(k, tuple) and isinstance(k[0], str) for k in trace.memos())    # (name, row), never id()
     again = model.trace_ids([[1, 2, 3, 4, 5], [6, 7]])
-    assert again.cache == {}                                                  # a new trace starts empty
+    assert again.memos() == {}                                                  # a new trace starts empty
 
 
 def test_tiny_moe_trace_cached_on_the_trace():
@@ -191,7 +191,7 @@ def test_tiny_moe_trace_cached_on_the_trace():
     trace = model.trace_ids([[1, 2, 3, 300]])
     mt, m, real = tiny.moe_trace(trace, model)
     assert not real and m is tiny.tiny_moe_model() and mt.has_moe(0)
-    assert tiny.moe_trace(trace, model)[0] is mt and trace.cache[("tiny_moe", None)] is mt
+    assert tiny.moe_trace(trace, model)[0] is mt and trace.memos()[("tiny_moe", None)] is mt
     assert mt.token_ids[0].tolist() == [1, 2, 3, 300]
     moe_model, _ = tiny_pair("qwen2_moe")
     t2 = moe_model.trace_ids([[1, 2]])

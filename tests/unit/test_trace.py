@@ -132,18 +132,24 @@ def test_memo_computes_once_per_key():
     assert tr.memo(("x", 2), make(2)) == [2] and calls == [1, 2]
 
 
-def test_memo_keeps_the_most_recently_used():
-    from ops.engine import trace as trace_mod
+def test_memo_lives_in_the_store_and_leaves_with_it(monkeypatch):
+    """Trace.memo keeps its results in the one store, counted there; the store's budget lets the least recently
+    used go (the rest of the store's behaviour: tests/unit/test_cache.py)."""
+    from ops.engine import store as store_mod
+    monkeypatch.setattr(store_mod.STORE, "budget", store_mod.STORE.budget)       # restored after the test
     tr = _small_trace()
-    for k in range(trace_mod.MEMOS):
-        tr.memo(k, lambda k=k: k)
-    tr.memo(0, lambda: "recomputed")                            # used again: now the newest
-    tr.memo("new", lambda: "new")                               # one over the bound: the oldest (1) goes
-    assert len(tr.cache) == trace_mod.MEMOS and 1 not in tr.cache and tr.cache[0] == 0
+    store_mod.STORE.clear()
+    big = lambda: torch.zeros(1000)                                  # noqa: E731  4000 bytes each
+    for k in range(5):
+        tr.memo(("m", k), big)
+    assert set(tr.memos()) == {("m", k) for k in range(5)} and store_mod.STORE.nbytes >= 5 * 4000
+    tr.memo(("m", 0), lambda: pytest.fail("recomputed"))             # used again: now the newest
+    store_mod.STORE.set_budget(3 * 4000 + 1000)                      # room for three (and the dict overheads)
+    assert set(tr.memos()) == {("m", 0), ("m", 3), ("m", 4)}
 
 
 def test_memo_is_not_copied_by_replace():
     import dataclasses
     tr = _small_trace()
     tr.memo("k", lambda: 1)
-    assert dataclasses.replace(tr).cache == {}                  # a changed trace starts with nothing kept
+    assert tr.memos() == {("k",): 1} and dataclasses.replace(tr).memos() == {}    # a changed trace starts empty
