@@ -59,7 +59,7 @@ def _trace(tr, lang: str):
     if not v["passes"]:
         st.caption(say("serving_live.trace_none_yet", lang, window=f"{tr.window:g}", cap=tr.cap))
         return
-    one = f"{v['one_ms']:.0f} ms" if v["one_ms"] is not None else "—"
+    one = _time(v["one_ms"]) if v["one_ms"] is not None else "—"
     pairs = [(say("serving_live.passes", lang), f"{v['passes']}"),
              (say("serving_live.per_pass", lang), f"{v['mean']:.1f} · {v['max']} · {v['last']}"),
              (say("serving_live.one_ms", lang), one)]
@@ -67,7 +67,7 @@ def _trace(tr, lang: str):
     if best:                                         # the largest pass seen, against its prompts one by one
         r = best[-1]
         pairs.append((say("serving_live.best", lang, n=r["rows"]),
-                      say("serving_live.best_value", lang, together=f"{r['ms']:.0f}", alone=f"{r['alone_ms']:.0f}")))
+                      say("serving_live.best_value", lang, together=_time(r["ms"]), alone=_time(r["alone_ms"]))))
     metrics(pairs)
     cols = [say(f"serving_live.col_{k}", lang) for k in ("rows", "passes", "ms", "alone", "vs")]
     table([dict(zip(cols, (r["rows"], r["passes"], f"{r['ms']:.0f}",
@@ -75,3 +75,8 @@ def _trace(tr, lang: str):
                            "—" if r["vs_alone"] is None else f"{r['vs_alone']:.2f}×"))) for r in v["by_rows"]])
     st.caption(say("serving_live.trace_note", lang, passes=v["passes"], sessions=f"{v['sessions_mean']:.1f}",
                    cap=tr.cap))
+
+
+def _time(ms: float) -> str:
+    """A pass's time as a projector reads it: 650 ms, 6.5 s."""
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"

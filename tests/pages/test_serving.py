@@ -93,13 +93,13 @@ def test_serving_shows_this_servers_own_batching(tiny_app_dense, request, lang):
     assert {"zh": "连续批处理", "en": "continuous batching"}[lang] in body
     assert "3 / 8" in body and "1.50×" in body                  # 75 ms / 50 ms
     assert "2.0 · 4 · 1" in body and "1.7" in body              # prompts per pass: 6 / 3, max 4, last 1; sessions 5 / 3
-    assert "500 ms · 1000 ms" in body and "0.50×" in body       # the pass of 4 against 4 x 250 ms
+    assert "500 ms · 1.0 s" in body and "0.50×" in body         # the pass of 4 against 4 x 250 ms
     assert {"zh": "新提示词", "en": "New prompts"}[lang] in body
     assert "OPERATOR_LAB_CLASSROOM=0" in body
     mp.setattr(batching_panel.jobs, "batcher", lambda: None)
     open_tab(at, "serving-topics", tab)
     body = texts(at)
-    assert "OPERATOR_LAB_DECODE_BATCH=0" in body and "500 ms · 1000 ms" in body
+    assert "OPERATOR_LAB_DECODE_BATCH=0" in body and "500 ms · 1.0 s" in body
     mp.setattr(batching_panel.jobs, "batcher", lambda: b)
     mp.setattr(batching_panel.jobs, "tracer", lambda: None)
     mp.setattr(batching_panel, "settings", SimpleNamespace(current=lambda: SimpleNamespace(classroom=True)))
