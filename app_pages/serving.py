@@ -73,10 +73,10 @@ if tabs[0]:
         table(words.traffic_table(ref, L), "traffic")
 if tabs[1]:
     with tabs[1]:
+        batching_panel.show(L)                        # first: the room's own traffic, live, above the fold
         table(words.kv_table(ref, L), "kv")
         table(words.paged_table(ref, L), "paged")
         table(words.batching_table(L), "batching")
-        batching_panel.show(L)
         sys_tokens = sv.system_prompt_tokens(model.tokenizer)
         table(words.prefix_table(ref, L, sys_tokens), "prefix", sys=sys_tokens)
 if tabs[2]:

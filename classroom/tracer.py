@@ -29,7 +29,17 @@ from .batcher import Queue
 
 WINDOW_S = 0.1           # how long the oldest request waits for others (bench/trace_batching.py)
 POLL_S = 0.25            # how often a waiting session redraws its progress (and is found gone)
-KEEP = 512               # passes remembered (rows per pass: the tests and the bench read them)
+KEEP = 512               # passes remembered (the Serving page and the tests read them)
+
+
+@dataclass(frozen=True)
+class PassRecord:
+    """One trace pass as the Serving page shows it: requests (sessions), rows (prompts), seconds (in its run slot),
+    when it ended (time.monotonic)."""
+    requests: int
+    rows: int
+    seconds: float
+    ended: float
 
 
 @dataclass
@@ -77,7 +87,16 @@ class Tracer(Queue):
         super().__init__(cap, spawn)
         self.budget, self.window = budget, window
         self._slot = slot or contextlib.nullcontext()
-        self.passes: deque[int] = deque(maxlen=KEEP)       # requests per pass, oldest first
+        self.steps: deque[PassRecord] = deque(maxlen=KEEP)     # the passes, oldest first
+
+    @property
+    def passes(self) -> list[int]:
+        """Requests per pass, oldest first."""
+        return [r.requests for r in self.records()]
+
+    def records(self) -> list[PassRecord]:
+        with self._cond:
+            return list(self.steps)
 
     # ---- the sessions' side ------------------------------------------------------------------------------
     def submit(self, model, prompts: list, texts: list, rows: list) -> TraceTicket:
@@ -117,12 +136,16 @@ class Tracer(Queue):
                 t.layer = i
         try:
             with self._slot:
+                start = time.monotonic()
                 results = batch.trace_together(tickets[0].model, [(t.prompts, t.texts, t.rows) for t in tickets],
                                                on_layer)
+            seconds = time.monotonic() - start
         except Exception as e:                   # trace_together catches per request; this is a last guard
-            results = [e] * len(tickets)
+            results, seconds = [e] * len(tickets), None
         with self._cond:
-            self.passes.append(len(tickets))
+            if seconds is not None:
+                self.steps.append(PassRecord(len(tickets), sum(len(t.rows) for t in tickets), seconds,
+                                             time.monotonic()))
         for t, r in zip(tickets, results):
             t.result = r
             t.done.set()

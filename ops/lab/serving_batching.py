@@ -1,5 +1,6 @@
 """The Serving page's live view of this server's own continuous batching (classroom/batcher.py): from the steps the
-batcher ran (rows, seconds, when each ended), what the room's generations cost now.
+batcher ran (rows, seconds, when each ended), what the room's generations cost now; from the passes the trace batcher
+ran (classroom/tracer.py: new prompts traced together), what a pass of N prompts cost against the N alone.
 
 Pure functions of the records, so a test hands in steps and checks the figures by hand.
 """
@@ -33,3 +34,30 @@ def batching_view(records, now: float, running: int = 0, span: float = SPAN_S) -
     return dict(rows_now=running or (records[-1].rows if records else 0),
                 last_ms=records[-1].seconds * 1000 if records else None, one_ms=one,
                 tokens_per_s=recent / span, by_rows=by_rows)
+
+
+def trace_view(records) -> dict:
+    """The trace batcher's passes (classroom/tracer.py): records with .requests, .rows (prompts), .seconds, oldest
+    first. Returns
+      passes        passes recorded
+      mean, max, last   prompts per pass
+      sessions_mean sessions (requests) per pass, mean
+      one_ms        the median time of a pass of one prompt (None if no pass had one)
+      by_rows       one dict per pass size seen: rows, passes, ms (median per pass), alone_ms (rows × one_ms: the
+                    same prompts one by one, None without one_ms), vs_alone (ms / alone_ms, None without one_ms)"""
+    records = list(records)
+    if not records:
+        return dict(passes=0, mean=0.0, max=0, last=0, sessions_mean=0.0, one_ms=None, by_rows=[])
+    sizes: dict[int, list[float]] = {}
+    for r in records:
+        sizes.setdefault(r.rows, []).append(r.seconds)
+    one = statistics.median(sizes[1]) * 1000 if 1 in sizes else None
+    by_rows = []
+    for rows in sorted(sizes):
+        ms = statistics.median(sizes[rows]) * 1000
+        alone = rows * one if one else None
+        by_rows.append(dict(rows=rows, passes=len(sizes[rows]), ms=ms, alone_ms=alone,
+                            vs_alone=ms / alone if alone else None))
+    prompts = [r.rows for r in records]
+    return dict(passes=len(records), mean=statistics.fmean(prompts), max=max(prompts), last=prompts[-1],
+                sessions_mean=statistics.fmean(r.requests for r in records), one_ms=one, by_rows=by_rows)

@@ -68,18 +68,44 @@ def test_serving_2026_topics_draw_in_both_languages(tiny_app_dense, lang):
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_serving_shows_this_servers_own_batching(tiny_app_dense, request, lang):
     """The KV cache tab's live panel: this process's decode batcher, its steps by size (two steps of 3 and one of 1
-    recorded here), with the step time against a step of one; with the batcher off, a line that says so."""
-    from classroom import batcher as batcher_module, jobs
+    recorded here), with the step time against a step of one; its trace batcher, its passes by size (prompts 1 at
+    200 and 300 ms, 4 at 500 ms: a pass of one 250 ms, the four one by one 1000 ms, 0.50x); with either off, a line that
+    says so and the other still drawn; outside classroom mode, a line that says so."""
+    from types import SimpleNamespace
 
+    from classroom import batcher as batcher_module, tracer as tracer_module
+    from ui import batching_panel
+
+    mp = request.getfixturevalue("monkeypatch")
+    mp.delenv("OPERATOR_LAB_CLASSROOM", raising=False)
     b = batcher_module.Batcher(cap=8)
     for rows, s in ((1, 0.05), (3, 0.08), (3, 0.07)):
         b.steps.append(batcher_module.StepRecord(rows, s, 0.0))
-    request.getfixturevalue("monkeypatch").setattr(jobs, "batcher", lambda: b)
+    tr = tracer_module.Tracer(cap=8, budget=2**30)
+    for requests, rows, s in ((1, 1, 0.2), (3, 4, 0.5), (1, 1, 0.3)):
+        tr.steps.append(tracer_module.PassRecord(requests, rows, s, 0.0))
+    # the panel's own lookups (jobs.tracer patched would reach ui.state too when it is first imported after the patch)
+    mp.setattr(batching_panel, "jobs", SimpleNamespace(batcher=lambda: b, tracer=lambda: tr))
     at = page_ok(PAGE, source=tiny_app_dense, lang=lang, **dict(EXPECT, passing=()))
-    open_tab(at, "serving-topics", {"zh": "KV cache 与调度", "en": "KV cache"}[lang])
+    tab = {"zh": "KV cache 与调度", "en": "KV cache"}[lang]
+    open_tab(at, "serving-topics", tab)
     body = texts(at)
     assert {"zh": "连续批处理", "en": "continuous batching"}[lang] in body
     assert "3 / 8" in body and "1.50×" in body                  # 75 ms / 50 ms
-    request.getfixturevalue("monkeypatch").setattr(jobs, "batcher", lambda: None)
-    open_tab(at, "serving-topics", {"zh": "KV cache 与调度", "en": "KV cache"}[lang])
-    assert "OPERATOR_LAB_DECODE_BATCH=0" in texts(at)
+    assert "2.0 · 4 · 1" in body and "1.7" in body              # prompts per pass: 6 / 3, max 4, last 1; sessions 5 / 3
+    assert "500 ms · 1.0 s" in body and "0.50×" in body         # the pass of 4 against 4 x 250 ms
+    assert {"zh": "新提示词", "en": "New prompts"}[lang] in body
+    assert "OPERATOR_LAB_CLASSROOM=0" in body
+    mp.setattr(batching_panel.jobs, "batcher", lambda: None)
+    open_tab(at, "serving-topics", tab)
+    body = texts(at)
+    assert "OPERATOR_LAB_DECODE_BATCH=0" in body and "500 ms · 1.0 s" in body
+    mp.setattr(batching_panel.jobs, "batcher", lambda: b)
+    mp.setattr(batching_panel.jobs, "tracer", lambda: None)
+    mp.setattr(batching_panel, "settings", SimpleNamespace(current=lambda: SimpleNamespace(classroom=True)))
+    open_tab(at, "serving-topics", tab)
+    body = texts(at)
+    assert "OPERATOR_LAB_TRACE_BATCH=0" in body and "3 / 8" in body and "OPERATOR_LAB_CLASSROOM=0" not in body
+    mp.setattr(batching_panel.jobs, "tracer", lambda: tracer_module.Tracer(cap=8, budget=2**30, window=0.1))
+    open_tab(at, "serving-topics", tab)
+    assert {"zh": "0.1 秒内", "en": "within 0.1 s"}[lang] in texts(at)     # no pass yet

@@ -125,6 +125,9 @@ def test_the_cap_the_budget_and_the_model_split_passes(tiny):
     assert t.run_once() == 1
     for k, tk in enumerate(tickets):
         assert_same_trace(tk.wait(t), tiny.trace(REQUESTS[k]))
+    recs = t.records()                                                   # what the Serving page's panel reads
+    assert [(r.requests, r.rows) for r in recs] == [(3, 3), (1, 2), (1, 1), (1, 1)] and t.passes == [3, 1, 1, 1]
+    assert all(r.seconds > 0 for r in recs) and [r.ended for r in recs] == sorted(r.ended for r in recs)
     small = Tracer(cap=8, budget=inputs.estimate_trace_bytes(tiny.config, 1, 100))
     wide = prepared(tiny, ["the cat sat on the mat " * 6])                # 92 tokens: 1 + 92 fit, 2 x 92 do not
     a, b = small.submit(tiny, *reqs[2]), small.submit(tiny, *wide)
@@ -170,3 +173,27 @@ def test_the_thread_traces_sessions_asking_at_once(tiny):
     assert not errors and list(t.passes) == [3]
     for k in range(3):
         assert_same_trace(got[k], tiny.trace(REQUESTS[k]))
+
+
+def test_trace_view_by_hand():
+    """ops/lab/batching.trace_view on passes worked by hand: prompts 1 (200, 300 ms), 3 (450 ms), 8 (1000, 1200 ms),
+    1 (250 ms) last. A pass of one: median(200, 300, 250) = 250 ms; eight alone 8 x 250 = 2000 ms against the median
+    1100 ms of a pass of eight: 0.55."""
+    from classroom.tracer import PassRecord
+    from ops.lab.batching import trace_view
+
+    recs = [PassRecord(1, 1, 0.2, 1.0), PassRecord(2, 3, 0.45, 2.0), PassRecord(1, 1, 0.3, 3.0),
+            PassRecord(8, 8, 1.0, 4.0), PassRecord(5, 8, 1.2, 5.0), PassRecord(1, 1, 0.25, 6.0)]
+    v = trace_view(recs)
+    assert (v["passes"], v["max"], v["last"]) == (6, 8, 1)
+    assert v["mean"] == pytest.approx(22 / 6) and v["sessions_mean"] == pytest.approx(18 / 6)
+    assert v["one_ms"] == pytest.approx(250)
+    assert [(r["rows"], r["passes"]) for r in v["by_rows"]] == [(1, 3), (3, 1), (8, 2)]
+    three, eight = v["by_rows"][1], v["by_rows"][2]
+    assert three["ms"] == pytest.approx(450) and three["alone_ms"] == pytest.approx(750)
+    assert three["vs_alone"] == pytest.approx(0.6)
+    assert eight["ms"] == pytest.approx(1100) and eight["alone_ms"] == pytest.approx(2000)
+    assert eight["vs_alone"] == pytest.approx(0.55)
+    none_alone = trace_view(recs[3:5])                                   # no pass of one prompt to compare
+    assert none_alone["one_ms"] is None and none_alone["by_rows"][0]["vs_alone"] is None
+    assert trace_view([]) == dict(passes=0, mean=0.0, max=0, last=0, sessions_mean=0.0, one_ms=None, by_rows=[])
