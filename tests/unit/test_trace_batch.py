@@ -176,11 +176,11 @@ def test_the_thread_traces_sessions_asking_at_once(tiny):
 
 
 def test_trace_view_by_hand():
-    """ops/lab/batching.trace_view on passes worked by hand: prompts 1 (200, 300 ms), 3 (450 ms), 8 (1000, 1200 ms),
+    """ops/lab/serving_batching.trace_view on passes worked by hand: prompts 1 (200, 300 ms), 3 (450 ms), 8 (1000, 1200 ms),
     1 (250 ms) last. A pass of one: median(200, 300, 250) = 250 ms; eight alone 8 x 250 = 2000 ms against the median
     1100 ms of a pass of eight: 0.55."""
     from classroom.tracer import PassRecord
-    from ops.lab.batching import trace_view
+    from ops.lab.serving_batching import trace_view
 
     recs = [PassRecord(1, 1, 0.2, 1.0), PassRecord(2, 3, 0.45, 2.0), PassRecord(1, 1, 0.3, 3.0),
             PassRecord(8, 8, 1.0, 4.0), PassRecord(5, 8, 1.2, 5.0), PassRecord(1, 1, 0.25, 6.0)]
