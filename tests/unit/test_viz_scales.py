@@ -86,3 +86,20 @@ def test_atlas_writes_scores_in_small_grids_only_and_the_hover_keeps_them():
     assert 16 <= TEXT_CELLS < 336
     assert small.texttemplate == "%{text}" and large.texttemplate is None
     assert large.text[23][13] == "1.00" and "%{text}" in large.hovertemplate    # the score is still there, on hover
+
+
+def test_log_ticks_are_written_out_and_cover_the_data():
+    """The precision page's error range (hand-picked 1.5e-3 .. 5e-2, under two decades): 1, 2, 5 per decade as
+    decimals; a seven-decade range: powers of ten alone, all as powers (no 1e-05 and no bare "2")."""
+    from viz.figures import log_ticks
+    from viz.precision import error_lines
+
+    t = log_ticks([1.5e-3, 0.0, None, 5e-2])                            # zeros and gaps are left out
+    assert t["ticktext"] == ["0.001", "0.002", "0.005", "0.01", "0.02", "0.05"]
+    assert t["tickvals"] == pytest.approx([1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2])
+    t = log_ticks([3e-7, 2e-2])
+    assert t["ticktext"] == ["10⁻⁶", "10⁻⁵", "10⁻⁴", "10⁻³", "10⁻²"]
+    assert log_ticks([1e-6, 3e-6])["ticktext"] == ["10⁻⁶", "2×10⁻⁶"]
+    assert log_ticks([0.0]) == {}
+    fig = error_lines({"float32": np.zeros(3), "bfloat16": np.array([2e-3, 1e-2, 4e-2])}, ["embed", "L0", "L1"])
+    assert list(fig.layout.yaxis.ticktext) == ["0.002", "0.005", "0.01", "0.02", "0.05"]
