@@ -29,8 +29,9 @@ def frequency_pairs(fq: dict, pick: int | None = None, title: str = "", names=("
     if pick is not None and 0 <= pick < len(j):
         data.append(go.Scatter(x=[j[pick]], y=[used[pick]], mode="markers", showlegend=False, hoverinfo="skip",
                                marker=dict(size=18, color="rgba(0,0,0,0)", line=dict(color=CHOSEN, width=3))))
-    return go.Figure(data, base_layout(title, axes[0], axes[1], height, yaxis=dict(type="log", exponentformat="power"),
-                                       legend=LEGEND_UNDER, margin=MARGIN_UNDER))
+    return go.Figure(data, dict(base_layout(title, axes[0], axes[1], height,
+                                            yaxis=dict(type="log", exponentformat="power"), legend=LEGEND_UNDER),
+                                margin=MARGIN_UNDER))
 
 
 def attention_rows(rows: dict, window: int, title: str = "", names=("as configured", "with yarn", "far keys"),
@@ -49,6 +50,6 @@ def attention_rows(rows: dict, window: int, title: str = "", names=("as configur
         data.append(go.Scatter(x=[None], y=[None], mode="markers", name=names[2], hoverinfo="skip",
                                marker=dict(symbol="square", size=16, color="rgba(31,119,180,0.25)")))
     # one tick label a decade (dtick 1): the minor 2 and 5 labels of a log axis crowded a short chart
-    return go.Figure(data, base_layout(title, axes[0], axes[1], height,
-                                       yaxis=dict(type="log", exponentformat="power", dtick=1),
-                                       shapes=shapes, legend=LEGEND_UNDER, margin=MARGIN_UNDER))
+    return go.Figure(data, dict(base_layout(title, axes[0], axes[1], height,
+                                            yaxis=dict(type="log", exponentformat="power", dtick=1),
+                                            shapes=shapes, legend=LEGEND_UNDER), margin=MARGIN_UNDER))

@@ -103,3 +103,20 @@ def test_log_ticks_are_written_out_and_cover_the_data():
     assert log_ticks([0.0]) == {}
     fig = error_lines({"float32": np.zeros(3), "bfloat16": np.array([2e-3, 1e-2, 4e-2])}, ["embed", "L0", "L1"])
     assert list(fig.layout.yaxis.ticktext) == ["0.002", "0.005", "0.01", "0.02", "0.05"]
+
+
+def test_long_context_figures_name_the_far_keys_in_the_legend_under_the_axis_title():
+    """The far-keys note was a text in the plot that the curves crossed: now a legend entry (3 traces: the two runs
+    and the shade's square), with no note in the plot; the legend sits at the figure's foot, under the x title."""
+    from viz.rope import attention_rows, frequency_pairs
+
+    fig = attention_rows({"plain": torch.full((10,), 0.1), "yarn": torch.full((10,), 0.1)}, 4,
+                         names=("a", "b", "far keys"))
+    assert [d.name for d in fig.data] == ["a", "b", "far keys"] and not fig.layout.annotations
+    assert fig.layout.legend.yref == "container" and fig.layout.legend.y == 0 and fig.layout.margin.b >= 90
+    near = attention_rows({"plain": torch.full((3,), 1 / 3), "yarn": torch.full((3,), 1 / 3)}, 4)
+    assert len(near.data) == 2 and not near.layout.shapes                 # no key beyond the window: no shade
+    n = 4
+    fq = dict(pairs=np.arange(n), base=np.ones(n), used=np.ones(n), wave_base=np.ones(n), wave_used=np.ones(n),
+              ratio=np.ones(n))
+    assert frequency_pairs(fq, 1).layout.legend.yref == "container"
