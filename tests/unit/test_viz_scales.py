@@ -120,3 +120,18 @@ def test_long_context_figures_name_the_far_keys_in_the_legend_under_the_axis_tit
     fq = dict(pairs=np.arange(n), base=np.ones(n), used=np.ones(n), wave_base=np.ones(n), wave_used=np.ones(n),
               ratio=np.ones(n))
     assert frequency_pairs(fq, 1).layout.legend.yref == "container"
+
+
+def test_the_generate_preview_title_wraps_instead_of_running_past_its_column():
+    """The English title (about 1,000 px at 20 px) was cut at a 1500x900 window: broken to lines of at most 860 px
+    (viz.figures.text_px), with the top margin for the second line; the shorter Chinese one stays one line."""
+    from content.words import say
+    from viz.figures import text_px
+    from viz.generate import next_token_preview
+
+    top = {"ids": torch.arange(3), "probs": torch.tensor([0.5, 0.3, 0.2])}
+    en = next_token_preview(top, ["a", "b", "c"], False, "p", say("generate.preview_title_sampled", "en", n=8))
+    lines = en.layout.title.text.split("<br>")
+    assert len(lines) == 2 and max(text_px(x, 20) for x in lines) <= 860 and en.layout.margin.t >= 90
+    zh = next_token_preview(top, ["a", "b", "c"], False, "p", say("generate.preview_title_sampled", "zh", n=8))
+    assert "<br>" not in zh.layout.title.text
