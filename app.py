@@ -29,9 +29,11 @@ state.build_native()                       # the native library, once per proces
 
 with jobs.RUNS:               # background work at load waits while a page runs (classroom.jobs.RUNS)
     session.init_state()
-    # projector mode (?projector=1) folds the sidebar away; its arrow opens it again
+    # projector mode (?projector=1) folds the sidebar away (its arrow opens it again), but not before a classroom's
+    # teacher has entered the key: the key's fold is in the sidebar
+    folded = session.projector() and not poll.key_awaited()
     st.set_page_config(page_title=session.t("算子实验室", "Operator Lab"),
-                       initial_sidebar_state="collapsed" if session.projector() else "auto")
+                       initial_sidebar_state="collapsed" if folded else "auto")
     browser.style()
 
     # Every page answers at its own URL (/overview included, so a copied link works); the default page answers

@@ -59,8 +59,8 @@ if shown:
         grid = page.memo(("grid", i, b, h, per_row), lambda: heads_grid(
             probs[b, :, :n, :n], one["allowed"][:n, :n], cols=per_row, subtitle=lambda hh: f"h{hh} · kv{hh // n_rep}",
             highlight=h, title=T("grid_title", i=i, nh=nh), note=T("grid_note", h=h)))
-        page.view(f"layers.{i}.attn.probs[{b}, :, :{n}, :{n}]", probs[b, :, :n, :n], grid, key="grid",
-                  projector_height=PROJECTOR_H)
+        page.view(f"layers.{i}.attn.probs[{b}" + ("]" if n == S else f", :, :{n}, :{n}]"), probs[b, :, :n, :n], grid,
+                  key="grid", projector_height=PROJECTOR_H)     # [b] alone when unpadded: the line fits its column
 
 page.explain(formulas(c, lang()), fn.rope_cos_sin, fn.rotate_half, fn.apply_rope, fn.repeat_kv, fn.attention_mask,
              fn.attention_scores, fn.softmax, fn.attention_context,

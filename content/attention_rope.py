@@ -30,14 +30,16 @@ def frequency_view(fq: dict, j: int, config, S: int, lang: str) -> dict:
     return dict(figure=figure, caption=caption)
 
 
-def long_view(r: dict, lang: str) -> dict:
-    """The Serving page's live long-context run in words: intro, metrics, figure words, per-layer rows, caption."""
+def long_view(r: dict, lang: str, model: str = "", real: int = 0) -> dict:
+    """The Serving page's live long-context run in words: intro, metrics, figure words, per-layer rows, caption.
+    model, real: the loaded model's name and its config's own window (max_position_embeddings)."""
     w = lambda key, **f: say(f"rope.{key}", lang, **f)      # noqa: E731
     fq, window, layer = r["freq"], r["window"], r["last_layer"]
     far = r["layers"][layer]
     tp, ty = r["top_plain"][0], r["top_yarn"][0]
     return dict(
-        intro=w("long_intro", n=r["n"], factor=f"{r['factor']:g}", window=window, ratio=f"{r['n'] / window:.1f}"),
+        intro=w("long_intro", n=r["n"], factor=f"{r['factor']:g}", window=window, ratio=f"{r['n'] / window:.1f}",
+                model=model, real=f"{real:,}"),
         metrics=[(w("long_pairs"), f"{fq['changed']} / {len(fq['pairs'])}"),
                  (w("long_attn_factor"), f"{fq['scale']:.4f}"), (w("long_kl"), f"{r['kl']:.3g}"),
                  (w("long_logit"), f"{r['max_logit_change']:.3g}")],

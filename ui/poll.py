@@ -31,7 +31,7 @@ from viz.markup import script_tag, style_tag
 from viz.poll import poll_bars
 
 from . import lesson_builder, state
-from .session import lang, t
+from .session import lang, projector, t
 
 TEACHER = "poll_teacher"      # session: this session proved the teacher key (True), never the key itself
 STUDENT = "poll_student"      # session: the student's id (from the browser's cookie, or made for it)
@@ -93,6 +93,13 @@ def is_teacher() -> bool:
     return ss[TEACHER]
 
 
+def key_awaited() -> bool:
+    """Classroom mode with a teacher key set, and this session not the teacher's yet: the sidebar's key fold is the
+    first thing a teacher needs, so a projector's sidebar starts open until the key is in (app.py)."""
+    s = settings.current()
+    return bool(s.classroom and s.teacher_key) and not is_teacher()
+
+
 def student_id() -> str:
     """The student's id: the browser's ol_student cookie (a random id it keeps a year), else one made now and sent
     to the browser as that cookie at the end of this run."""
@@ -148,6 +155,8 @@ def _panel(s: PollStore, page: str):
         _teacher(s)
         lesson_builder.tools(page)
     else:
+        if projector() and key_awaited():       # the sidebar may be folded: say where the key goes
+            st.caption(say("polish.teacher_hint", lang()))
         student_id()
         _student_live(s)
 

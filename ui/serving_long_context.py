@@ -26,7 +26,7 @@ def live(page, model, lang: str):
         n = len(ids)
         with st.spinner(t(f"模型正在把 {n} 个 token 跑两遍……", f"Running the model twice on {n} tokens...")):
             r = page.memo(("longctx", lang), lambda: long_context_run(model, ids))
-        v = long_view(r, lang)
+        v = long_view(r, lang, model.config.name or "?", model.config.max_position_embeddings)
         st.caption(v["intro"])
         metrics(v["metrics"])
         c1, c2 = st.columns(2)

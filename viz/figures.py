@@ -36,6 +36,34 @@ def base_layout(title: str, xlabel: str, ylabel: str, height: int, xaxis=None, y
                 yaxis=dict(yaxis or {}, title=dict(text=ylabel)), **extra)
 
 
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def tick_text(v: float, plain: bool = True) -> str:
+    """A log-axis tick as a reader reads it: 0.002, 0.05, 20 (plain, between 10⁻⁴ and 10⁵); else 2×10⁻⁶, never
+    2e-06."""
+    e = int(np.floor(np.log10(v) + 1e-9))
+    m = round(v / 10.0 ** e)
+    if plain and -4 <= e < 5:
+        return f"{v:.{max(0, -e)}f}"
+    return (f"{m}×" if m != 1 else "") + "10" + str(e).translate(SUPERSCRIPT)
+
+
+def log_ticks(values) -> dict:
+    """tickvals and ticktext for a log axis over the positive `values`: 1, 2 and 5 of each decade when they span at
+    most two decades, else the powers of ten alone, every label written out (tick_text), in one style. Plotly's own
+    minor labels were a bare "2" and "5" beside one 10⁻², too small to read and easy to misread."""
+    v = np.asarray([x for x in values if x is not None and np.isfinite(x) and x > 0], dtype=np.float64)
+    if v.size == 0:
+        return {}
+    lo, hi = int(np.floor(np.log10(v.min()))), int(np.ceil(np.log10(v.max())))
+    steps = (1, 2, 5) if hi - lo <= 2 else (1,)
+    vals = [m * 10.0 ** e for e in range(lo, hi + 1) for m in steps]
+    vals = [x for x in vals if v.min() / 1.5 <= x <= v.max() * 1.5] or [10.0 ** lo]
+    plain = 1e-4 <= min(vals) and max(vals) < 1e5          # one style on an axis: all decimals or all powers
+    return dict(tickvals=vals, ticktext=[tick_text(x, plain) for x in vals])
+
+
 def color_range(z, exclude=None) -> dict:
     """colorscale, zmin, zmax for z over its real range: finite values, less the cells where `exclude` is True
     (a cosine map's diagonal of 1s, masked scores). Diverging and symmetric about 0 if the values straddle 0,

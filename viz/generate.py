@@ -6,7 +6,7 @@ import html
 
 import plotly.graph_objects as go
 
-from .figures import bars
+from .figures import bars, wrap
 from .labels import CHOSEN, NEUTRAL, short
 
 WRITTEN = "#1c5a99"      # the model's tokens: bold blue after the prompt's ordinary dark text
@@ -28,6 +28,8 @@ def next_token_preview(top: dict, pieces: list[str], greedy: bool, xlabel: str =
     ids = top["ids"].tolist()
     names = [f"{short(p, 14)} ({i})" for p, i in zip(pieces, ids)]
     colors = [CHOSEN if greedy and k == 0 else NEUTRAL for k in range(len(names))]
-    return bars(top["probs"], names, title=title, xlabel=xlabel, height=height, color=colors, horizontal=True,
-                text_fmt=".3f").update_yaxes(dtick=1)     # every candidate named: plotly skipped every other one
-                                                          # in projector type (18 px on a 24 px row)
+    title = wrap(title, 860, 20)          # the English title ran past a 1500 px window's column and was cut
+    fig = bars(top["probs"], names, title=title, xlabel=xlabel, height=height, color=colors, horizontal=True,
+               text_fmt=".3f").update_yaxes(dtick=1)     # every candidate named: plotly skipped every other one
+                                                         # in projector type (18 px on a 24 px row)
+    return fig.update_layout(margin=dict(t=90)) if "<br>" in title else fig      # room for the title's second line

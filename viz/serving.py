@@ -54,8 +54,9 @@ def wavelengths(lc: dict, title: str = "", rope_label: str = "RoPE", yarn_label:
             go.Scatter(x=j, y=as_numpy(lc["yarn_wavelengths"]), name=yarn_label, mode="lines", line=dict(width=3,
                                                                                                          dash="dot"))]
     for n, dash in ((lc["original"], "dash"), (lc["extended"], "longdash")):
-        data.append(go.Scatter(x=[j[0], j[-1]], y=[n, n], mode="lines+text", text=["", f"{n:,}"],
-                               textposition="top left",
+        # the length named at the left end, above its line: the curves rise to the right and crossed it there
+        data.append(go.Scatter(x=[j[0], j[-1]], y=[n, n], mode="lines+text", text=[f"{n:,}", ""],
+                               textposition="top right",
                                line=dict(color="#555", dash=dash, width=1.5), showlegend=False, hoverinfo="skip"))
     layout = base_layout(title, xlabel, ylabel, height, None, dict(type="log", exponentformat="power"))
     return go.Figure(data, layout=dict(layout, **BELOW))

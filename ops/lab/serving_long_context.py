@@ -49,7 +49,8 @@ def long_context_run(model: Model, ids: list[int], params: dict = PRETEND, top: 
 
     def candidates(p):
         v, i = torch.topk(p, top)
-        return [dict(id=int(t), piece=tok.decode([int(t)]) if tok else str(int(t)), prob=float(x))
+        # pieces, not decode: a partial UTF-8 byte reads '<0xE5>', not '�' (SmolLM2 on a Chinese prompt)
+        return [dict(id=int(t), piece=tok.pieces([int(t)])[0] if tok else str(int(t)), prob=float(x))
                 for x, t in zip(v, i)]
     return dict(n=n, window=window, factor=params["factor"], freq=fq, layers=layers, last_layer=last, rows=rows,
                 top_plain=candidates(p_plain), top_yarn=candidates(p_yarn),

@@ -354,3 +354,20 @@ def test_a_lesson_step_holds_its_answer_while_the_class_votes(classroom, lang):
     no_exception(teacher)
     assert page_charts() and not guess_box()
     assert not any(voting in i.value for i in teacher.info)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_projector_says_where_the_teacher_key_goes_until_it_is_in(classroom, lang):
+    """Projector mode folds the sidebar away, where the key's fold is: until the key is in, the sidebar starts open
+    (ui.poll.key_awaited, read by app.py) and the poll panel says where the key goes; once in, neither."""
+    from content.words import say
+
+    at = open_page(PAGE, source=classroom, lang=lang, folds=False, projector="1")
+    no_exception(at)
+    hint = say("polish.teacher_hint", lang)
+    assert at.session_state["projector"] is True and hint in all_text(at)
+    enter_key(at, KEY)
+    at.run()
+    assert hint not in all_text(at)
+    plain = open_page(PAGE, source=classroom, lang=lang, folds=False)          # not a projector: no hint
+    assert hint not in all_text(plain)

@@ -6,6 +6,8 @@ more than 5e-4, so a run that ignored the scaling fails it."""
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -43,3 +45,6 @@ def test_long_context_fold_on_the_page(tiny_app_dense, lang):
     window = PRETEND["original_max_position_embeddings"]
     assert f'"original_max_position_embeddings": {window}' in body
     assert say("rope.long_top_yarn", lang) in body
+    real = json.loads((Path(tiny_app_dense) / "config.json").read_text())["max_position_embeddings"]
+    assert f"{real:,} {'个 token' if lang == 'zh' else 'tokens'}" in body      # the loaded model's window, not Qwen's
+    assert "Qwen2.5" not in body.split('"original_max_position_embeddings"')[1][:200]

@@ -86,3 +86,52 @@ def test_atlas_writes_scores_in_small_grids_only_and_the_hover_keeps_them():
     assert 16 <= TEXT_CELLS < 336
     assert small.texttemplate == "%{text}" and large.texttemplate is None
     assert large.text[23][13] == "1.00" and "%{text}" in large.hovertemplate    # the score is still there, on hover
+
+
+def test_log_ticks_are_written_out_and_cover_the_data():
+    """The precision page's error range (hand-picked 1.5e-3 .. 5e-2, under two decades): 1, 2, 5 per decade as
+    decimals; a seven-decade range: powers of ten alone, all as powers (no 1e-05 and no bare "2")."""
+    from viz.figures import log_ticks
+    from viz.precision import error_lines
+
+    t = log_ticks([1.5e-3, 0.0, None, 5e-2])                            # zeros and gaps are left out
+    assert t["ticktext"] == ["0.001", "0.002", "0.005", "0.01", "0.02", "0.05"]
+    assert t["tickvals"] == pytest.approx([1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2])
+    t = log_ticks([3e-7, 2e-2])
+    assert t["ticktext"] == ["10⁻⁶", "10⁻⁵", "10⁻⁴", "10⁻³", "10⁻²"]
+    assert log_ticks([1e-6, 3e-6])["ticktext"] == ["10⁻⁶", "2×10⁻⁶"]
+    assert log_ticks([0.0]) == {}
+    fig = error_lines({"float32": np.zeros(3), "bfloat16": np.array([2e-3, 1e-2, 4e-2])}, ["embed", "L0", "L1"])
+    assert list(fig.layout.yaxis.ticktext) == ["0.002", "0.005", "0.01", "0.02", "0.05"]
+
+
+def test_long_context_figures_name_the_far_keys_in_the_legend_under_the_axis_title():
+    """The far-keys note was a text in the plot that the curves crossed: now a legend entry (3 traces: the two runs
+    and the shade's square), with no note in the plot; the legend sits at the figure's foot, under the x title."""
+    from viz.rope import attention_rows, frequency_pairs
+
+    fig = attention_rows({"plain": torch.full((10,), 0.1), "yarn": torch.full((10,), 0.1)}, 4,
+                         names=("a", "b", "far keys"))
+    assert [d.name for d in fig.data] == ["a", "b", "far keys"] and not fig.layout.annotations
+    assert fig.layout.legend.yref == "container" and fig.layout.legend.y == 0 and fig.layout.margin.b >= 90
+    near = attention_rows({"plain": torch.full((3,), 1 / 3), "yarn": torch.full((3,), 1 / 3)}, 4)
+    assert len(near.data) == 2 and not near.layout.shapes                 # no key beyond the window: no shade
+    n = 4
+    fq = dict(pairs=np.arange(n), base=np.ones(n), used=np.ones(n), wave_base=np.ones(n), wave_used=np.ones(n),
+              ratio=np.ones(n))
+    assert frequency_pairs(fq, 1).layout.legend.yref == "container"
+
+
+def test_the_generate_preview_title_wraps_instead_of_running_past_its_column():
+    """The English title (about 1,000 px at 20 px) was cut at a 1500x900 window: broken to lines of at most 860 px
+    (viz.figures.text_px), with the top margin for the second line; the shorter Chinese one stays one line."""
+    from content.words import say
+    from viz.figures import text_px
+    from viz.generate import next_token_preview
+
+    top = {"ids": torch.arange(3), "probs": torch.tensor([0.5, 0.3, 0.2])}
+    en = next_token_preview(top, ["a", "b", "c"], False, "p", say("generate.preview_title_sampled", "en", n=8))
+    lines = en.layout.title.text.split("<br>")
+    assert len(lines) == 2 and max(text_px(x, 20) for x in lines) <= 860 and en.layout.margin.t >= 90
+    zh = next_token_preview(top, ["a", "b", "c"], False, "p", say("generate.preview_title_sampled", "zh", n=8))
+    assert "<br>" not in zh.layout.title.text
