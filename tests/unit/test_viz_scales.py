@@ -108,7 +108,7 @@ def test_log_ticks_are_written_out_and_cover_the_data():
 def test_long_context_figures_name_the_far_keys_in_the_legend_under_the_axis_title():
     """The far-keys note was a text in the plot that the curves crossed: now a legend entry (3 traces: the two runs
     and the shade's square), with no note in the plot; the legend sits at the figure's foot, under the x title."""
-    from viz.rope import attention_rows, frequency_pairs
+    from viz.attention_rope import attention_rows, frequency_pairs
 
     fig = attention_rows({"plain": torch.full((10,), 0.1), "yarn": torch.full((10,), 0.1)}, 4,
                          names=("a", "b", "far keys"))
