@@ -202,6 +202,8 @@ def get_trace(model=None, prompts=None):
     traces, skey = st.session_state.traces, ("trace", id(model)) + key
     trace = STORE.peek(skey)                  # this session's, or another's on the same prompt: no progress bar
     if trace is not None:
+        if key not in traces:                 # new to this session (another traced it): it still hears what was cleaned
+            _cleaned_note()
         return _remember(traces, key, skey, trace)
     if not s.prompts:
         st.warning(say("state.no_prompt", lang()))
@@ -210,9 +212,7 @@ def get_trace(model=None, prompts=None):
     if len(s.prompts) > batch:
         st.warning(say("state.over_batch", lang(), n=len(s.prompts), batch=batch))
         return get_trace(model, s.prompts[:batch])
-    note = prompt().message(lang())
-    if note:
-        st.info(t("提示词已清理：", "The prompt was cleaned: ") + note)
+    _cleaned_note()
     budget = class_mode.session_budget_bytes()
     try:
         box, report = progress_bar()          # the pass reports each layer: a loaded server's wait is seconds
@@ -234,6 +234,13 @@ def get_trace(model=None, prompts=None):
         return _fallback(s)
     trim_heap()
     return _remember(traces, key, skey, trace)
+
+
+def _cleaned_note():
+    """What sanitising the typed prompt removed (ui.session.prompt), said once when this session meets the trace."""
+    note = prompt().message(lang())
+    if note:
+        st.info(t("提示词已清理：", "The prompt was cleaned: ") + note)
 
 
 def _remember(traces, key: tuple, skey: tuple, trace):

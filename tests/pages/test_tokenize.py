@@ -132,7 +132,9 @@ def test_a_run_sanitises_the_prompt_once_and_fetches_the_model_once(tiny_app_den
     assert calls == {"sanitize": 1, "fetch": 1}
     notes = [i.value for i in at.info if expected.message(lang) in i.value]
     assert notes and ("已清理" if lang == "zh" else "was cleaned") in notes[0], [i.value for i in at.info]
-    trace = at.session_state.traces[next(reversed(at.session_state.traces))]
+    from ops.engine.store import STORE
+
+    trace = STORE.peek(at.session_state.traces[next(reversed(at.session_state.traces))])
     assert trace.prompts == ["hello world", "second line"] and ids_matrix_has_two_rows(at)
     at.run()                                  # the same text again: the model is fetched, the text not re-cleaned
     no_exception(at)
