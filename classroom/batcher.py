@@ -174,7 +174,9 @@ class Batcher(Queue):
 
     def gather(self, stop: threading.Event, idle_s: float = 0.5) -> bool:
         """Wait for work: something waiting, then up to `window` seconds for the decodings running to their end to
-        come back (as many as the cap allows); those that did not are no longer waited for. False when stop is set."""
+        come back (as many as the cap allows), no longer once the next step is full (cap tickets of one group
+        waiting: new arrivals fill it as well as those coming back); those that did not come back are no longer
+        waited for. False when stop is set."""
         with self._cond:
             while not self._waiting:
                 if stop.is_set():
@@ -182,10 +184,18 @@ class Batcher(Queue):
                 self._cond.wait(idle_s)
             end = time.monotonic() + self.window
             back = lambda: {id(t.decoder) for t in self._waiting} & self._live.keys()
-            while len(back()) < min(self.cap, len(self._live)) and (left := end - time.monotonic()) > 0:
+            while (len(back()) < min(self.cap, len(self._live)) and not self._full()
+                   and (left := end - time.monotonic()) > 0):
                 self._cond.wait(left)
             self._live = {k: self._live[k] for k in back()}
             return True
+
+    def _full(self) -> bool:
+        """The next step is full already: the oldest ticket's group has `cap` tickets waiting (under the lock)."""
+        if not self._waiting:                  # all withdrawn: nothing to wait for
+            return True
+        key = batch.group(self._waiting[0].decoder)
+        return sum(batch.group(t.decoder) == key for t in self._waiting) >= self.cap
 
     def loop(self, stop: threading.Event):
         """The thread: gather, run one step, again, until stop is set."""

@@ -54,14 +54,16 @@ class Rows:
         self.caches = caches
 
     def update(self, i: int, k: torch.Tensor, v: torch.Tensor) -> tuple[list, list]:
-        kv = [c.update(i, k[b:b + 1], v[b:b + 1]) for b, c in enumerate(self.caches)]       # (1, nkv, T_b, hd)
+        # split: the B row views in one torch call, not one slice per row (each call hands the GIL back, and on a
+        # busy server waits to get it again: a step's time grows with its calls, bench/RESULTS_load.md)
+        kv = [c.update(i, kb, vb) for c, kb, vb in zip(self.caches, k.split(1), v.split(1))]  # (1, nkv, T_b, hd)
         return [k for k, _ in kv], [v for _, v in kv]
 
 
 def row_attention(attend, masks: list):
     """The path's attention function run row by row: query row b (1, nh, 1, hd) against row b's own keys."""
     def run(q, keys, values, _mask, rec, n):
-        return torch.cat([attend(q[b:b + 1], k, v, masks[b], rec, n) for b, (k, v) in enumerate(zip(keys, values))])
+        return torch.cat([attend(qb, k, v, m, rec, n) for qb, k, v, m in zip(q.split(1), keys, values, masks)])
     return run
 
 
@@ -76,7 +78,10 @@ def forward_rows(decoders: list[Decoder]) -> torch.Tensor:
     masks = [None if d0.attention == "sdpa" else                                                    # as Model.forward
              fn.attention_mask(torch.ones_like(kp, dtype=torch.bool), positions[b:b + 1], kp, dtype=torch.float32)
              for b, kp in enumerate(k_positions)]
-    cos, sin = fn.rope_cos_sin(positions, c.head_dim, c.rope_theta)                                 # (B, 1, hd)
+    # each row's rotary angles as its step alone computes them (Model.forward): its own frequencies, which under
+    # dynamic scaling depend on the row's own length
+    rows = [fn.rope_cos_sin(p, *rope.call_frequencies(c, p)) for p in positions.split(1)]
+    cos, sin = torch.cat([r[0] for r in rows]), torch.cat([r[1] for r in rows])                     # (B, 1, hd)
     run = Pass(model.weight_set(d0.weights), row_attention(ATTENTION[d0.attention], masks), cos, sin, None,
                Rows([d.cache for d in decoders]), recorder())
     x = fn.embedding(ids, run.W["model.embed_tokens.weight"])                                       # (B, 1, H)

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from classroom.batcher import Batcher
+from ops.engine import batch
 from ops.engine.sampling import SamplingParams
 from ops.fast import native
 
@@ -25,8 +26,10 @@ def decoders(model, path):
 
 
 @pytest.mark.parametrize("path", ["int8", "eager"])
-def test_batched_decode_on_the_bundled_model_equals_each_alone(real_model, path):
+def test_batched_decode_on_the_bundled_model_equals_each_alone(real_model, path, monkeypatch):
     torch.manual_seed(0)
+    # the batched pass itself, not its row-by-row fallback (a broken pass fell back to it unseen)
+    monkeypatch.setattr(batch, "alone", lambda d: pytest.fail("the batched pass failed; its rows ran alone"))
     refs = decoders(real_model, path)
     for d in refs:
         while not d.done:

@@ -58,8 +58,10 @@ def same_logits(path, a, b):
 
 
 @pytest.mark.parametrize("path", PATHS)
-def test_batched_decode_equals_each_alone_with_joins_and_leaves(tiny, path):
+def test_batched_decode_equals_each_alone_with_joins_and_leaves(tiny, path, monkeypatch):
     refs = [alone(tiny, path, r) for r in ROWS]
+    # the batched pass itself, not its row-by-row fallback (which a broken pass fell back to unseen, every step alone)
+    monkeypatch.setattr(batch, "alone", lambda d: pytest.fail("the batched pass failed; its rows ran alone"))
     ds = [decoder(tiny, path, r) for r in ROWS]
     b = Batcher(cap=8)
     joins = {0: [0], 2: [1, 2], 5: [3]}                 # step number -> decodings that join then (after a prefill)
@@ -249,3 +251,21 @@ def test_a_step_waits_for_the_sessions_running_to_their_end():
     assert quick.gather(stop) and quick.waited_for() == 1 and quick.run_once() == 1
 
 
+
+
+def test_a_full_step_does_not_wait_for_the_sessions_still_to_come_back():
+    """A and B ran a step and run to their end; before A or B is back, two new decodings fill a step of cap 2: the
+    gather returns without waiting out its window (600 s; the join's 60 s only bounds a failing test), and the step
+    runs the two that are here."""
+    model = scaled_tiny_model()
+    a, b_, c, d = (decoder_after_prefill(model, r) for r in ROWS)
+    b = Batcher(cap=2, window=600.0)
+    b.submit(a, more=True), b.submit(b_, more=True)
+    assert b.run_once() == 2 and b.waited_for() == 2
+    b.submit(c), b.submit(d)
+    gathered = []
+    gathering = threading.Thread(target=lambda: gathered.append(b.gather(threading.Event())), daemon=True)
+    gathering.start()
+    gathering.join(60)
+    assert gathered == [True] and b.run_once() == 2
+    assert b.records()[-1].rows == 2 and b.waited_for() == 0
