@@ -241,7 +241,8 @@ def _new_poll_form(s: PollStore, key: str):
         q_zh = st.text_input(t("问题（中文）", "Question (Chinese)"), value=question["zh"])
         q_en = st.text_input(t("问题（英文）", "Question (English)"), value=question["en"])
         opts = st.text_area(say("poll.options_label", lang()), value="\n".join(options), height=130)
-        model_answer = st.text_input(t("模型的答案", "The model's answer"), value=answer)
+        model_answer = st.text_input(t("模型的答案", "The model's answer"), value=answer, type="password",
+                                     help=say("poll.answer_hidden", lang()))     # the class sees this screen
         st.caption(t(f"提示词：{prompt}", f"Prompt: {prompt}") if prompt else "")
         if st.form_submit_button(t("开启投票", "Open the poll"), type="primary"):
             lines = [o.strip() for o in opts.splitlines() if o.strip()]

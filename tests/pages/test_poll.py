@@ -84,6 +84,8 @@ def test_the_projector_shows_no_answer_until_the_reveal(classroom, lang):
     open_label, close_label, answered, model_label, question = WORDS[lang]
     teacher = enter_key(session(classroom, lang), KEY)
     assert button(teacher, open_label) is not None
+    [answer_box] = [x for x in teacher.text_input if model_label in x.label.lower()]     # the new-poll form's field
+    assert answer_box.value and answer_box.proto.type == answer_box.proto.PASSWORD, "the form showed the answer"
     assert KEY not in all_text(teacher) and KEY not in str(dict(teacher.query_params))
     assert KEY not in [v for v in teacher.session_state.values() if isinstance(v, str)]   # not kept
     button(teacher, open_label).click().run()
