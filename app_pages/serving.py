@@ -45,7 +45,7 @@ left, right = st.columns([5, 4])
 with left:
     online = page.memo(("online", i, h, b, s, block), lambda: fig.online_softmax(
         view, page.labels(b, with_pad=True), title=lab["online"].format(n=block), score_label=lab["score"],
-        max_label=lab["run_max"], sum_label=lab["run_sum"]))
+        max_label=lab["run_max"], sum_label=lab["run_sum"], block_labels=(lab["score_even"], lab["score_odd"])))
     page.view(f"layers.{i}.attn.scores", trace.attention_scores(i), online, key="online", projector_height=400)
 with right:
     table(words.online_table(view, L))

@@ -1,7 +1,8 @@
 """The Serving page's live panel: this server process's own batching, redrawn every few seconds. Left, the decode
-batcher (classroom/batcher.py): sequences in the current step, step time against a step of one, tokens per second for
-the class. Right, the trace batcher (classroom/tracer.py): new prompts traced together, prompts per pass, a pass of N
-against the N one by one. The figures come first, side by side (one look on a projector); the tables under them."""
+batcher (classroom/batcher.py): sequences in the current step (idle: the last step's), step time against a step of
+one, tokens per second for the class averaged over the last 30 s. Right, the trace batcher (classroom/tracer.py): new
+prompts traced together, prompts per pass, a pass of N against the N one by one. The figures come first, side by side
+(one look on a projector); the tables under them."""
 from __future__ import annotations
 
 import time
@@ -37,12 +38,17 @@ def _decode(b, lang: str):
     if b is None:
         st.info(say("batching.off", lang))
         return
-    v = batching_view(b.records(), time.monotonic(), b.running)
+    running = b.running                              # read once: the batcher's thread may change it
+    v = batching_view(b.records(), time.monotonic(), running)
     if not v["by_rows"]:
         st.caption(say("batching.none_yet", lang, cap=b.cap))
         return
     one = f"{v['one_ms']:.0f} ms" if v["one_ms"] is not None else "—"
-    metrics([(say("batching.rows_now", lang), f"{v['rows_now']} / {b.cap}"),
+    if running:                                      # a step is running: its rows; else the last step's, marked idle
+        now = (say("batching.rows_now", lang), f"{v['rows_now']} / {b.cap}")
+    else:
+        now = (say("batching.step_now", lang), say("batching.idle", lang, n=v["rows_now"], cap=b.cap))
+    metrics([now,
              (say("batching.last_ms", lang), f"{v['last_ms']:.0f} ms"), (say("batching.one_ms", lang), one),
              (say("batching.tokens_per_s", lang, span=f"{SPAN_S:.0f}"), f"{v['tokens_per_s']:.1f}")])
     cols = [say(f"batching.col_{k}", lang) for k in ("rows", "steps", "ms", "per_token", "vs_one")]

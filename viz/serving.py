@@ -15,17 +15,23 @@ BELOW = dict(legend=dict(orientation="h", yanchor="top", y=-0.22, x=0), margin=d
 
 
 def online_softmax(view: dict, labels: list[str], title: str = "", score_label: str = "score",
-                   max_label: str = "running max m", sum_label: str = "running sum l", height: int = 520) -> go.Figure:
-    """Top: one query's scores, keys coloured by block, with the running max m as it stands after each block.
+                   max_label: str = "running max m", sum_label: str = "running sum l", height: int = 520,
+                   block_labels: tuple[str, str] = ("score · blocks 0, 2, 4, …", "score · blocks 1, 3, 5, …")
+                   ) -> go.Figure:
+    """Top: one query's scores, keys coloured by block (even blocks BLOCK_COLORS[0], odd ones BLOCK_COLORS[1], one
+    trace and legend entry per colour, named by block_labels), with the running max m as it stands after each block.
     Bottom: the running sum l after each block (it shrinks by α = e^(m_old − m_new) whenever the max rises)."""
     s = as_numpy(view["scores"])
     blocks = view["blocks"]
-    color = [BLOCK_COLORS[k % 2] for k, (a, b) in enumerate(blocks) for _ in range(a, b)]
+    parity = [k % 2 for k, (a, b) in enumerate(blocks) for _ in range(a, b)]
     x = [f"{j}:{labels[j]}" if j < len(labels) else str(j) for j in range(len(s))]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.62, 0.38], vertical_spacing=0.08)
-    fig.add_trace(go.Scatter(x=x, y=[None if not math.isfinite(v) else v for v in s], mode="markers", name=score_label,
-                             marker=dict(color=color, size=16, symbol="square"),
-                             hovertemplate="%{x}<br>%{y:.4f}<extra></extra>"), 1, 1)
+    for p in (0, 1):                 # every key on both traces (None off its colour): the x categories stay in order
+        y = [float(v) if j < len(parity) and parity[j] == p and math.isfinite(v) else None for j, v in enumerate(s)]
+        if any(v is not None for v in y):        # a colour with nothing drawn (one block, masked keys) gets no entry
+            fig.add_trace(go.Scatter(x=x, y=y, mode="markers", name=block_labels[p],
+                                     marker=dict(color=BLOCK_COLORS[p], size=16, symbol="square"),
+                                     hovertemplate="%{x}<br>%{y:.4f}<extra></extra>"), 1, 1)
     for k, ((a, b), r) in enumerate(zip(blocks, view["rows"])):
         seg = x[a:b] if b - a > 1 else [x[a], x[a]]
         fig.add_trace(go.Scatter(x=seg, y=[r["m"]] * len(seg), mode="lines+markers", line=dict(color="#d62728",

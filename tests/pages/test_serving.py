@@ -91,7 +91,17 @@ def test_serving_shows_this_servers_own_batching(tiny_app_dense, request, lang):
     open_tab(at, "serving-topics", tab)
     body = texts(at)
     assert {"zh": "连续批处理", "en": "continuous batching"}[lang] in body
-    assert "3 / 8" in body and "1.50×" in body                  # 75 ms / 50 ms
+    assert "1.50×" in body                                      # 75 ms / 50 ms
+    # no step running: the last step's rows, marked idle, never "in the current step"; tokens/s say their span
+    idle = {"zh": "空闲 · 上一步：3 / 8 条序列", "en": "idle · last step: 3 / 8 sequences"}[lang]
+    current = {"zh": "当前这一步中的序列数", "en": "sequences in the current step"}[lang]
+    assert idle in body and current not in body
+    assert {"zh": "最近 30 秒内平均每秒 token 数", "en": "tokens/s over the last 30 s"}[lang] in body
+    b.running = 2                                               # a step of two running now
+    open_tab(at, "serving-topics", tab)
+    body = texts(at)
+    assert current in body and "2 / 8" in body and idle not in body
+    b.running = 0
     assert "2.0 · 4 · 1" in body and "1.7" in body              # prompts per pass: 6 / 3, max 4, last 1; sessions 5 / 3
     assert "500 ms · 1.0 s" in body and "0.50×" in body         # the pass of 4 against 4 x 250 ms
     assert {"zh": "新提示词", "en": "New prompts"}[lang] in body
