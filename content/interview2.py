@@ -37,11 +37,26 @@ def tree_result(r: dict, lang: str) -> str:
 def lora_rows(r: dict, lang: str, prompts: list[str]) -> list[dict]:
     """One row per batch row: its prompt (prompts[row], the list the batch ran), its adapter, equal to the merged
     model or not, and what it wrote."""
-    return [{w("col_row", lang): x["row"], w("col_prompt", lang): prompts[x["row"]][:40],
+    return [{w("col_row", lang): x["row"], w("col_prompt", lang): _line(prompts[x["row"]], 40),
              w("col_adapter", lang): w("col_none", lang) if x["adapter"] < 0
              else f"#{x['adapter']}", w("col_same", lang): _mark(x["same"]),
-             w("col_diff", lang): f"{x['logits_max_diff']:.3g}", w("col_text", lang): x["text"][:60]}
+             w("col_diff", lang): f"{x['logits_max_diff']:.3g}", w("col_text", lang): _line(x["text"])}
             for x in r["rows"]]
+
+
+def _line(text: str, cut: int | None = None) -> str:
+    """text on one line; cut to `cut` characters with an ellipsis that says so (never silently mid-word)."""
+    one = " ".join(text.split())
+    return one if cut is None or len(one) <= cut else one[:cut].rstrip() + "…"
+
+
+def lora_prompts(prompts: list[str], new_tokens: int, lang: str) -> str:
+    """The LoRA demo's own prompts, each once with the rows that run it, and how many tokens each row writes."""
+    rows: dict[str, list[int]] = {}
+    for k, p in enumerate(prompts):
+        rows.setdefault(p, []).append(k)
+    return say("interview_demos.lora_prompts", lang, n=new_tokens) + "\n" + "\n".join(
+        f"- {w('col_row', lang)} {', '.join(map(str, ks))}: `{_line(p, 90)}`" for p, ks in rows.items())
 
 
 def prompts_shown(prompts: dict, lang: str) -> str:

@@ -24,6 +24,8 @@ from .session import t
 TABS = ("tab_tree", "tab_lora", "tab_quant4", "tab_fp8", "tab_step", "tab_preempt", "tab_computed")
 LORA_ROWS = (0, 1, -1, 0)            # the adapter of each row (-1: none): two adapters, a plain row, a repeat
 EVICT, DECODE = 8, 24
+LORA_PROMPTS = (words.SHORT, words.SHORT, words.CODE, words.QUOTE)   # the LoRA demo's own batch, one per row
+LORA_TOKENS = 16                     # the tokens each LoRA row writes (short enough to show whole)
 
 
 def _run(key: tuple, name: str, compute):
@@ -67,8 +69,10 @@ def round_two(page, model, trace, L: str, key: tuple, b: int = 0):
     if tabs[1]:
         with tabs[1]:
             st.caption(w2.w("caption_lora", L, n=2, rank=8, targets=", ".join(lb.TARGETS)))
-            prompts = [words.SHORT, words.SHORT, words.CODE, words.QUOTE]
-            r = _run(key, "lora", lambda progress: lb.lora_batch(model, prompts, list(LORA_ROWS), progress=progress))
+            prompts = list(LORA_PROMPTS)
+            st.markdown(w2.lora_prompts(prompts, LORA_TOKENS, L))
+            r = _run(key, "lora", lambda progress: lb.lora_batch(model, prompts, list(LORA_ROWS),
+                                                                 new_tokens=LORA_TOKENS, progress=progress))
             if r:
                 st.markdown(w2.lora_result(r, L))
                 table(w2.lora_rows(r, L, prompts))
