@@ -38,10 +38,11 @@ page.explain([say("page_interview.formula_split", L),
              iv.split_kv_attention, iv.kv_bound, iv.outliers)
 page.checks(iv.split_kv_checks(split, i), "分块 KV 解码与 PyTorch 对照", "Split-KV decode against PyTorch")
 
-st.header(say("interview_demos.round_one", L))                        # the checks above are this picture's only
-tabs = page.tabs([t("分块预填充", "Chunked prefill"), t("批次不变性", "Batch invariance"),
-                  t("提示词查找投机解码", "Prompt-lookup drafts"), t("KV 决定的解码", "KV-bound decode"),
-                  t("离群激活与量化", "Outliers and quantisation")], "interview")
+round_one = [t("分块预填充", "Chunked prefill"), t("批次不变性", "Batch invariance"),
+             t("提示词查找投机解码", "Prompt-lookup drafts"), t("KV 决定的解码", "KV-bound decode"),
+             t("离群激活与量化", "Outliers and quantisation")]
+st.header(say("interview_demos.round_one", L, n=len(round_one)))       # the checks above are this picture's only
+tabs = page.tabs(round_one, "interview")
 if tabs[0]:
     with tabs[0]:
         trade = run("prefill", lambda: iv.prefill_trade(model, words.CODE, words.CHUNKS,
