@@ -21,15 +21,9 @@ def batching_view(records, now: float, running: int = 0, span: float = SPAN_S) -
       by_rows       one dict per batch size seen: rows, steps, ms (median per step), ms_per_token, vs_one
                     (median step time / one_ms, None without one_ms)"""
     records = list(records)
-    sizes: dict[int, list[float]] = {}
-    for r in records:
-        sizes.setdefault(r.rows, []).append(r.seconds)
-    one = statistics.median(sizes[1]) * 1000 if 1 in sizes else None
-    by_rows = []
-    for rows in sorted(sizes):
-        ms = statistics.median(sizes[rows]) * 1000
-        by_rows.append(dict(rows=rows, steps=len(sizes[rows]), ms=ms, ms_per_token=ms / rows,
-                            vs_one=ms / one if one else None))
+    one, sizes = _by_size(records)
+    by_rows = [dict(rows=rows, steps=n, ms=ms, ms_per_token=ms / rows, vs_one=ms / one if one else None)
+               for rows, n, ms in sizes]
     recent = sum(r.rows for r in records if now - r.ended <= span)
     return dict(rows_now=running or (records[-1].rows if records else 0),
                 last_ms=records[-1].seconds * 1000 if records else None, one_ms=one,
@@ -48,16 +42,18 @@ def trace_view(records) -> dict:
     records = list(records)
     if not records:
         return dict(passes=0, mean=0.0, max=0, last=0, sessions_mean=0.0, one_ms=None, by_rows=[])
-    sizes: dict[int, list[float]] = {}
-    for r in records:
-        sizes.setdefault(r.rows, []).append(r.seconds)
-    one = statistics.median(sizes[1]) * 1000 if 1 in sizes else None
-    by_rows = []
-    for rows in sorted(sizes):
-        ms = statistics.median(sizes[rows]) * 1000
-        alone = rows * one if one else None
-        by_rows.append(dict(rows=rows, passes=len(sizes[rows]), ms=ms, alone_ms=alone,
-                            vs_alone=ms / alone if alone else None))
+    one, sizes = _by_size(records)
+    by_rows = [dict(rows=rows, passes=n, ms=ms, alone_ms=rows * one if one else None,
+                    vs_alone=ms / (rows * one) if one else None) for rows, n, ms in sizes]
     prompts = [r.rows for r in records]
     return dict(passes=len(records), mean=statistics.fmean(prompts), max=max(prompts), last=prompts[-1],
                 sessions_mean=statistics.fmean(r.requests for r in records), one_ms=one, by_rows=by_rows)
+
+
+def _by_size(records) -> tuple:
+    """(the median ms of a record with one row, or None; [(rows, records, median ms)] by rows ascending)."""
+    sizes: dict[int, list[float]] = {}
+    for r in records:
+        sizes.setdefault(r.rows, []).append(r.seconds)
+    medians = {rows: statistics.median(secs) * 1000 for rows, secs in sizes.items()}
+    return medians.get(1), [(rows, len(sizes[rows]), medians[rows]) for rows in sorted(sizes)]
