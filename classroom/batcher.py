@@ -144,8 +144,7 @@ class Batcher(Queue):
         with self._cond:
             if not self._waiting:
                 return []
-            key = batch.group(self._waiting[0].decoder)
-            tickets = [t for t in self._waiting if batch.group(t.decoder) == key][:self.cap]
+            tickets = self._next_group()[:self.cap]
             for t in tickets:
                 self._waiting.remove(t)
                 t.taken = True
@@ -192,10 +191,12 @@ class Batcher(Queue):
 
     def _full(self) -> bool:
         """The next step is full already: the oldest ticket's group has `cap` tickets waiting (under the lock)."""
-        if not self._waiting:                  # all withdrawn: nothing to wait for
-            return True
+        return not self._waiting or len(self._next_group()) >= self.cap     # all withdrawn: nothing to wait for
+
+    def _next_group(self) -> list[Ticket]:
+        """The waiting tickets of the oldest one's group (one model, one path), in arrival order (under the lock)."""
         key = batch.group(self._waiting[0].decoder)
-        return sum(batch.group(t.decoder) == key for t in self._waiting) >= self.cap
+        return [t for t in self._waiting if batch.group(t.decoder) == key]
 
     def loop(self, stop: threading.Event):
         """The thread: gather, run one step, again, until stop is set."""

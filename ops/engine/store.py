@@ -108,15 +108,18 @@ class Store:
                 return value
             self.values[key] = (value, size)
             self.nbytes += size
-            while self.nbytes > self.budget:
-                self.nbytes -= self.values.popitem(last=False)[1][1]
+            self._evict()
         return value
+
+    def _evict(self):
+        """Drop the least recently used until the bytes held fit the budget (under the lock)."""
+        while self.values and self.nbytes > self.budget:
+            self.nbytes -= self.values.popitem(last=False)[1][1]
 
     def set_budget(self, budget: int):
         with self.lock:
             self.budget = int(budget)
-            while self.values and self.nbytes > self.budget:
-                self.nbytes -= self.values.popitem(last=False)[1][1]
+            self._evict()
 
     def keys(self, prefix: tuple = ()) -> list:
         with self.lock:
